@@ -1,0 +1,103 @@
+"""The one error hierarchy of mcpwire, and the code-to-HTTP-status table.
+
+Owns: JSON-RPC error codes (wire reference section 12), the HTTP status each code maps to
+on Streamable HTTP, and the exception classes the engines raise or turn into answers.
+
+Two sides, as in h11: a :class:`RemoteProtocolError` means the peer broke the protocol and
+becomes an error response for the host to send; a :class:`LocalProtocolError` means the host
+misused the API and is raised to the host. Both carry the JSON-RPC code, the HTTP status hint
+and optional ``data``. Engines never choose a code by reading an exception's text.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+from msgspec import UNSET, UnsetType
+
+__all__ = [
+    "ErrorCode",
+    "ProtocolError",
+    "RemoteProtocolError",
+    "LocalProtocolError",
+    "http_status_for",
+]
+
+
+class ErrorCode(IntEnum):
+    """JSON-RPC error codes used by MCP 2026-07-28 (wire reference section 12)."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    HEADER_MISMATCH = -32020
+    MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+    UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+# Section 12: the three MCP-specific errors MUST use 400 on HTTP; -32601 is 404 (runner
+# server-stateless); -32603 is 500. Codes outside this table are application errors, which
+# travel as HTTP 200 with the error object in the body.
+_HTTP_STATUS: dict[int, int] = {
+    ErrorCode.PARSE_ERROR: 400,
+    ErrorCode.INVALID_REQUEST: 400,
+    ErrorCode.METHOD_NOT_FOUND: 404,
+    ErrorCode.INVALID_PARAMS: 400,
+    ErrorCode.INTERNAL_ERROR: 500,
+    ErrorCode.HEADER_MISMATCH: 400,
+    ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: 400,
+}
+
+
+def http_status_for(code: int) -> int:
+    """The HTTP status a JSON-RPC error with ``code`` is sent with (section 12)."""
+    return _HTTP_STATUS.get(code, 200)
+
+
+class ProtocolError(Exception):
+    """Base of every error mcpwire raises about the protocol.
+
+    ``code`` is the JSON-RPC error code, ``message`` the error message sent on the wire,
+    ``data`` the optional error data (``UNSET`` when absent) and ``http_status`` the status
+    an HTTP transport answers with. ``request_id`` is the id of the request the error
+    answers when it is known (engines fill it in), else ``None``.
+    """
+
+    default_code: int = ErrorCode.INTERNAL_ERROR
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: int | None = None,
+        data: Any | UnsetType = UNSET,
+        http_status: int | None = None,
+        request_id: str | int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code: int = self.default_code if code is None else code
+        self.data = data
+        self.http_status: int = http_status_for(self.code) if http_status is None else http_status
+        # The id of the request the error answers, when it could be read; None otherwise.
+        self.request_id = request_id
+
+    def __repr__(self) -> str:
+        extra = "" if self.data is UNSET else f", data={self.data!r}"
+        return f"{type(self).__name__}({self.message!r}, code={self.code}{extra})"
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer broke the protocol. Engines turn it into an error answer for the host to send."""
+
+    default_code = ErrorCode.INVALID_REQUEST
+
+
+class LocalProtocolError(ProtocolError):
+    """The host misused the API (for example answered a request twice). Raised to the host."""
+
+    default_code = ErrorCode.INTERNAL_ERROR

@@ -1,0 +1,445 @@
+"""Every HTTP header rule of MCP 2026-07-28, shared by the server and client engines.
+
+Owns (wire reference sections 13.4-13.6; SEP-2243):
+
+* the header names ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``;
+* :class:`HeaderView`, the one-pass, case-insensitive view of a request's headers;
+* ``x-mcp-header`` annotations of a tool's ``inputSchema`` (:func:`param_headers`), checked
+  once when a tool is registered (server) or listed (client), never per call;
+* the value encoding (plain ASCII, or ``=?base64?<UTF-8 as base64>?=``) both ways;
+* what a client sends (:func:`request_headers`) and what a server checks
+  (:func:`check_request_headers`); every failure there is -32020 with HTTP 400 (section 12).
+
+Not here: comparing ``MCP-Protocol-Version`` with ``_meta`` (the engine owns ``_meta``; it
+reads the header through :func:`protocol_version_header`), and Origin/Host (section 13.7).
+
+Headers are ``(name, value)`` byte pairs as h11 and ASGI give them. Names compare ignoring
+case; values are trimmed of SP/HTAB (RFC 9110 section 5.5 OWS) before any comparison.
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+from collections.abc import Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any, Literal, TypeAlias, cast
+
+import msgspec
+
+from ._errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
+
+__all__ = [
+    "MCP_METHOD",
+    "MCP_NAME",
+    "MCP_PARAM_PREFIX",
+    "MCP_PROTOCOL_VERSION",
+    "NAMED_METHODS",
+    "HeaderMismatch",
+    "HeaderView",
+    "InvalidParamHeader",
+    "ParamHeader",
+    "check_request_headers",
+    "decode_param_value",
+    "encode_param_value",
+    "param_headers",
+    "protocol_version_header",
+    "request_headers",
+]
+
+# Lowercase, as looked up; emitted names use the display case below.
+MCP_PROTOCOL_VERSION = b"mcp-protocol-version"
+MCP_METHOD = b"mcp-method"
+MCP_NAME = b"mcp-name"
+MCP_PARAM_PREFIX = b"mcp-param-"
+
+#: Methods whose ``Mcp-Name`` mirrors a params field, and which field (section 13.5).
+NAMED_METHODS: Mapping[str, str] = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+_ANNOTATION = "x-mcp-header"
+_OWS = b" \t"
+# RFC 9110 section 5.6.2 tchar. fullmatch, not match with "$", which would admit a trailing "\n".
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# The runner rejects "number" (http-invalid-tool-headers: invalid_number_header) although the
+# SEP's constraint list says "number, string, boolean"; we follow the runner.
+_Kind = Literal["string", "integer", "boolean"]
+_Path = tuple[str, ...]
+_Link: TypeAlias = "tuple[_Link, str] | None"  # a path as nested (parent, key) pairs
+_KINDS: dict[object, _Kind] = {"string": "string", "integer": "integer", "boolean": "boolean"}
+_PY_TYPES: dict[str, type] = {"string": str, "integer": int, "boolean": bool}
+# Keywords whose values are JSON data, not subschemas: an "x-mcp-header" key inside is data.
+_DATA_KEYWORDS = frozenset({_ANNOTATION, "const", "default", "enum", "examples"})
+# Sentinel markers are case-sensitive: the runner's client check uses /^=\?base64\?(.*)\?=$/
+# and the SEP prose says so; the SEP's test table ("=?BASE64?...?=" MUST be accepted)
+# contradicts both and is being corrected (modelcontextprotocol#2936), so "=?BASE64?" is a
+# literal value here.
+_B64_OPEN = "=?base64?"
+_B64_CLOSE = "?="
+_B64_MIN = len(_B64_OPEN) + len(_B64_CLOSE)
+_NUMBER = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+# RFC 9110 field-value without obs-text: VCHAR, SP, HTAB. A version is one token of VCHAR.
+_FIELD_VALUE = re.compile(rb"[\t\x20-\x7e]*")
+_VCHARS = re.compile(rb"[\x21-\x7e]+")
+
+
+class HeaderMismatch(RemoteProtocolError):
+    """An MCP header is missing, repeated, malformed or disagrees with the body: -32020, 400."""
+
+    default_code = ErrorCode.HEADER_MISMATCH
+
+
+class InvalidParamHeader(ProtocolError):
+    """A tool's ``inputSchema`` carries an ``x-mcp-header`` annotation that breaks a rule.
+
+    Code -32602. A server raises it to the host when the tool is registered; a client
+    engine catches it per tool and leaves that tool out of the ``tools/list`` result
+    (SEP-2243: one malformed tool must not hide the others).
+    """
+
+    default_code = ErrorCode.INVALID_PARAMS
+
+
+class HeaderView:
+    """The request's headers, indexed once: ``HeaderView(headers)``.
+
+    Keeps the first value of each name (lowercased) and remembers which names repeat,
+    so each lookup is one dict access.
+    """
+
+    __slots__ = ("_first", "_repeated")
+
+    def __init__(self, headers: Sequence[tuple[bytes, bytes]]) -> None:
+        first: dict[bytes, bytes] = {}
+        repeated: set[bytes] = set()
+        for raw_name, value in headers:
+            name = raw_name.lower()
+            if name in first:
+                repeated.add(name)
+            else:
+                first[name] = value
+        self._first = first
+        self._repeated = repeated
+
+    def __contains__(self, name: bytes) -> bool:
+        return name.lower() in self._first
+
+    def get_one(self, name: bytes, label: str | None = None) -> bytes | None:
+        """The value of ``name``, trimmed of SP/HTAB, or None when absent.
+
+        Raises :class:`HeaderMismatch` when the header is repeated. ``label`` is the
+        display name used in the error message (default: ``name`` as given).
+        """
+        key = name.lower()
+        if key in self._repeated:
+            raise _missing(label or name.decode("latin-1"))
+        value = self._first.get(key)
+        return None if value is None else value.strip(_OWS)
+
+    def require_one(self, name: bytes, label: str | None = None) -> bytes:
+        """Like :meth:`get_one`, but a missing header is a :class:`HeaderMismatch` too."""
+        value = self.get_one(name, label)
+        if value is None:
+            raise _missing(label or name.decode("latin-1"))
+        return value
+
+
+class ParamHeader(msgspec.Struct, frozen=True, kw_only=True):
+    """One valid ``x-mcp-header`` annotation.
+
+    ``argument`` is the top-level argument name; ``path`` the keys below it for a nested
+    property (empty for a top-level one); ``header`` the annotation as written (the header
+    sent is ``Mcp-Param-`` + ``header``); ``kind`` the property's JSON type.
+    """
+
+    argument: str
+    header: str
+    kind: _Kind
+    path: _Path = ()
+
+    @property
+    def header_name(self) -> str:
+        """The header's display name, ``Mcp-Param-<header>``."""
+        return "Mcp-Param-" + self.header
+
+
+def _missing(label: str) -> HeaderMismatch:
+    return HeaderMismatch(f"Missing or repeated required header: {label}")
+
+
+def param_headers(input_schema: Mapping[str, Any], *, tool: str | None = None) -> tuple[ParamHeader, ...]:
+    """The ``x-mcp-header`` annotations of a tool's input schema, in schema order.
+
+    Call it once per tool, never per call. Raises :class:`InvalidParamHeader` naming the
+    property and the rule broken when an annotation is not a non-empty RFC 9110 token, sits on
+    a property whose ``type`` is not exactly ``"string"``, ``"integer"`` or ``"boolean"``,
+    repeats another ignoring case, or is not reached from the root through ``properties``
+    keywords only (so not under ``items``, ``anyOf``, ``$defs``...). Nested properties
+    reached through ``properties`` count: the SEP allows any depth and snodo mirrors them
+    (the runner tests only top-level ones). The walk uses an explicit stack: no recursion.
+    """
+    prefix = f"tool {tool!r}: " if tool is not None else ""
+    found: list[ParamHeader] = []
+    # (node, property path from the arguments, JSON location, reached via properties only).
+    # Paths are linked (parent, key) pairs, materialized only for an annotation or an error,
+    # so the walk stays linear in the schema size even for deep schemas.
+    stack: list[tuple[Any, _Link, _Link, bool]] = [(input_schema, None, None, True)]
+    while stack:
+        node, path, location, reachable = stack.pop()
+        children: list[tuple[Any, _Link, _Link, bool]] = []
+        if isinstance(node, Mapping):
+            if _ANNOTATION in node:
+                found.append(_annotation(node, _unlink(path), location, reachable, prefix))
+            for key, value in node.items():
+                if key == "properties" and isinstance(value, Mapping):
+                    for prop, sub in value.items():
+                        children.append((sub, (path, prop), ((location, key), prop), reachable))
+                elif key not in _DATA_KEYWORDS and isinstance(value, (Mapping, list)):
+                    children.append((value, None, (location, key), False))
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                children.append((item, None, (location, str(index)), False))
+        stack.extend(reversed(children))  # pop in document order
+    seen: dict[str, ParamHeader] = {}
+    for ann in found:
+        other = seen.setdefault(ann.header.lower(), ann)
+        if other is not ann:
+            raise InvalidParamHeader(
+                f"{prefix}x-mcp-header {ann.header!r} on property "
+                f"{_dotted(ann)!r} repeats {other.header!r} on property {_dotted(other)!r}; "
+                "names must be unique ignoring case"
+            )
+    return tuple(found)
+
+
+def _unlink(link: _Link) -> _Path:
+    keys: list[str] = []
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    return tuple(reversed(keys))
+
+
+def _dotted(ann: ParamHeader) -> str:
+    return ".".join((ann.argument, *ann.path))
+
+
+def _annotation(node: Mapping[str, Any], path: _Path, location: _Link, reachable: bool, prefix: str) -> ParamHeader:
+    name = node[_ANNOTATION]
+    declared = node.get("type")
+    kind = _KINDS.get(declared) if isinstance(declared, str) else None
+    where = f"x-mcp-header {name!r} on property {'.'.join(path)!r}"
+    if not reachable or not path:
+        problem = (
+            f"x-mcp-header {name!r} at #/{'/'.join(_unlink(location))} is not on a property "
+            "reached from the root through `properties` keywords only"
+        )
+    elif not isinstance(name, str):
+        problem = f"{where} must be a string"
+    elif not name:
+        problem = f"{where} must not be empty"
+    elif _TOKEN.fullmatch(name) is None:
+        problem = f"{where} is not an RFC 9110 token (ASCII letters, digits, !#$%&'*+-.^_`|~)"
+    elif kind is None:
+        problem = f"{where} requires type string, integer or boolean, got {declared!r}"
+    else:
+        return ParamHeader(argument=path[0], header=name, kind=kind, path=path[1:])
+    raise InvalidParamHeader(prefix + problem)
+
+
+def _needs_base64(text: str) -> bool:
+    # The runner's Ns: any code point outside 0x20-0x7E (so tab, CR, LF, DEL, non-ASCII), or
+    # surrounding whitespace, which HTTP parsers would strip. The SEP also requires wrapping a
+    # plain value that looks like the sentinel, so it is not mistaken for an encoded one.
+    if not text:
+        return False
+    if not text.isascii() or not text.isprintable() or text[0] == " " or text[-1] == " ":
+        return True
+    return len(text) >= _B64_MIN and text.startswith(_B64_OPEN) and text.endswith(_B64_CLOSE)
+
+
+def encode_param_value(value: str | int | bool) -> bytes:
+    """A header value for ``value``: booleans ``true``/``false``, integers in decimal, strings
+    as is when plain printable ASCII without leading or trailing space, else
+    ``=?base64?<base64 of UTF-8>?=``. The empty string is sent as an empty value (SEP test
+    table; the runner accepts it).
+    """
+    if isinstance(value, bool):
+        return b"true" if value else b"false"
+    if isinstance(value, int):
+        try:
+            return str(value).encode("ascii")
+        except ValueError:  # more digits than int-to-str allows
+            raise LocalProtocolError("integer header value has too many digits") from None
+    if not isinstance(value, str):
+        raise LocalProtocolError(f"cannot encode {type(value).__name__} as a header value")
+    if _needs_base64(value):
+        inner = binascii.b2a_base64(value.encode("utf-8"), newline=False).decode("ascii")
+        return (_B64_OPEN + inner + _B64_CLOSE).encode("ascii")
+    return value.encode("ascii")
+
+
+def decode_param_value(raw: bytes, *, header: str = "header") -> str:
+    """The text a received ``Mcp-Name`` or ``Mcp-Param-*`` value stands for.
+
+    Trims SP/HTAB, unwraps ``=?base64?...?=`` (lowercase markers only; strict base64 with
+    padding, as the runner's http-custom-header-server-validation requires), and decodes
+    UTF-8. Raises :class:`HeaderMismatch` ``"<header> is malformed"`` for bad base64, bad
+    UTF-8, or a plain value with bytes other than visible ASCII, SP and HTAB.
+    """
+    value = raw.strip(_OWS)
+    if len(value) >= _B64_MIN and value.startswith(b"=?base64?") and value.endswith(b"?="):
+        try:
+            inner = value[len(_B64_OPEN) : -len(_B64_CLOSE)]
+            return binascii.a2b_base64(inner, strict_mode=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise HeaderMismatch(f"{header} is malformed") from None
+    if _FIELD_VALUE.fullmatch(value) is None:
+        raise HeaderMismatch(f"{header} is malformed")
+    return value.decode("ascii")
+
+
+def _plain(value: str, what: str) -> bytes:
+    # Method and version travel unencoded (the runner compares Mcp-Method raw); refuse what
+    # could not arrive intact as a plain header value.
+    if not value or not value.isascii() or not value.isprintable() or value != value.strip():
+        raise LocalProtocolError(f"{what} {value!r} cannot be sent as a header value")
+    return value.encode("ascii")
+
+
+def _lookup(arguments: Mapping[str, Any], ann: ParamHeader) -> Any:
+    """The argument an annotation mirrors, or None when absent (or below a non-object)."""
+    value: Any = arguments.get(ann.argument)
+    for key in ann.path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _client_value(ann: ParamHeader, value: Any) -> bytes:
+    # JSON Schema counts 3.0 as an integer; send it as 3, which the server (and the runner's
+    # numeric comparison) takes as equal to the body's 3.0.
+    if ann.kind == "integer" and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    expected = _PY_TYPES[ann.kind]
+    if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        raise LocalProtocolError(
+            f"argument {_dotted(ann)!r} is mirrored into {ann.header_name} as {ann.kind}, got {type(value).__name__}"
+        )
+    return encode_param_value(cast("str | int | bool", value))
+
+
+def request_headers(
+    *,
+    method: str,
+    name: str | None,
+    protocol_version: str,
+    params_headers: Sequence[ParamHeader] = (),
+    arguments: Mapping[str, Any] | None = None,
+) -> list[tuple[bytes, bytes]]:
+    """The MCP headers a client sends with a POST (sections 13.4-13.6).
+
+    ``name`` is params.name for tools/call and prompts/get, params.uri for resources/read,
+    else None (see :data:`NAMED_METHODS`). For tools/call pass the tool's annotations (from
+    :func:`param_headers`, computed at tools/list) and the arguments: each annotated argument
+    present and not null becomes ``Mcp-Param-<header>``; absent and null ones send nothing.
+    Raises :class:`LocalProtocolError` when an argument's JSON type is not the declared kind
+    or the method/version cannot be a plain header value.
+    """
+    out = [
+        (b"MCP-Protocol-Version", _plain(protocol_version, "protocol version")),
+        (b"Mcp-Method", _plain(method, "method")),
+    ]
+    if name is not None:
+        out.append((b"Mcp-Name", encode_param_value(name)))
+    if arguments:
+        for ann in params_headers:
+            value = _lookup(arguments, ann)
+            if value is not None:
+                out.append((ann.header_name.encode("ascii"), _client_value(ann, value)))
+    return out
+
+
+def _matches(text: str, value: Any) -> bool:
+    # By the body value's JSON type (as snodo does): a type that breaks the schema is then
+    # reported as -32602 by argument validation, not guessed at here.
+    if isinstance(value, str):
+        return text == value
+    if isinstance(value, bool):
+        return text == ("true" if value else "false")  # lowercase only, as the SEP spells it
+    if isinstance(value, (int, float)):
+        # Numerically: "42.0" and "4.2e1" equal 42. repr() gives the float's shortest form,
+        # so a body 0.1 equals a header "0.1" exactly.
+        raw = text.encode("ascii", "replace")
+        if _NUMBER.fullmatch(raw) is None:
+            return False
+        try:
+            return Decimal(text) == Decimal(value if isinstance(value, int) else repr(value))
+        except (InvalidOperation, ValueError):
+            return False
+    return False
+
+
+def check_request_headers(
+    view: HeaderView,
+    *,
+    method: str,
+    params: Mapping[str, Any] | None,
+    param_headers: Sequence[ParamHeader] = (),
+) -> None:
+    """Check ``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` against the decoded body.
+
+    Call after the envelope decodes and the version header is checked, before executing.
+    ``param_headers`` are the called tool's annotations (only used for tools/call; pass ()
+    for an unknown tool). Raises :class:`HeaderMismatch` (-32020, HTTP 400) for the first
+    failure. Body fields of the wrong JSON type are skipped here; params validation
+    reports them as -32602.
+    """
+    header = view.require_one(MCP_METHOD, "Mcp-Method")
+    # Exact and case-sensitive: the runner sends "TOOLS/LIST" for tools/list and expects -32020.
+    if header != method.encode("utf-8"):
+        raise HeaderMismatch("Mcp-Method does not match the request body")
+    field = NAMED_METHODS.get(method)
+    if field is None or params is None:
+        return
+    expected = params.get(field)
+    if isinstance(expected, str):
+        raw = view.require_one(MCP_NAME, "Mcp-Name")
+        if decode_param_value(raw, header="Mcp-Name") != expected:
+            raise HeaderMismatch("Mcp-Name does not match the request body")
+    if method != "tools/call" or not param_headers:
+        return
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    elif not isinstance(arguments, Mapping):
+        return
+    for ann in param_headers:
+        label = ann.header_name
+        key = MCP_PARAM_PREFIX + ann.header.lower().encode("ascii")
+        value = _lookup(arguments, ann)
+        if value is None:
+            # Nothing in the body to mirror: a header here would let an intermediary act on
+            # a value the server never sees (SEP-2243, header spoofing).
+            if key in view:
+                raise HeaderMismatch(f"{label} does not match the request body")
+            continue
+        if isinstance(value, (Mapping, list)):
+            continue  # not mirrorable; argument validation answers -32602
+        text = decode_param_value(view.require_one(key, label), header=label)
+        if not _matches(text, value):
+            raise HeaderMismatch(f"{label} does not match the request body")
+
+
+def protocol_version_header(view: HeaderView) -> str | None:
+    """The ``MCP-Protocol-Version`` value, or None when absent (section 13.4).
+
+    Raises :class:`HeaderMismatch` when repeated or not visible ASCII. Comparing it with
+    ``_meta`` and answering -32022 belong to the engine.
+    """
+    raw = view.get_one(MCP_PROTOCOL_VERSION, "MCP-Protocol-Version")
+    if raw is None:
+        return None
+    if _VCHARS.fullmatch(raw) is None:
+        raise HeaderMismatch("MCP-Protocol-Version is malformed")
+    return raw.decode("ascii")
