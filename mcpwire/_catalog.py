@@ -1,0 +1,225 @@
+"""The server's declared catalog: tools, resources, resource templates and prompts.
+
+Owns (wire reference sections 5.1, 5.3, 5.5, 6 and 16): the four paginated lists, each kept
+sorted (tools and prompts by name, resources by URI, templates by template string) so that
+listing is deterministic; every item encoded to JSON once, when it is registered; a catalog
+version per list (a digest of its encoded items) that signed cursors are bound to, so a
+cursor expires when its list changes; URI-template matching for resources/read.
+
+Invariants: nothing here is per request except slicing a page out of pre-encoded items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any, Callable, Final, Generic, Mapping, TypeVar
+
+import msgspec
+
+from ._errors import LocalProtocolError
+from ._headers import ParamHeader, param_headers
+from .types import Prompt, Resource, ResourceTemplate, Tool
+
+__all__ = ["SchemaCheck", "ValidatorFactory", "ToolEntry", "PromptEntry", "TemplateEntry", "Listing", "struct_schema"]
+
+SchemaCheck = Callable[[Any], "str | None"]
+"""A compiled JSON Schema check: returns ``None`` when the value is valid, else a message."""
+
+ValidatorFactory = Callable[[Mapping[str, Any]], SchemaCheck]
+"""Compiles a JSON Schema (2020-12) into a :data:`SchemaCheck`; called once per schema."""
+
+_item_encoder: Final = msgspec.json.Encoder()
+T = TypeVar("T")
+
+
+def struct_schema(struct_type: type[msgspec.Struct]) -> dict[str, Any]:
+    """The JSON Schema of a Struct type, with the object at the top (``"type": "object"``)."""
+    schema = msgspec.json.schema(struct_type)
+    ref = schema.get("$ref")
+    if ref is None:
+        return schema
+    defs: dict[str, Any] = schema.get("$defs", {})
+    name = ref.rsplit("/", 1)[-1]
+    top = dict(defs[name])
+    if len(defs) > 1 or _mentions(top, ref):
+        top["$defs"] = defs
+    return top
+
+
+def _mentions(node: Any, ref: str) -> bool:
+    if isinstance(node, dict):
+        return node.get("$ref") == ref or any(_mentions(v, ref) for v in node.values())
+    if isinstance(node, list):
+        return any(_mentions(v, ref) for v in node)
+    return False
+
+
+class ToolEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """A registered tool and what was prepared for it at registration."""
+
+    tool: Tool
+    param_headers: tuple[ParamHeader, ...]
+    arguments_decoder: msgspec.json.Decoder[Any] | None = None
+    input_check: SchemaCheck | None = None
+    output_check: SchemaCheck | None = None
+
+
+class PromptEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """A registered prompt, with its argument names prepared."""
+
+    prompt: Prompt
+    argument_names: frozenset[str]
+    required_arguments: tuple[str, ...]
+
+
+class TemplateEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """A registered resource template and its compiled matcher."""
+
+    template: ResourceTemplate
+    pattern: re.Pattern[str]
+    variables: tuple[str, ...]
+
+
+_EXPR = re.compile(r"\{([+#]?)([A-Za-z0-9_.,]+)\}")
+
+
+def compile_template(uri_template: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    """Compile a level 1/2 RFC 6570 URI template into a full-match regex and its variable names."""
+    parts: list[str] = []
+    names: list[str] = []
+    pos = 0
+    for match in _EXPR.finditer(uri_template):
+        parts.append(re.escape(uri_template[pos : match.start()]))
+        operator, varnames = match.groups()
+        for i, name in enumerate(varnames.split(",")):
+            if i:
+                parts.append(",")
+            # Simple expansion stops at reserved characters; + and # allow them (RFC 6570 3.2.3).
+            parts.append(f"(?P<v{len(names)}>{'.+?' if operator else '[^/?#,]+'})")
+            names.append(name)
+        pos = match.end()
+    parts.append(re.escape(uri_template[pos:]))
+    return re.compile("".join(parts)), tuple(names)
+
+
+class Listing(Generic[T]):
+    """One paginated list: items keyed and sorted, encoded once, versioned by digest."""
+
+    def __init__(self, key: Callable[[T], str]) -> None:
+        self._key = key
+        self._items: dict[str, T] = {}
+        self._encoded: dict[str, bytes] = {}
+        self._order: list[str] | None = []
+        self._pieces: list[bytes] = []
+        self._version = ""
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._items
+
+    def get(self, name: str) -> T | None:
+        return self._items.get(name)
+
+    def values(self) -> list[T]:
+        self._prepare()
+        return [self._items[k] for k in self._order or ()]
+
+    def put(self, item: T, encoded_item: Any) -> None:
+        """Add or replace ``item``; ``encoded_item`` is the wire object listed for it."""
+        name = self._key(item)
+        self._items[name] = item
+        self._encoded[name] = _item_encoder.encode(encoded_item)
+        self._order = None
+
+    def remove(self, name: str) -> None:
+        if name not in self._items:
+            raise LocalProtocolError(f"Nothing named {name!r} is registered")
+        del self._items[name]
+        del self._encoded[name]
+        self._order = None
+
+    def _prepare(self) -> None:
+        if self._order is None:
+            self._order = sorted(self._items)
+            self._pieces = [self._encoded[k] for k in self._order]
+            digest = hashlib.sha256(b"\x00".join(self._pieces)).hexdigest()[:32]
+            self._version = f"{len(self._pieces)}-{digest}"
+
+    @property
+    def version(self) -> str:
+        """Changes whenever the list's content changes; cursors are bound to it."""
+        self._prepare()
+        return self._version
+
+    def page(self, offset: int, size: int) -> tuple[msgspec.Raw, int | None]:
+        """The JSON array of items ``offset .. offset+size`` and the next offset (or ``None``)."""
+        self._prepare()
+        end = offset + size
+        chunk = self._pieces[offset:end]
+        nxt = end if end < len(self._pieces) else None
+        return msgspec.Raw(b"[" + b",".join(chunk) + b"]"), nxt
+
+
+def prepare_tool(
+    tool: Tool,
+    *,
+    arguments_type: type[msgspec.Struct] | None,
+    output_type: type[Any] | None,
+    validator: ValidatorFactory | None,
+) -> ToolEntry:
+    """Everything done once per tool at registration: schemas, checks, header annotations."""
+    try:
+        headers = param_headers(tool.input_schema)
+    except Exception as exc:  # an invalid x-mcp-header annotation is a host error
+        raise LocalProtocolError(f"Tool {tool.name!r}: {exc}") from exc
+    decoder = msgspec.json.Decoder(arguments_type) if arguments_type is not None else None
+    input_check = None
+    if decoder is None and validator is not None:
+        input_check = validator(tool.input_schema)
+    output_check = None
+    if output_type is not None:
+        def output_check(value: Any, _t: Any = output_type) -> str | None:
+            try:
+                msgspec.convert(value, _t)
+            except msgspec.ValidationError as exc:
+                return str(exc)
+            return None
+    elif not isinstance(tool.output_schema, msgspec.UnsetType) and validator is not None:
+        output_check = validator(tool.output_schema)
+    return ToolEntry(
+        tool=tool,
+        param_headers=headers,
+        arguments_decoder=decoder,
+        input_check=input_check,
+        output_check=output_check,
+    )
+
+
+def prepare_prompt(prompt: Prompt) -> PromptEntry:
+    arguments = [] if isinstance(prompt.arguments, msgspec.UnsetType) else list(prompt.arguments)
+    return PromptEntry(
+        prompt=prompt,
+        argument_names=frozenset(a.name for a in arguments),
+        required_arguments=tuple(a.name for a in arguments if a.required is True),
+    )
+
+
+def prepare_template(template: ResourceTemplate) -> TemplateEntry:
+    pattern, names = compile_template(template.uri_template)
+    return TemplateEntry(template=template, pattern=pattern, variables=names)
+
+
+def match_template(entries: list[TemplateEntry], uri: str) -> tuple[TemplateEntry, dict[str, str]] | None:
+    """The first template (in listing order) that matches ``uri``, with its variables."""
+    for entry in entries:
+        m = entry.pattern.fullmatch(uri)
+        if m is not None:
+            return entry, {name: m.group(f"v{i}") for i, name in enumerate(entry.variables)}
+    return None
+
+
+def resource_key(resource: Resource) -> str:
+    return resource.uri

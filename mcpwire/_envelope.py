@@ -1,0 +1,240 @@
+"""The JSON-RPC 2.0 envelope: stage one of decoding, and encoding of every outgoing message.
+
+Owns (wire reference section 1; schema $defs JSONRPCRequest, JSONRPCNotification,
+JSONRPCResultResponse, JSONRPCErrorResponse, RequestId):
+
+- classifying one JSON text as a request, a notification or a response, with ``params``,
+  ``result`` and ``error`` kept as ``msgspec.Raw`` for the per-method second stage;
+- the request-id bounds (a string of at most 256 UTF-8 bytes, or an integer in int64);
+- the rule that batching is forbidden (a JSON array is -32600);
+- encoding requests, notifications, results and errors, with encoders built once.
+
+Invariants: decoding never raises anything but :class:`RemoteProtocolError`; every error
+carries the request id when it could be read, and ``null`` otherwise (JSON-RPC 2.0 section 5;
+the MCP schema makes ``id`` optional on error responses, and every peer we know sends
+``null``, so we do too). Duplicate keys in one object: the last one wins (msgspec's rule),
+for the envelope and for params alike; documented in docs/limits.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Union
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from ._errors import ErrorCode, ProtocolError, RemoteProtocolError
+
+__all__ = [
+    "RequestId",
+    "Request",
+    "Notification",
+    "Response",
+    "ErrorObject",
+    "MAX_ID_BYTES",
+    "decode_message",
+    "check_request_id",
+    "encode_request",
+    "encode_notification",
+    "encode_result",
+    "encode_error",
+    "encode_error_object",
+]
+
+RequestId = Union[str, int]
+
+MAX_ID_BYTES: Final = 256
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
+
+class _Envelope(msgspec.Struct):
+    # Every member is loosely typed so that one decode reads whatever is there; the rules
+    # are then checked in code, in the order that decides which error the peer gets.
+    jsonrpc: Any = UNSET
+    id: Any = UNSET
+    method: Any = UNSET
+    params: Raw | UnsetType = UNSET
+    result: Raw | UnsetType = UNSET
+    error: Raw | UnsetType = UNSET
+
+
+class Request(msgspec.Struct, frozen=True, kw_only=True):
+    """A JSON-RPC request whose envelope is valid. ``params`` is undecoded (stage two)."""
+
+    id: RequestId
+    method: str
+    params: Raw | UnsetType = UNSET
+
+
+class Notification(msgspec.Struct, frozen=True, kw_only=True):
+    """A JSON-RPC notification (a string method and no id). Never answered."""
+
+    method: str
+    params: Raw | UnsetType = UNSET
+
+
+class ErrorObject(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The ``error`` member of an error response (schema $defs.Error)."""
+
+    code: int
+    message: str
+    data: Any | UnsetType = UNSET
+
+
+class Response(msgspec.Struct, frozen=True, kw_only=True):
+    """A JSON-RPC response: exactly one of ``result`` (undecoded) and ``error`` is set.
+
+    ``id`` is ``None`` for an error the peer could not attribute to a request.
+    """
+
+    id: RequestId | None
+    result: Raw | UnsetType = UNSET
+    error: ErrorObject | UnsetType = UNSET
+
+
+Message = Union[Request, Notification, Response]
+
+_envelope_decoder: Final = msgspec.json.Decoder(_Envelope)
+_error_decoder: Final = msgspec.json.Decoder(ErrorObject)
+
+
+def check_request_id(value: object) -> RequestId | None:
+    """Return ``value`` if it is a valid request id (section 1), else ``None``."""
+    # bool is a subclass of int in Python but true/false are not ids.
+    if type(value) is int:
+        return value if _INT64_MIN <= value <= _INT64_MAX else None
+    if type(value) is str:
+        # len(str) <= len(utf-8) <= 4 * len(str): skip the encode when the answer is certain.
+        if len(value) * 4 <= MAX_ID_BYTES or len(value.encode("utf-8", "surrogatepass")) <= MAX_ID_BYTES:
+            return value
+        return None
+    return None
+
+
+def decode_message(data: bytes | bytearray | memoryview) -> Message:
+    """Stage one: classify one JSON text as a request, notification or response.
+
+    Raises :class:`RemoteProtocolError` with code -32700 (not JSON) or -32600 (JSON, but not a
+    valid JSON-RPC 2.0 message), and -32602 when a request's ``params`` is not an object. The
+    error's ``request_id`` attribute holds the id when it could be read, else ``None``.
+    """
+    try:
+        env = _envelope_decoder.decode(data)
+    except msgspec.ValidationError:
+        # Valid JSON whose top level is not an object: a batch (forbidden) or a scalar.
+        raise _invalid("Invalid Request: expected a JSON-RPC 2.0 object", None) from None
+    except msgspec.DecodeError:
+        raise _error(ErrorCode.PARSE_ERROR, "Parse error", None) from None
+
+    method = env.method
+    if env.id is UNSET:
+        if type(method) is str and env.jsonrpc == "2.0":
+            if env.params is not UNSET and not _is_object(env.params):
+                # Notifications are never answered; bad params just make it unusable.
+                return Notification(method=method, params=UNSET)
+            return Notification(method=method, params=env.params)
+        if method is UNSET and (env.result is not UNSET or env.error is not UNSET):
+            raise _invalid("Invalid Request: response without id", None)
+        raise _invalid("Invalid Request: expected a JSON-RPC 2.0 request", None)
+
+    request_id = check_request_id(env.id)
+    if method is UNSET and (env.result is not UNSET or env.error is not UNSET):
+        # A response. Error responses for unattributable failures carry id null.
+        if request_id is None and env.id is not None:
+            raise _invalid("Invalid Request: invalid response id", None)
+        if env.jsonrpc != "2.0":
+            raise _invalid("Expected a JSON-RPC 2.0 response", request_id)
+        if (env.result is UNSET) == (env.error is UNSET):
+            raise _invalid("Invalid Request: a response has exactly one of result and error", request_id)
+        if env.error is not UNSET:
+            try:
+                error = _error_decoder.decode(env.error)
+            except msgspec.ValidationError:
+                raise _invalid("Invalid Request: malformed error object", request_id) from None
+            return Response(id=request_id, error=error)
+        return Response(id=request_id, result=env.result)
+
+    if request_id is None:
+        raise _invalid(
+            "Invalid Request: id must be a string of at most 256 bytes or an int64 integer", None
+        )
+    if env.jsonrpc != "2.0":
+        raise _invalid("Expected a JSON-RPC 2.0 request", request_id)
+    if type(method) is not str:
+        raise _invalid("Invalid Request: method must be a string", request_id)
+    if env.params is not UNSET and not _is_object(env.params):
+        raise _error(ErrorCode.INVALID_PARAMS, "Request params must be an object", request_id)
+    return Request(id=request_id, method=method, params=env.params)
+
+
+def _is_object(raw: Raw) -> bool:
+    # msgspec strips leading whitespace, so a Raw object starts with '{'.
+    return memoryview(raw)[0] == 0x7B  # "{"
+
+
+def _error(code: int, message: str, request_id: RequestId | None) -> RemoteProtocolError:
+    return RemoteProtocolError(message, code=code, request_id=request_id)
+
+
+def _invalid(message: str, request_id: RequestId | None) -> RemoteProtocolError:
+    return _error(ErrorCode.INVALID_REQUEST, message, request_id)
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoding. One encoder, built once; the message Structs order members as JSON-RPC examples do.
+
+
+class _RequestOut(msgspec.Struct, omit_defaults=True):
+    jsonrpc: str
+    id: RequestId
+    method: str
+    params: Any = None
+
+
+class _NotificationOut(msgspec.Struct, omit_defaults=True):
+    jsonrpc: str
+    method: str
+    params: Any = None
+
+
+class _ResultOut(msgspec.Struct):
+    jsonrpc: str
+    id: RequestId
+    result: Any
+
+
+class _ErrorOut(msgspec.Struct):
+    jsonrpc: str
+    id: RequestId | None
+    error: ErrorObject
+
+
+_encoder: Final = msgspec.json.Encoder()
+
+
+def encode_request(request_id: RequestId, method: str, params: Any = None) -> bytes:
+    """Encode a JSON-RPC request (params omitted when ``None``)."""
+    return _encoder.encode(_RequestOut("2.0", request_id, method, params))
+
+
+def encode_notification(method: str, params: Any = None) -> bytes:
+    """Encode a JSON-RPC notification (params omitted when ``None``)."""
+    return _encoder.encode(_NotificationOut("2.0", method, params))
+
+
+def encode_result(request_id: RequestId, result: Any) -> bytes:
+    """Encode a result response. ``result`` is any msgspec-encodable value."""
+    return _encoder.encode(_ResultOut("2.0", request_id, result))
+
+
+def encode_error_object(
+    request_id: RequestId | None, code: int, message: str, data: Any | UnsetType = UNSET
+) -> bytes:
+    """Encode an error response from its parts."""
+    return _encoder.encode(_ErrorOut("2.0", request_id, ErrorObject(code=code, message=message, data=data)))
+
+
+def encode_error(request_id: RequestId | None, error: ProtocolError) -> bytes:
+    """Encode an error response for ``error``."""
+    return encode_error_object(request_id, error.code, error.message, error.data)

@@ -1,0 +1,92 @@
+"""Events the server engine hands to the host: requests that need application logic.
+
+Owns the typed, frozen events of wire reference sections 5.2, 5.4, 5.5, 5.6, 9 and 11. Each is
+complete when built (STYLE 3): arguments already validated against the declared schema,
+``_meta`` validated, ``requestState`` verified and decoded. The host answers through the
+:class:`~mcpwire.Exchange` that carries the event.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import msgspec
+from msgspec import UNSET
+
+from ._envelope import RequestId
+from ._meta import RequestMeta
+from .types import Prompt, Resource, ResourceTemplate, Tool
+
+__all__ = ["ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "Cancelled", "ServerEvent"]
+
+
+class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``tools/call`` for a registered tool, arguments already valid for its input schema.
+
+    ``arguments`` is a dict, or an instance of the tool's ``arguments_type`` when it has one.
+    On an MRTR retry (section 10.3), ``input_responses`` maps the ids the client answered to
+    their bare results and ``state`` is the application data the previous round put in its
+    ``requestState`` (``UNSET`` when the request carried none).
+    """
+
+    request_id: RequestId
+    name: str
+    arguments: Any
+    tool: Tool
+    meta: RequestMeta
+    input_responses: dict[str, dict[str, Any]] | None = None
+    state: Any = UNSET
+
+
+class ResourceRead(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``resources/read``. ``resource`` is the listed resource with this URI, if any;
+    ``template`` and ``variables`` the first listed template matching it, if any. Whether the
+    resource exists is the host's to decide (answer not found with :func:`resource_not_found`).
+    """
+
+    request_id: RequestId
+    uri: str
+    meta: RequestMeta
+    resource: Resource | None = None
+    template: ResourceTemplate | None = None
+    variables: dict[str, str] = msgspec.field(default_factory=dict)
+    input_responses: dict[str, dict[str, Any]] | None = None
+    state: Any = UNSET
+
+
+class PromptGet(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``prompts/get`` for a registered prompt, with every required argument present."""
+
+    request_id: RequestId
+    name: str
+    arguments: dict[str, str]
+    prompt: Prompt
+    meta: RequestMeta
+    input_responses: dict[str, dict[str, Any]] | None = None
+    state: Any = UNSET
+
+
+class CompletionRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``completion/complete`` whose reference names a registered prompt or template.
+
+    ``ref_type`` is ``"ref/prompt"`` (``ref_name`` the prompt name) or ``"ref/resource"``
+    (``ref_name`` the URI template).
+    """
+
+    request_id: RequestId
+    ref_type: str
+    ref_name: str
+    argument_name: str
+    argument_value: str
+    context_arguments: dict[str, str]
+    meta: RequestMeta
+
+
+class Cancelled(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``notifications/cancelled`` for a request in flight on this stdio connection."""
+
+    request_id: RequestId
+    reason: str | None = None
+
+
+ServerEvent = Union[ToolCall, ResourceRead, PromptGet, CompletionRequest]

@@ -1,0 +1,255 @@
+"""Request and notification ``_meta``: the per-request protocol metadata of 2026-07-28.
+
+Owns (wire reference sections 2 and 2.1; schema $defs RequestMetaObject, MetaObject,
+ClientCapabilities, Implementation, Icon, LoggingLevel, ProgressToken):
+
+- the ``_meta`` key syntax and the reserved prefixes;
+- validation of a request's ``_meta`` in the reference's order, each failure with its code and
+  message (steps 1-5 and 7-9; step 6, the HTTP header mirror, is checked by the HTTP admission
+  code between steps 5 and 7, through the ``header_version`` argument);
+- the shape checks for a notification's optional ``_meta``;
+- the log-level order used to gate ``notifications/message``.
+
+Capabilities are per request: a :class:`RequestMeta` is built for each request and never
+cached or merged with another (schema RequestMetaObject: servers MUST NOT infer capabilities
+from prior requests).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final, Literal, Mapping
+
+import msgspec
+
+from ._envelope import check_request_id
+from ._errors import ErrorCode, RemoteProtocolError
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "PROTOCOL_VERSION_KEY",
+    "CLIENT_CAPABILITIES_KEY",
+    "CLIENT_INFO_KEY",
+    "LOG_LEVEL_KEY",
+    "PROGRESS_TOKEN_KEY",
+    "SERVER_INFO_KEY",
+    "SUBSCRIPTION_ID_KEY",
+    "LOG_LEVELS",
+    "LogLevel",
+    "RequestMeta",
+    "is_meta_key",
+    "is_reserved_meta_key",
+    "parse_request_meta",
+    "check_notification_meta",
+    "check_client_capabilities",
+    "log_level_enabled",
+]
+
+PROTOCOL_VERSION: Final = "2026-07-28"
+
+PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY: Final = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY: Final = "io.modelcontextprotocol/logLevel"
+PROGRESS_TOKEN_KEY: Final = "progressToken"
+SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
+
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+# RFC 5424 severities, least severe first: a request at level L receives messages >= L.
+LOG_LEVELS: Final[tuple[str, ...]] = (
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+)
+_LEVEL_RANK: Final = {name: rank for rank, name in enumerate(LOG_LEVELS)}
+
+_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_KEY_RE: Final = re.compile(
+    rf"(?:{_LABEL}(?:\.{_LABEL})*/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?"
+)
+_KNOWN_KEYS: Final = frozenset(
+    {PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY}
+)
+_URI_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*")
+
+
+class RequestMeta(msgspec.Struct, frozen=True, kw_only=True):
+    """The validated ``_meta`` of one request.
+
+    ``client_capabilities`` is the request's ClientCapabilities object as sent (validated);
+    ``client_info`` the Implementation object or ``None``; ``raw`` the whole ``_meta`` object,
+    including keys mcpwire does not interpret.
+    """
+
+    protocol_version: str
+    client_capabilities: dict[str, Any]
+    client_info: dict[str, Any] | None = None
+    log_level: str | None = None
+    progress_token: str | int | None = None
+    raw: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+def is_meta_key(key: str) -> bool:
+    """Whether ``key`` follows the ``_meta`` key syntax (schema $defs.MetaObject)."""
+    return key in _KNOWN_KEYS or _KEY_RE.fullmatch(key) is not None
+
+
+def is_reserved_meta_key(key: str) -> bool:
+    """Whether ``key`` has a prefix reserved for MCP (second label ``modelcontextprotocol`` or ``mcp``)."""
+    prefix, slash, _ = key.partition("/")
+    if not slash:
+        return False
+    labels = prefix.split(".")
+    return len(labels) >= 2 and labels[1] in ("modelcontextprotocol", "mcp")
+
+
+def log_level_enabled(threshold: str | None, level: str) -> bool:
+    """Whether a message at ``level`` goes to a request that asked for ``threshold``."""
+    return threshold is not None and _LEVEL_RANK[level] >= _LEVEL_RANK[threshold]
+
+
+def _invalid_params(message: str, data: Any = msgspec.UNSET) -> RemoteProtocolError:
+    return RemoteProtocolError(message, code=ErrorCode.INVALID_PARAMS, data=data)
+
+
+def _check_meta_object(meta: Any) -> dict[str, Any]:
+    if meta is None or meta is msgspec.UNSET:
+        return {}
+    if type(meta) is not dict:
+        raise _invalid_params("_meta must be an object")
+    for key in meta:
+        if not is_meta_key(key):
+            raise _invalid_params("_meta contains an invalid key or non-JSON value")
+    token = meta.get(PROGRESS_TOKEN_KEY, msgspec.UNSET)
+    if token is not msgspec.UNSET and check_request_id(token) is None:
+        raise _invalid_params("progressToken must be a string of at most 256 bytes or an int64 integer")
+    level = meta.get(LOG_LEVEL_KEY, msgspec.UNSET)
+    if level is not msgspec.UNSET and (type(level) is not str or level not in _LEVEL_RANK):
+        raise _invalid_params("Invalid MCP request log level")
+    return meta
+
+
+def parse_request_meta(
+    meta: Any,
+    *,
+    supported_versions: tuple[str, ...] = (PROTOCOL_VERSION,),
+    header_version: str | None = None,
+) -> RequestMeta:
+    """Validate a request's ``_meta`` (already JSON-decoded) in the order of section 2.
+
+    ``meta`` is ``msgspec.UNSET`` or ``None`` when the request had none. ``header_version`` is
+    the MCP-Protocol-Version header on HTTP (``None`` on stdio, or when the transport already
+    reported it missing). Raises :class:`RemoteProtocolError`: -32602 for shape errors, -32020
+    when the header and body versions differ, -32022 for an unsupported version.
+    """
+    meta = _check_meta_object(meta)  # steps 1-4
+    version = meta.get(PROTOCOL_VERSION_KEY, msgspec.UNSET)  # step 5
+    if version is msgspec.UNSET:
+        raise _invalid_params("Missing required io.modelcontextprotocol/protocolVersion metadata")
+    if type(version) is not str:
+        raise _invalid_params("io.modelcontextprotocol/protocolVersion must be a string")
+    if header_version is not None and header_version != version:  # step 6 (HTTP only)
+        raise RemoteProtocolError(
+            "Protocol header does not match request metadata",
+            code=ErrorCode.HEADER_MISMATCH,
+            data={"header": header_version, "body": version},
+        )
+    if version not in supported_versions:  # step 7
+        raise RemoteProtocolError(
+            "Unsupported protocol version",
+            code=ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+            data={"requested": version, "supported": list(supported_versions)},
+        )
+    info = meta.get(CLIENT_INFO_KEY, msgspec.UNSET)  # step 8
+    if info is not msgspec.UNSET:
+        _check_implementation(info)
+    caps = meta.get(CLIENT_CAPABILITIES_KEY, msgspec.UNSET)  # step 9
+    if caps is msgspec.UNSET:
+        raise _invalid_params("Missing required client capabilities metadata")
+    check_client_capabilities(caps)
+    return RequestMeta(
+        protocol_version=version,
+        client_capabilities=caps,
+        client_info=None if info is msgspec.UNSET else info,
+        log_level=meta.get(LOG_LEVEL_KEY),
+        progress_token=meta.get(PROGRESS_TOKEN_KEY),
+        raw=meta,
+    )
+
+
+def check_notification_meta(meta: Any) -> dict[str, Any]:
+    """Shape-check a notification's optional ``_meta`` (steps 1-4 only)."""
+    return _check_meta_object(meta)
+
+
+def _check_implementation(info: Any) -> None:
+    bad = _invalid_params("Client info must include string name and version")
+    if type(info) is not dict or type(info.get("name")) is not str or type(info.get("version")) is not str:
+        raise bad
+    for key in ("title", "description"):
+        if key in info and type(info[key]) is not str:
+            raise bad
+    site = info.get("websiteUrl", msgspec.UNSET)
+    if site is not msgspec.UNSET and not _is_uri(site):
+        raise bad
+    icons = info.get("icons", msgspec.UNSET)
+    if icons is not msgspec.UNSET and not _valid_icons(icons):
+        raise bad
+
+
+def _is_uri(value: Any) -> bool:
+    return type(value) is str and _URI_RE.fullmatch(value) is not None
+
+
+def _valid_icons(icons: Any) -> bool:
+    if type(icons) is not list:
+        return False
+    for icon in icons:
+        if type(icon) is not dict or not _is_uri(icon.get("src")):
+            return False
+        if "mimeType" in icon and type(icon["mimeType"]) is not str:
+            return False
+        sizes = icon.get("sizes", [])
+        if type(sizes) is not list or any(type(s) is not str for s in sizes):
+            return False
+        if "theme" in icon and icon["theme"] not in ("light", "dark"):
+            return False
+    return True
+
+
+def _is_object_map(value: Any, keys: tuple[str, ...]) -> bool:
+    # A capability object whose listed sub-keys, when present, are objects.
+    return type(value) is dict and all(type(value[k]) is dict for k in keys if k in value)
+
+
+def check_client_capabilities(caps: Any) -> None:
+    """Validate a ClientCapabilities object (section 2 step 9; schema $defs.ClientCapabilities)."""
+    if type(caps) is not dict:
+        raise _invalid_params("Client capabilities must be an object")
+    if "roots" in caps and type(caps["roots"]) is not dict:
+        raise _invalid_params("Client capability roots must be an object")
+    if "sampling" in caps and not _is_object_map(caps["sampling"], ("context", "tools")):
+        raise _invalid_params("Client capability sampling must be an object with object context and tools")
+    if "elicitation" in caps:
+        elicitation = caps["elicitation"]
+        if not _is_object_map(elicitation, ("form", "url")):
+            raise _invalid_params("Client capability elicitation must be an object with object form and url")
+        if elicitation and "form" not in elicitation and "url" not in elicitation:
+            raise _invalid_params("Client capability elicitation must declare form or url")
+    experimental = caps.get("experimental", {})
+    if type(experimental) is not dict or any(type(v) is not dict for v in experimental.values()):
+        raise _invalid_params("Client capability experimental must map names to objects")
+    extensions = caps.get("extensions", {})
+    if type(extensions) is not dict or any(
+        type(v) is not dict or "/" not in k or not is_meta_key(k) for k, v in extensions.items()
+    ):
+        raise _invalid_params("Client capability extensions must map prefixed identifiers to objects")
+
+
+def client_supports(caps: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether ``caps`` has an object at ``path`` (for example ``("sampling", "tools")``)."""
+    node: Any = caps
+    for key in path:
+        if type(node) is not dict or key not in node:
+            return False
+        node = node[key]
+    return type(node) is dict

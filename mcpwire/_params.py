@@ -1,0 +1,99 @@
+"""Stage two of decoding: each method's params, and their checks.
+
+Owns (wire reference sections 5.1-5.6, 6, 10.3, 11): one loosely typed Struct per method,
+decoded by a decoder built once and looked up by method name, so a request is parsed once
+(``arguments`` stays ``Raw`` until the tool's own decoder or validator reads it); then checks
+in code, in the reference's order, each failure -32602 with the reference's message. The
+``_meta`` member is decoded here and validated by ``_meta``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from ._errors import ErrorCode, RemoteProtocolError
+
+__all__ = ["PARAMS_DECODERS", "GenericParams", "bad_params", "check_cursor", "check_string_map", "is_object"]
+
+
+def bad_params(message: str, data: Any = UNSET) -> RemoteProtocolError:
+    return RemoteProtocolError(message, code=ErrorCode.INVALID_PARAMS, data=data)
+
+
+class GenericParams(msgspec.Struct):
+    """Any method's params, for the members every request shares."""
+
+    meta: Any = msgspec.field(default=UNSET, name="_meta")
+
+
+class PaginatedParams(GenericParams):
+    cursor: Any = UNSET
+
+
+class CallToolParams(GenericParams, rename="camel"):
+    name: Any = UNSET
+    arguments: Raw | UnsetType = UNSET
+    input_responses: Any = UNSET
+    request_state: Any = UNSET
+
+
+class ReadResourceParams(GenericParams, rename="camel"):
+    uri: Any = UNSET
+    input_responses: Any = UNSET
+    request_state: Any = UNSET
+
+
+class GetPromptParams(GenericParams, rename="camel"):
+    name: Any = UNSET
+    arguments: Any = UNSET
+    input_responses: Any = UNSET
+    request_state: Any = UNSET
+
+
+class CompleteParams(GenericParams):
+    ref: Any = UNSET
+    argument: Any = UNSET
+    context: Any = UNSET
+
+
+class ListenParams(GenericParams):
+    notifications: Any = UNSET
+
+
+_generic: Final = msgspec.json.Decoder(GenericParams)
+PARAMS_DECODERS: Final[dict[str, msgspec.json.Decoder[Any]]] = {
+    "server/discover": _generic,
+    "tools/list": msgspec.json.Decoder(PaginatedParams),
+    "resources/list": msgspec.json.Decoder(PaginatedParams),
+    "resources/templates/list": msgspec.json.Decoder(PaginatedParams),
+    "prompts/list": msgspec.json.Decoder(PaginatedParams),
+    "tools/call": msgspec.json.Decoder(CallToolParams),
+    "resources/read": msgspec.json.Decoder(ReadResourceParams),
+    "prompts/get": msgspec.json.Decoder(GetPromptParams),
+    "completion/complete": msgspec.json.Decoder(CompleteParams),
+    "subscriptions/listen": msgspec.json.Decoder(ListenParams),
+}
+GENERIC_DECODER: Final = _generic
+
+
+def is_object(raw: Raw | UnsetType) -> bool:
+    return raw is not UNSET and memoryview(raw)[0] == 0x7B  # "{"
+
+
+def check_cursor(value: Any) -> str | None:
+    if value is UNSET or value is None:
+        return None
+    if type(value) is not str:
+        raise bad_params("Cursor must be a string")
+    return value
+
+
+def check_string_map(value: Any, message: str) -> dict[str, str]:
+    if value is UNSET or value is None:
+        return {}
+    if type(value) is not dict or any(type(v) is not str for v in value.values()):
+        raise bad_params(message)
+    return value

@@ -1,0 +1,556 @@
+"""The server engine: admission of every request, and the answers it can give by itself.
+
+Owns (wire reference sections 2-7, 10.3, 11, 12, 13.2 steps 7-11, 13.4): the order in which a
+request is checked after transport admission — envelope, MCP-Protocol-Version header against
+the body (-32020/-32022), Mcp-Method/Mcp-Name/Mcp-Param-* (-32020), method lookup (-32601,
+also for methods whose capability is not advertised), ``_meta`` (section 2 order), params;
+answering ``server/discover`` and the four list methods from the declared catalog (with signed
+cursors and cache fields); and handing everything that needs application logic to the host
+as an :class:`~mcpwire.Exchange` carrying a typed event.
+
+The engine never calls host code and keeps no per-request state after it answers: every
+request stands alone (the stateless revision). Time comes in as ``now``, keys as a Keyring.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Final, Literal, Mapping, Union
+
+import msgspec
+from msgspec import UNSET, Raw
+
+from ._catalog import (
+    Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, match_template,
+    prepare_prompt, prepare_template, prepare_tool, resource_key, struct_schema,
+)
+from ._envelope import Notification, Request, RequestId, Response, decode_message, encode_result
+from ._errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
+from ._events import CompletionRequest, PromptGet, ResourceRead, ServerEvent, ToolCall
+from ._exchange import HttpExchange, StdioExchange
+from ._headers import HeaderMismatch, HeaderView, check_request_headers, protocol_version_header
+from ._http import HttpPolicy, HttpReply, HttpRequest, admit, empty_reply, error_reply, json_reply
+from ._listen import HttpListenStream, ListenStream, StdioListenStream, parse_filter
+from ._meta import PROTOCOL_VERSION, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, RequestMeta, parse_request_meta
+from ._methods import METHODS, MethodSpec
+from ._mrtr import check_input_responses, check_request_state
+from ._params import GENERIC_DECODER, PARAMS_DECODERS, bad_params, check_cursor, check_string_map, is_object
+from ._tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, request_scope
+from .types import (
+    CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, ReadResourceResult,
+    Resource, ResourceTemplate, TextContent, Tool,
+)
+
+__all__ = ["Server", "CachePolicy"]
+
+_ABSOLUTE_URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_encoder: Final = msgspec.json.Encoder()
+_dict_decoder: Final = msgspec.json.Decoder(dict[str, Any])
+
+
+class CachePolicy(msgspec.Struct, frozen=True, kw_only=True):
+    """``ttlMs`` and ``cacheScope`` for a cacheable result (section 7)."""
+
+    ttl_ms: int = 0
+    scope: Literal["public", "private"] = "private"
+
+
+class _Listen(msgspec.Struct, frozen=True):
+    request_id: RequestId
+    meta: RequestMeta
+    honoured: dict[str, Any]
+
+
+_Admitted = Union[bytes, tuple[ServerEvent, Any], _Listen]
+
+
+class Server:
+    """A sans-IO MCP 2026-07-28 server engine.
+
+    Declare what the server offers (``add_tool``, ``add_resource``, ``add_template``,
+    ``add_prompt``), then feed requests: :meth:`receive_http` for Streamable HTTP,
+    ``StdioConnection(server).receive_line`` for stdio. Each returns either a complete answer
+    to send, or an Exchange / ListenStream for the host to drive.
+
+    ``keyring`` signs requestState tokens and pagination cursors; processes behind one load
+    balancer share it. ``validator`` compiles the JSON Schemas of tools declared without an
+    ``arguments_type`` (see :func:`mcpwire.jsonschema_validator`); without one such tools'
+    arguments are passed through unchecked.
+    """
+
+    def __init__(
+        self,
+        info: Implementation,
+        *,
+        keyring: Keyring,
+        instructions: str | None = None,
+        tools: bool = True,
+        resources: bool = True,
+        prompts: bool = True,
+        completions: bool = False,
+        logging: bool = True,
+        list_changed: bool = True,
+        resource_subscribe: bool = False,
+        cache: Mapping[str, CachePolicy] | None = None,
+        page_size: int = 100,
+        validator: ValidatorFactory | None = None,
+        http: HttpPolicy = HttpPolicy(),
+        max_listen_streams: int = 256,
+        supported_versions: tuple[str, ...] = (PROTOCOL_VERSION,),
+        request_state_ttl: float = 300,
+    ) -> None:
+        if page_size < 1:
+            raise LocalProtocolError("page_size must be at least 1")
+        self.info = info
+        self.instructions = instructions
+        self.http = http
+        self.supported_versions = supported_versions
+        self.page_size = page_size
+        self.max_listen_streams = max_listen_streams
+        self._validator = validator
+        self._enabled = {"tools": tools, "resources": resources, "prompts": prompts, "completions": completions}
+        self._logging = logging
+        self._list_changed = list_changed
+        self._subscribe = resource_subscribe
+        self._cache = dict(cache or {})
+        self._state_codec = RequestStateCodec(keyring, ttl_seconds=request_state_ttl)
+        self._cursor_codec = CursorCodec(keyring)
+        self._info_builtins = msgspec.to_builtins(info)
+        self._meta_json = _encoder.encode({SERVER_INFO_KEY: self._info_builtins})
+        self._tools: Listing[ToolEntry] = Listing(lambda e: e.tool.name)
+        self._resources: Listing[Resource] = Listing(resource_key)
+        self._templates: Listing[TemplateEntry] = Listing(lambda e: e.template.uri_template)
+        self._prompts: Listing[PromptEntry] = Listing(lambda e: e.prompt.name)
+        self._listeners: dict[int, ListenStream[Any]] = {}
+        self._discover: bytes | None = None
+        self._handlers: dict[str, Callable[[Request, Any, RequestMeta, float], _Admitted]] = {
+            "server/discover": self._on_discover,
+            "tools/list": self._on_list,
+            "resources/list": self._on_list,
+            "resources/templates/list": self._on_list,
+            "prompts/list": self._on_list,
+            "tools/call": self._on_call_tool,
+            "resources/read": self._on_read_resource,
+            "prompts/get": self._on_get_prompt,
+            "completion/complete": self._on_complete,
+            "subscriptions/listen": self._on_listen,
+        }
+        self._lists: dict[str, tuple[str, Listing[Any]]] = {
+            "tools/list": ("tools", self._tools),
+            "resources/list": ("resources", self._resources),
+            "resources/templates/list": ("resourceTemplates", self._templates),
+            "prompts/list": ("prompts", self._prompts),
+        }
+
+    # -- declaration ------------------------------------------------------------------------------
+    def add_tool(
+        self,
+        tool: Tool,
+        *,
+        arguments_type: type[msgspec.Struct] | None = None,
+        output_type: type[Any] | None = None,
+    ) -> None:
+        """Register (or replace) a tool. With ``arguments_type`` the arguments are decoded into
+        that Struct (and the inputSchema, if the tool has none, comes from it); with
+        ``output_type`` structuredContent is checked against it."""
+        entry = prepare_tool(tool, arguments_type=arguments_type, output_type=output_type, validator=self._validator)
+        self._tools.put(entry, tool)
+
+    def remove_tool(self, name: str) -> None:
+        self._tools.remove(name)
+
+    def add_resource(self, resource: Resource) -> None:
+        self._resources.put(resource, resource)
+
+    def remove_resource(self, uri: str) -> None:
+        self._resources.remove(uri)
+
+    def add_template(self, template: ResourceTemplate) -> None:
+        self._templates.put(prepare_template(template), template)
+
+    def remove_template(self, uri_template: str) -> None:
+        self._templates.remove(uri_template)
+
+    def add_prompt(self, prompt: Prompt) -> None:
+        self._prompts.put(prepare_prompt(prompt), prompt)
+
+    def remove_prompt(self, name: str) -> None:
+        self._prompts.remove(name)
+
+    @staticmethod
+    def tool_schema(arguments_type: type[msgspec.Struct]) -> dict[str, Any]:
+        """The inputSchema for a Struct-typed tool (``"type": "object"`` at the top)."""
+        return struct_schema(arguments_type)
+
+    def capabilities(self) -> dict[str, Any]:
+        """The ServerCapabilities object advertised by server/discover."""
+        caps: dict[str, Any] = {}
+        changed = {"listChanged": True} if self._list_changed else {}
+        if self._enabled["tools"]:
+            caps["tools"] = dict(changed)
+        if self._enabled["resources"]:
+            caps["resources"] = {**changed, **({"subscribe": True} if self._subscribe else {})}
+        if self._enabled["prompts"]:
+            caps["prompts"] = dict(changed)
+        if self._enabled["completions"]:
+            caps["completions"] = {}
+        if self._logging:
+            caps["logging"] = {}
+        return caps
+
+    # -- input verbs ------------------------------------------------------------------------------
+    def receive_http(
+        self, request: HttpRequest, *, now: float
+    ) -> HttpReply | HttpExchange | HttpListenStream:
+        """Admit one Streamable HTTP request (section 13.2).
+
+        Returns a complete reply to send, an :class:`HttpExchange` whose ``event`` the host
+        answers, or an :class:`HttpListenStream` to keep open (write ``stream.start()`` first).
+        """
+        body = admit(request, self.http)
+        if not isinstance(body, bytes):
+            return body
+        try:
+            message = decode_message(body)
+        except RemoteProtocolError as exc:
+            return error_reply(exc)
+        if isinstance(message, Response):
+            return empty_reply(202)
+        view = HeaderView(request.headers)
+        if isinstance(message, Notification):
+            try:
+                self._check_headers(message.method, message.params, view)
+            except ProtocolError as exc:
+                return error_reply(exc, None)
+            return empty_reply(202)
+        try:
+            admitted = self._admit(message, view, now)
+        except ProtocolError as exc:
+            return error_reply(exc, message.id)
+        if isinstance(admitted, bytes):
+            return json_reply(200, admitted)
+        if isinstance(admitted, _Listen):
+            stream = HttpListenStream(self, admitted.request_id, admitted.meta, admitted.honoured)
+            self._listeners[id(stream)] = stream
+            return stream
+        event, params = admitted
+        return HttpExchange(self, event, params, now)
+
+    def admit_line(self, message: Request, now: float) -> bytes | StdioExchange | StdioListenStream:
+        """Admit one request read from stdio (used by :class:`~mcpwire.StdioConnection`).
+
+        Returns a complete response message (without the newline), an exchange or a stream.
+        """
+        try:
+            admitted = self._admit(message, None, now)
+        except ProtocolError as exc:
+            from ._envelope import encode_error
+
+            return encode_error(message.id, exc)
+        if isinstance(admitted, bytes):
+            return admitted
+        if isinstance(admitted, _Listen):
+            stream = StdioListenStream(self, admitted.request_id, admitted.meta, admitted.honoured)
+            self._listeners[id(stream)] = stream
+            return stream
+        event, params = admitted
+        return StdioExchange(self, event, params, now)
+
+    # -- subscriptions ------------------------------------------------------------------------------
+    def list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> list[tuple[ListenStream[Any], Any]]:
+        """Deliveries of a list_changed event to every open stream that asked for it."""
+        out = []
+        for stream in list(self._listeners.values()):
+            if stream.wants(kind):
+                out.append((stream, stream.list_changed(kind)))
+        return out
+
+    def resource_updated(self, uri: str) -> list[tuple[ListenStream[Any], Any]]:
+        """Deliveries of a resources/updated event to every stream subscribed to ``uri``."""
+        return [(s, s.resource_updated(uri)) for s in list(self._listeners.values()) if s.covers(uri)]
+
+    def close_listeners(self) -> list[tuple[ListenStream[Any], Any]]:
+        """End every open stream gracefully (at shutdown): the listen result for each."""
+        return [(s, s.close()) for s in list(self._listeners.values())]
+
+    @property
+    def open_listeners(self) -> int:
+        return len(self._listeners)
+
+    def _forget_listener(self, stream: ListenStream[Any]) -> None:
+        self._listeners.pop(id(stream), None)
+
+    # -- admission ------------------------------------------------------------------------------
+    def _check_headers(self, method: str, raw_params: Raw | Any, view: HeaderView) -> Any:
+        """Admission steps 9-10 (sections 13.4-13.6). Returns the decoded loose params."""
+        decoder = PARAMS_DECODERS.get(method, GENERIC_DECODER)
+        params = decoder.decode(raw_params if raw_params is not UNSET else b"{}")
+        header_version = protocol_version_header(view)
+        if header_version is None:
+            raise HeaderMismatch("Missing or repeated required header: mcp-protocol-version")
+        meta = params.meta
+        body_version = meta.get(PROTOCOL_VERSION_KEY) if type(meta) is dict else None
+        if type(body_version) is str:
+            if body_version != header_version:
+                raise HeaderMismatch(
+                    "Protocol header does not match request metadata",
+                    data={"header": header_version, "body": body_version},
+                )
+            if body_version not in self.supported_versions:
+                raise RemoteProtocolError(
+                    "Unsupported protocol version",
+                    code=ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+                    data={"requested": body_version, "supported": list(self.supported_versions)},
+                )
+        mirrored: dict[str, Any] = {}
+        annotations: tuple[Any, ...] = ()
+        if method in ("tools/call", "prompts/get"):
+            mirrored["name"] = params.name
+            if method == "tools/call" and type(params.name) is str:
+                entry = self._tools.get(params.name)
+                if entry is not None and entry.param_headers and is_object(params.arguments):
+                    annotations = entry.param_headers
+                    mirrored["arguments"] = _dict_decoder.decode(params.arguments)
+        elif method == "resources/read":
+            mirrored["uri"] = params.uri
+        check_request_headers(view, method=method, params=mirrored, param_headers=annotations)
+        return params
+
+    def _method_enabled(self, spec: MethodSpec) -> bool:
+        if spec.name == "subscriptions/listen":
+            return bool(self._listen_kinds())
+        return spec.capability is None or self._enabled[spec.capability]
+
+    def _listen_kinds(self) -> set[str]:
+        kinds = set()
+        if self._list_changed:
+            kinds |= {k for k in ("tools", "prompts", "resources") if self._enabled[k]}
+        if self._subscribe and self._enabled["resources"]:
+            kinds.add("subscribe")
+        return kinds
+
+    def _admit(self, message: Request, view: HeaderView | None, now: float) -> _Admitted:
+        method = message.method
+        if view is not None:
+            params = self._check_headers(method, message.params, view)
+        else:
+            decoder = PARAMS_DECODERS.get(method, GENERIC_DECODER)
+            params = decoder.decode(message.params if message.params is not UNSET else b"{}")
+        spec = METHODS.get(method)
+        if spec is None or not self._method_enabled(spec):
+            raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
+        meta = parse_request_meta(params.meta, supported_versions=self.supported_versions)
+        return self._handlers[method](message, params, meta, now)
+
+    # -- answers the engine gives itself ------------------------------------------------------------
+    def _policy(self, method: str) -> CachePolicy:
+        return self._cache.get(method) or _DEFAULT_POLICY
+
+    def _on_discover(self, message: Request, params: Any, meta: RequestMeta, now: float) -> bytes:
+        if self._discover is None:
+            policy = self._policy("server/discover")
+            result: dict[str, Any] = {
+                "resultType": "complete",
+                "supportedVersions": list(self.supported_versions),
+                "capabilities": self.capabilities(),
+                "ttlMs": policy.ttl_ms,
+                "cacheScope": policy.scope,
+            }
+            if self.instructions is not None:
+                result["instructions"] = self.instructions
+            result["_meta"] = {SERVER_INFO_KEY: self._info_builtins}
+            self._discover = _encoder.encode(result)
+        return encode_result(message.id, Raw(self._discover))
+
+    def _on_list(self, message: Request, params: Any, meta: RequestMeta, now: float) -> bytes:
+        method = message.method
+        key, listing = self._lists[method]
+        cursor = check_cursor(params.cursor)
+        version = listing.version
+        offset = 0
+        if cursor is not None:
+            offset = self._cursor_codec.verify(cursor, method=method, catalog_version=version)
+            if offset > len(listing):
+                raise ExpiredCursor("offset past end")
+        items, nxt = listing.page(offset, self.page_size)
+        policy = self._policy(method)
+        parts = [b'{"resultType":"complete","', key.encode(), b'":', bytes(items)]
+        parts.append(b',"ttlMs":%d,"cacheScope":"%s"' % (policy.ttl_ms, policy.scope.encode()))
+        if nxt is not None:
+            token = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
+            parts.append(b',"nextCursor":"' + token.encode() + b'"')
+        parts.append(b',"_meta":' + self._meta_json + b"}")
+        return encode_result(message.id, Raw(b"".join(parts)))
+
+    # -- requests for the host ------------------------------------------------------------------------
+    def _mrtr(self, message: Request, params: Any, now: float) -> tuple[dict[str, Any] | None, Any]:
+        responses = check_input_responses(params.input_responses)
+        token = check_request_state(params.request_state)
+        state: Any = UNSET
+        if token is not None:
+            full = _dict_decoder.decode(message.params)
+            state = self._state_codec.verify(
+                token, method=message.method, scope=request_scope(message.method, full), now=now
+            )
+        return responses, state
+
+    def _on_call_tool(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:
+        name = params.name
+        if type(name) is not str or not name:
+            raise bad_params("tools/call requires a non-empty string name")
+        if params.arguments is not UNSET and not is_object(params.arguments):
+            raise bad_params("tools/call arguments must be an object")
+        entry = self._tools.get(name)
+        if entry is None:
+            raise bad_params(f"Unknown tool: {name}")
+        responses, state = self._mrtr(message, params, now)
+        raw_args = params.arguments if params.arguments is not UNSET else b"{}"
+        try:
+            if entry.arguments_decoder is not None:
+                arguments: Any = entry.arguments_decoder.decode(raw_args)
+            else:
+                arguments = _dict_decoder.decode(raw_args)
+                problem = entry.input_check(arguments) if entry.input_check is not None else None
+                if problem is not None:
+                    return self._tool_error(message.id, f"Invalid arguments for tool {name}: {problem}")
+        except msgspec.ValidationError as exc:
+            return self._tool_error(message.id, f"Invalid arguments for tool {name}: {exc}")
+        event = ToolCall(
+            request_id=message.id, name=name, arguments=arguments, tool=entry.tool, meta=meta,
+            input_responses=responses, state=state,
+        )
+        return event, message.params
+
+    def _tool_error(self, request_id: RequestId, text: str) -> bytes:
+        # Schema violations are tool execution errors, not protocol errors (SEP-1303).
+        result = CallToolResult(content=[TextContent(text=text)], is_error=True, meta={SERVER_INFO_KEY: self._info_builtins})
+        return encode_result(request_id, result)
+
+    def _on_read_resource(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:
+        uri = params.uri
+        if type(uri) is not str or not uri:
+            raise bad_params("resources/read requires a non-empty string uri")
+        if _ABSOLUTE_URI.match(uri) is None:
+            raise bad_params("resources/read uri must be an absolute URI")
+        responses, state = self._mrtr(message, params, now)
+        matched = match_template(self._templates.values(), uri)
+        event = ResourceRead(
+            request_id=message.id, uri=uri, meta=meta, resource=self._resources.get(uri),
+            template=matched[0].template if matched else None,
+            variables=matched[1] if matched else {},
+            input_responses=responses, state=state,
+        )
+        return event, message.params
+
+    def _on_get_prompt(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:
+        name = params.name
+        if type(name) is not str or not name:
+            raise bad_params("prompts/get requires a non-empty string name")
+        arguments = check_string_map(params.arguments, "prompts/get arguments must map strings to strings")
+        entry = self._prompts.get(name)
+        if entry is None:
+            raise bad_params(f"Unknown prompt: {name}")
+        missing = [a for a in entry.required_arguments if a not in arguments]
+        if missing:
+            raise bad_params("Missing required prompt arguments", {"missing": missing})
+        responses, state = self._mrtr(message, params, now)
+        event = PromptGet(
+            request_id=message.id, name=name, arguments=arguments, prompt=entry.prompt, meta=meta,
+            input_responses=responses, state=state,
+        )
+        return event, message.params
+
+    def _on_complete(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:
+        ref = params.ref
+        if type(ref) is not dict:
+            raise bad_params("Completion requires a prompt or resource-template reference")
+        ref_type = ref.get("type")
+        if ref_type == "ref/prompt":
+            ref_name = ref.get("name")
+        elif ref_type == "ref/resource":
+            ref_name = ref.get("uri")
+        else:
+            raise bad_params("Completion reference type is not supported")
+        if type(ref_name) is not str:
+            raise bad_params("Completion requires a prompt or resource-template reference")
+        argument = params.argument
+        if type(argument) is not dict or type(argument.get("name")) is not str or type(argument.get("value")) is not str:
+            raise bad_params("Completion argument requires string name and value")
+        context = params.context
+        if context is not UNSET and type(context) is not dict:
+            raise bad_params("Completion context must be an object")
+        context_args = check_string_map(
+            context.get("arguments") if type(context) is dict else None,
+            "Completion context arguments must map strings to strings",
+        )
+        if ref_type == "ref/prompt" and ref_name not in self._prompts:
+            raise bad_params(f"Unknown completion prompt: {ref_name}")
+        if ref_type == "ref/resource" and ref_name not in self._templates:
+            raise bad_params("Unknown completion resource template", {"uri": ref_name})
+        event = CompletionRequest(
+            request_id=message.id, ref_type=ref_type, ref_name=ref_name, argument_name=argument["name"],
+            argument_value=argument["value"], context_arguments=context_args, meta=meta,
+        )
+        return event, message.params
+
+    def _on_listen(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:
+        requested = parse_filter(params.notifications)
+        kinds = self._listen_kinds()
+        honoured: dict[str, Any] = {}
+        for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")):
+            if requested.get(flag) is True and kind in kinds:
+                honoured[flag] = True
+        if "subscribe" in kinds and requested.get("resourceSubscriptions"):
+            honoured["resourceSubscriptions"] = list(requested["resourceSubscriptions"])
+        if len(self._listeners) >= self.max_listen_streams:
+            raise ProtocolError("Too many open subscription streams", code=ErrorCode.INTERNAL_ERROR, http_status=503)
+        return _Listen(message.id, meta, honoured)
+
+    # -- shaping the host's answers -------------------------------------------------------------------
+    @staticmethod
+    def _method_of(event: ServerEvent) -> str:
+        return _EVENT_METHODS[type(event)]
+
+    def _shape_result(self, event: ServerEvent, result: Any, params: Any) -> Any:
+        expected = _RESULT_TYPES[type(event)]
+        if isinstance(event, ToolCall) and isinstance(result, str):
+            result = CallToolResult(content=[TextContent(text=result)])
+        if not isinstance(result, expected):
+            raise LocalProtocolError(f"{self._method_of(event)} must be answered with {expected.__name__}")
+        changes: dict[str, Any] = {}
+        if isinstance(event, ToolCall):
+            entry = self._tools.get(event.name)
+            check = entry.output_check if entry is not None else None
+            if check is not None and result.is_error is not True:
+                if result.structured_content is UNSET:
+                    raise RemoteProtocolError("Tool declared an outputSchema but returned no structuredContent", code=ErrorCode.INTERNAL_ERROR)
+                problem = check(result.structured_content)
+                if problem is not None:
+                    raise RemoteProtocolError(f"Tool result does not match its outputSchema: {problem}", code=ErrorCode.INTERNAL_ERROR)
+        elif isinstance(event, ResourceRead):
+            policy = self._policy("resources/read")
+            if result.ttl_ms is UNSET:
+                changes["ttl_ms"] = policy.ttl_ms
+            if result.cache_scope is UNSET:
+                changes["cache_scope"] = policy.scope
+        elif isinstance(event, CompletionRequest):
+            values = result.completion.values
+            if len(values) > 100:
+                raise LocalProtocolError("A completion returns at most 100 values")
+            total = result.completion.total
+            if total is not UNSET and total < len(values):
+                raise LocalProtocolError("Completion total must be at least the number of values")
+        meta = result.meta if result.meta is not UNSET else {}
+        changes["meta"] = {**meta, SERVER_INFO_KEY: self._info_builtins}
+        return msgspec.structs.replace(result, **changes)
+
+
+_DEFAULT_POLICY: Final = CachePolicy()
+_EVENT_METHODS: Final[dict[type, str]] = {
+    ToolCall: "tools/call", ResourceRead: "resources/read", PromptGet: "prompts/get",
+    CompletionRequest: "completion/complete",
+}
+_RESULT_TYPES: Final[dict[type, type]] = {
+    ToolCall: CallToolResult, ResourceRead: ReadResourceResult, PromptGet: GetPromptResult,
+    CompletionRequest: CompleteResult,
+}

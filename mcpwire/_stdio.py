@@ -1,0 +1,119 @@
+"""The stdio transport, server side: one connection's NDJSON stream (wire reference section 14).
+
+Owns: splitting stdin bytes into lines (bounded; an oversize line is -32600 with id null,
+unreadable JSON -32700 with id null), the requests in flight on this connection (bounded;
+ids unique while in flight), and ``notifications/cancelled``: the named request's exchange
+is cancelled at once, so it writes no late response, and a :class:`Cancelled` event tells
+the host to stop its work (section 9). Notifications and posted responses get no answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import msgspec
+
+from ._envelope import Notification, Request, Response, check_request_id, decode_message, encode_error
+from ._errors import ErrorCode, ProtocolError, RemoteProtocolError
+from ._events import Cancelled
+from ._exchange import StdioExchange
+from ._listen import StdioListenStream
+from ._ndjson import LineReader, OversizeLine, encode_line
+from ._server import Server
+from ._states import ExchangeState, ListenState
+
+__all__ = ["StdioConnection", "StdioOutput"]
+
+StdioOutput = Union[bytes, StdioExchange, StdioListenStream, Cancelled]
+"""What the connection hands back: bytes to write to stdout now, an exchange or stream for the
+host to drive, or a cancellation of one it is already driving."""
+
+
+class StdioConnection:
+    """One stdio connection to a :class:`Server`.
+
+    Feed stdin with :meth:`receive_data` (any chunking) and :meth:`receive_eof`; each returns
+    the outputs in order. Write bytes as they come; drive exchanges concurrently (their output
+    is whole NDJSON lines, safe to interleave line by line); on :class:`Cancelled` stop the
+    named request's work (its exchange already produces no more output).
+    """
+
+    def __init__(self, server: Server, *, max_line_bytes: int = 4 * 1024 * 1024, max_in_flight: int = 64) -> None:
+        self.server = server
+        self.max_in_flight = max_in_flight
+        self.max_line_bytes = max_line_bytes
+        self._reader = LineReader(max_line_bytes)
+        self._in_flight: dict[Any, StdioExchange | StdioListenStream] = {}
+
+    def receive_data(self, data: bytes, *, now: float) -> list[StdioOutput]:
+        return self._lines(self._reader.feed(data), now)
+
+    def receive_eof(self, *, now: float) -> list[StdioOutput]:
+        """End of stdin: a last line without newline is still read."""
+        return self._lines(self._reader.close(), now)
+
+    def _lines(self, lines: list[bytes | OversizeLine], now: float) -> list[StdioOutput]:
+        out: list[StdioOutput] = []
+        for line in lines:
+            if isinstance(line, OversizeLine):
+                error = RemoteProtocolError(f"Message exceeds {self.max_line_bytes} bytes", code=ErrorCode.INVALID_REQUEST)
+                out.append(encode_line(encode_error(None, error)))
+                continue
+            item = self.receive_line(line, now=now)
+            if item is not None:
+                out.append(item)
+        return out
+
+    @property
+    def in_flight(self) -> int:
+        self._prune()
+        return len(self._in_flight)
+
+    def _prune(self) -> None:
+        done = [k for k, v in self._in_flight.items() if v.state not in (ExchangeState.OPEN, ExchangeState.STREAMING, ListenState.OPEN)]
+        for key in done:
+            del self._in_flight[key]
+
+    def receive_line(self, line: bytes, *, now: float) -> StdioOutput | None:
+        """One NDJSON line (without its newline)."""
+        try:
+            message = decode_message(line)
+        except RemoteProtocolError as exc:
+            return encode_line(encode_error(exc.request_id, exc))
+        if isinstance(message, Response):
+            return None
+        if isinstance(message, Notification):
+            return self._notification(message)
+        return self._request(message, now)
+
+    def _request(self, message: Request, now: float) -> StdioOutput:
+        self._prune()
+        key = (type(message.id), message.id)
+        if key in self._in_flight:
+            error: ProtocolError = RemoteProtocolError("Request id is already in flight", code=ErrorCode.INVALID_REQUEST)
+            return encode_line(encode_error(message.id, error))
+        if len(self._in_flight) >= self.max_in_flight:
+            error = ProtocolError(f"More than {self.max_in_flight} requests in flight", code=ErrorCode.INTERNAL_ERROR)
+            return encode_line(encode_error(message.id, error))
+        admitted = self.server.admit_line(message, now)
+        if isinstance(admitted, bytes):
+            return encode_line(admitted)
+        self._in_flight[key] = admitted
+        return admitted
+
+    def _notification(self, message: Notification) -> Cancelled | None:
+        if message.method != "notifications/cancelled" or message.params is msgspec.UNSET:
+            return None
+        try:
+            params = msgspec.json.decode(message.params)
+        except msgspec.DecodeError:
+            return None
+        request_id = check_request_id(params.get("requestId")) if type(params) is dict else None
+        reason = params.get("reason") if type(params) is dict else None
+        if request_id is None or (reason is not None and type(reason) is not str):
+            return None  # invalid cancellations are ignored: notifications are never answered
+        target = self._in_flight.pop((type(request_id), request_id), None)
+        if target is None:
+            return None
+        target.cancel()
+        return Cancelled(request_id=request_id, reason=reason)
