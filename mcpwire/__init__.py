@@ -57,4 +57,5 @@ __all__ = [
     "HttpRequest", "HttpPolicy", "ResponseHead", "ResponseBody", "HttpReply", "HttpOutput",
     # framing
     "SSEReader", "SSEEvent", "LineReader", "OversizeLine",
-] + list(_types_all)  # fmt: skip
+]  # fmt: skip
+__all__ += _types_all  # `+=` (not `+ list(...)`), so type checkers see these as re-exported

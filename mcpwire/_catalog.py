@@ -179,14 +179,9 @@ def prepare_tool(
     input_check = None
     if decoder is None and validator is not None:
         input_check = validator(tool.input_schema)
-    output_check = None
+    output_check: SchemaCheck | None = None
     if output_type is not None:
-        def output_check(value: Any, _t: Any = output_type) -> str | None:
-            try:
-                msgspec.convert(value, _t)
-            except msgspec.ValidationError as exc:
-                return str(exc)
-            return None
+        output_check = _struct_check(output_type)
     elif not isinstance(tool.output_schema, msgspec.UnsetType) and validator is not None:
         output_check = validator(tool.output_schema)
     return ToolEntry(
@@ -196,6 +191,17 @@ def prepare_tool(
         input_check=input_check,
         output_check=output_check,
     )
+
+
+def _struct_check(output_type: type[Any]) -> SchemaCheck:
+    def check(value: Any) -> str | None:
+        try:
+            msgspec.convert(value, output_type)
+        except msgspec.ValidationError as exc:
+            return str(exc)
+        return None
+
+    return check
 
 
 def prepare_prompt(prompt: Prompt) -> PromptEntry:

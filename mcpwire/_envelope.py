@@ -130,7 +130,7 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
     method = env.method
     if env.id is UNSET:
         if type(method) is str and env.jsonrpc == "2.0":
-            if env.params is not UNSET and not _is_object(env.params):
+            if not isinstance(env.params, UnsetType) and not _is_object(env.params):
                 # Notifications are never answered; bad params just make it unusable.
                 return Notification(method=method, params=UNSET)
             return Notification(method=method, params=env.params)
@@ -147,7 +147,7 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
             raise _invalid("Expected a JSON-RPC 2.0 response", request_id)
         if (env.result is UNSET) == (env.error is UNSET):
             raise _invalid("Invalid Request: a response has exactly one of result and error", request_id)
-        if env.error is not UNSET:
+        if not isinstance(env.error, UnsetType):
             try:
                 error = _error_decoder.decode(env.error)
             except msgspec.ValidationError:
@@ -163,7 +163,7 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
         raise _invalid("Expected a JSON-RPC 2.0 request", request_id)
     if type(method) is not str:
         raise _invalid("Invalid Request: method must be a string", request_id)
-    if env.params is not UNSET and not _is_object(env.params):
+    if not isinstance(env.params, UnsetType) and not _is_object(env.params):
         raise _error(ErrorCode.INVALID_PARAMS, "Request params must be an object", request_id)
     return Request(id=request_id, method=method, params=env.params)
 

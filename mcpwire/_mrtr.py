@@ -35,7 +35,7 @@ def _needs(request: Mapping[str, Any]) -> list[tuple[str, ...]]:
             return [("elicitation", "url")]
         return [("elicitation", "form")]
     if method == "sampling/createMessage":
-        needs = [("sampling",)]
+        needs: list[tuple[str, ...]] = [("sampling",)]
         if "tools" in params or "toolChoice" in params:
             needs.append(("sampling", "tools"))
         if params.get("includeContext", "none") != "none":

@@ -388,7 +388,7 @@ class Server:
         token = check_request_state(params.request_state)
         state: Any = UNSET
         if token is not None:
-            full = _dict_decoder.decode(message.params)
+            full = _dict_decoder.decode(message.params) if not isinstance(message.params, msgspec.UnsetType) else {}
             state = self._state_codec.verify(
                 token, method=message.method, scope=request_scope(message.method, full), now=now
             )
@@ -512,7 +512,7 @@ class Server:
         return _EVENT_METHODS[type(event)]
 
     def _shape_result(self, event: ServerEvent, result: Any, params: Any) -> Any:
-        expected = _RESULT_TYPES[type(event)]
+        expected: type[Any] = _RESULT_TYPES[type(event)]
         if isinstance(event, ToolCall) and isinstance(result, str):
             result = CallToolResult(content=[TextContent(text=result)])
         if not isinstance(result, expected):

@@ -28,10 +28,10 @@ def jsonschema_validator() -> ValidatorFactory | None:
     def factory(schema: Mapping[str, Any]) -> SchemaCheck:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         try:
-            cls.check_schema(schema)
+            cls.check_schema(dict(schema))
         except SchemaError as exc:
             raise ValueError(f"Invalid JSON Schema: {exc.message}") from None
-        validator = cls(schema)
+        validator = cls(dict(schema))
 
         def check(value: Any) -> str | None:
             try:
