@@ -1,0 +1,477 @@
+"""Streamable HTTP over trio and h11: the driver that owns sockets for an :class:`App`.
+
+The engine (``app.server.receive_http``) decides every answer; this module only moves bytes:
+h11 parses requests and frames responses, trio runs one task per connection.
+
+Per connection, one request at a time (HTTP/1.1 keep-alive, section 13.1):
+
+1. read the request head within ``header_timeout`` (``keepalive_idle_timeout`` to wait for the
+   first byte of a later request on a kept-alive connection); heads over ``max_header_bytes``
+   get 431;
+2. refuse a body over ``app.server.http.max_body_bytes`` before reading it when Content-Length
+   says so, or as soon as a chunked body passes the limit: 413 with a JSON-RPC -32600 body,
+   then close; the whole body must arrive within ``body_timeout`` (408 otherwise);
+3. hand the request to the engine and write what it returns: a complete reply; an exchange,
+   whose handler runs while the socket is watched (a peer that closes cancels the handler and
+   the exchange: HTTP cancellation, section 9); or a listen stream, forwarded as SSE with a
+   ``: keepalive`` comment every ``sse_keepalive_interval`` (section 11).
+
+Every error this driver answers by itself carries a JSON-RPC error body, never HTML or plain
+text: 400/431 -32600 for malformed HTTP, 408/413 -32600, 500 -32603 for a bug, 503 -32603 at
+the connection limit. Beyond ``max_connections`` a new connection is accepted, its request
+head read (for at most a second), answered 503 with ``connection: close``, and closed.
+
+Shutdown: cancelling :func:`serve_http` closes the listeners and every connection at once.
+:func:`serve_http_until` stops gracefully when its ``stop`` event is set: it closes the
+listeners, closes idle kept-alive connections, ends every listen stream with its listen
+result (``app.close_streams()``), lets in-flight requests finish for ``grace_period`` seconds
+and then cancels what is left.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from http import HTTPStatus
+
+import h11
+import msgspec
+import trio
+
+from mcpwire import (
+    ErrorCode,
+    HttpExchange,
+    HttpListenStream,
+    HttpRequest,
+    RemoteProtocolError,
+    ResponseBody,
+    ResponseHead,
+)
+from mcpwire._http import error_reply
+from mcpwire._sse import encode_comment
+
+from .app import App
+
+__all__ = ["HttpServerConfig", "serve_http", "serve_http_until"]
+
+_log = logging.getLogger("mcpwire_adapters.http")
+
+_RECEIVE_BYTES = 64 * 1024
+_LINGER_SECONDS = 1.0  # after an early refusal, drain what the client still sends so it reads our answer
+_REJECT_SECONDS = 1.0  # time given to a connection over the limit to send its head
+_KEEPALIVE = encode_comment("keepalive")
+
+Output = ResponseHead | ResponseBody
+
+
+class HttpServerConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """Socket-level limits of :func:`serve_http` (the engine's own limits are ``app.server.http``).
+
+    ``header_timeout``: seconds for a whole request head to arrive. ``body_timeout``: seconds
+    for the whole body. ``keepalive_idle_timeout``: how long a kept-alive connection may sit
+    idle between requests. ``send_timeout``: seconds a single write may block on a client that
+    does not read before the connection is dropped. ``max_header_bytes``: the largest request
+    head (h11's ``max_incomplete_event_size``; 431 above it). ``sse_keepalive_interval``: seconds
+    between ``: keepalive`` comments on an idle listen stream. ``max_connections``: open
+    connections served at once; more are answered 503 and closed.
+    """
+
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    keepalive_idle_timeout: float = 60.0
+    send_timeout: float = 30.0
+    max_header_bytes: int = 64 * 1024
+    sse_keepalive_interval: float = 15.0
+    max_connections: int = 1024
+
+
+_DEFAULT_CONFIG = HttpServerConfig()
+
+
+class _PeerGone(Exception):
+    """The client closed or reset the connection, or stopped reading."""
+
+
+class _Refused(Exception):
+    """The request was answered by the driver itself; the connection must close."""
+
+
+async def serve_http(
+    app: App,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+    config: HttpServerConfig = _DEFAULT_CONFIG,
+) -> None:
+    """Serve ``app`` on ``host:port`` until cancelled. Use with ``nursery.start``, which returns
+    the bound ``(host, port)`` (``port=0`` picks a free port). Cancellation closes the listeners
+    and every open connection; for a graceful stop use :func:`serve_http_until`."""
+    await _HttpServer(app, config).serve(host, port, task_status=task_status)
+
+
+async def serve_http_until(
+    app: App,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    stop: trio.Event,
+    grace_period: float = 10.0,
+    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+    config: HttpServerConfig = _DEFAULT_CONFIG,
+) -> None:
+    """Like :func:`serve_http`, and returns after a graceful stop once ``stop`` is set: no new
+    connections, idle connections closed, listen streams ended with their result, in-flight
+    requests given ``grace_period`` seconds to finish, then cancelled."""
+    server = _HttpServer(app, config)
+    async with trio.open_nursery() as nursery:
+        bound = await nursery.start(partial(server.serve, host, port))
+        task_status.started(bound)
+        await stop.wait()
+        server.drain()
+        # The nursery now waits for the connections still busy, up to the deadline.
+        nursery.cancel_scope.deadline = trio.current_time() + grace_period
+
+
+class _HttpServer:
+    def __init__(self, app: App, config: HttpServerConfig) -> None:
+        self.app = app
+        self.config = config
+        self.connections: set[_Connection] = set()
+        self.rejecting = 0
+        self.draining = False
+        self._accepting: trio.CancelScope | None = None
+
+    async def serve(
+        self, host: str, port: int, *, task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        listeners = await trio.open_tcp_listeners(port, host=host)
+        sockname = listeners[0].socket.getsockname()
+        async with trio.open_nursery() as handlers, trio.open_nursery() as accepting:
+            self._accepting = accepting.cancel_scope
+            await accepting.start(partial(trio.serve_listeners, self._handle, listeners, handler_nursery=handlers))
+            task_status.started((sockname[0], sockname[1]))
+            # Accepting stopped (drain): the handlers nursery waits for open connections.
+
+    def drain(self) -> None:
+        """Begin a graceful stop: stop accepting, close idle connections, end listen streams."""
+        self.draining = True
+        if self._accepting is not None:
+            self._accepting.cancel()
+        for connection in list(self.connections):
+            connection.stop_if_idle()
+        self.app.close_streams()
+
+    async def _handle(self, stream: trio.SocketStream) -> None:
+        if self.draining:
+            return
+        if len(self.connections) >= self.config.max_connections:
+            if self.rejecting < self.config.max_connections:
+                self.rejecting += 1
+                try:
+                    await _Connection(self, stream).reject()
+                finally:
+                    self.rejecting -= 1
+            return
+        connection = _Connection(self, stream)
+        self.connections.add(connection)
+        try:
+            await connection.run()
+        finally:
+            self.connections.discard(connection)
+
+
+class _Connection:
+    """One client connection: an h11 state machine and the socket it drives."""
+
+    def __init__(self, server: _HttpServer, stream: trio.SocketStream) -> None:
+        self.server = server
+        self.app = server.app
+        self.config = server.config
+        self.stream = stream
+        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=self.config.max_header_bytes)
+        self._send_lock = trio.Lock()
+        self._idle: trio.CancelScope | None = None
+        self._head_request = False
+        self._linger = False
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    async def run(self) -> None:
+        try:
+            first = True
+            while await self._cycle(first):
+                self.h11.start_next_cycle()
+                first = False
+        except (_PeerGone, _Refused):
+            pass
+        except h11.RemoteProtocolError as exc:
+            await self._try_refuse(exc.error_status_hint, ErrorCode.INVALID_REQUEST, _h11_message(exc))
+        except Exception:  # noqa: BLE001 - a bug must not take the server down
+            _log.exception("unexpected error on an HTTP connection")
+            await self._try_refuse(500, ErrorCode.INTERNAL_ERROR, "Internal error")
+        await self._close()
+
+    async def reject(self) -> None:
+        """Answer a connection over the limit with 503 and close it."""
+        with trio.move_on_after(min(_REJECT_SECONDS, self.config.header_timeout)):
+            try:
+                if await self._read_head(first=True) is not None:
+                    await self._refuse(503, ErrorCode.INTERNAL_ERROR, "Server is at its connection limit")
+            except (_PeerGone, _Refused, h11.ProtocolError):
+                pass
+        await self._close()
+
+    def stop_if_idle(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+
+    async def _close(self) -> None:
+        if self._linger:
+            # Half-close, then read what the client still sends for a moment: closing a socket
+            # with unread data sends RST, which can destroy our answer before the client reads it.
+            with trio.move_on_after(_LINGER_SECONDS):
+                try:
+                    await self.stream.send_eof()
+                    while await self.stream.receive_some(_RECEIVE_BYTES):
+                        pass
+                except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
+                    pass
+        await trio.aclose_forcefully(self.stream)
+
+    async def _cycle(self, first: bool) -> bool:
+        """Serve one request. True when the connection may carry another."""
+        request = await self._read_head(first)
+        if request is None:
+            return False
+        if _head_size(request) > self.config.max_header_bytes:
+            # h11 bounds only an incomplete head; one that arrived whole in a read is checked here.
+            await self._refuse(431, ErrorCode.INVALID_REQUEST, "Request head too large")
+        self._head_request = request.method == b"HEAD"
+        body = await self._read_body(request)
+        reply = self.app.server.receive_http(
+            HttpRequest(
+                method=request.method.decode("latin-1"), target=request.target.decode("latin-1"),
+                headers=list(request.headers), body=body,
+            ),
+            now=time.time(),
+        )
+        if isinstance(reply, HttpExchange):
+            await self._run_exchange(reply)
+        elif isinstance(reply, HttpListenStream):
+            await self._run_listen(reply)
+        else:
+            await self._emit(reply)
+        return self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE and not self.server.draining
+
+    # -- reading --------------------------------------------------------------------------------
+    async def _receive(self) -> None:
+        try:
+            data = await self.stream.receive_some(_RECEIVE_BYTES)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise _PeerGone from exc
+        self.h11.receive_data(data)
+
+    async def _read_head(self, first: bool) -> h11.Request | None:
+        """The next request head, or None when the client closed, idled out or was too slow."""
+        if self.server.draining:
+            return None
+        buffered = bool(self.h11.trailing_data[0])  # pipelined bytes of this request already read
+        waiting_idle = not buffered  # no byte of this request yet: drain() may close the connection
+        wait = self.config.header_timeout if first or buffered else self.config.keepalive_idle_timeout
+        deadline = trio.current_time() + wait
+        with trio.CancelScope() as scope:
+            self._idle = scope if waiting_idle else None
+            while True:
+                event = self.h11.next_event()
+                if isinstance(event, h11.Request):
+                    self._idle = None
+                    return event
+                if event is not h11.NEED_DATA:
+                    return None  # ConnectionClosed
+                with trio.move_on_at(deadline):
+                    await self._receive()
+                    if waiting_idle:
+                        waiting_idle = False
+                        self._idle = None
+                        if not first:  # the idle wait is over; the whole head must now arrive in time
+                            deadline = trio.current_time() + self.config.header_timeout
+                    continue
+                return None  # too slow
+        self._idle = None
+        return None  # closed by drain()
+
+    async def _read_body(self, request: h11.Request) -> bytes:
+        limit = self.app.server.http.max_body_bytes
+        too_big = f"Request body exceeds {limit} bytes"
+        length = _content_length(request)
+        if length is not None and length > limit:
+            await self._refuse(413, ErrorCode.INVALID_REQUEST, too_big)
+        if self.h11.they_are_waiting_for_100_continue:
+            await self._send(h11.InformationalResponse(status_code=100, headers=[]))
+        chunks: list[bytes] = []
+        size = 0
+        with trio.move_on_after(self.config.body_timeout):
+            while True:
+                event = self.h11.next_event()
+                if event is h11.NEED_DATA:
+                    await self._receive()
+                elif isinstance(event, h11.Data):
+                    size += len(event.data)
+                    if size > limit:
+                        break
+                    chunks.append(bytes(event.data))
+                elif isinstance(event, h11.EndOfMessage):
+                    return b"".join(chunks)
+                else:
+                    raise _PeerGone
+        if size > limit:
+            await self._refuse(413, ErrorCode.INVALID_REQUEST, too_big)
+        late = f"Request body not received within {self.config.body_timeout} s"
+        await self._refuse(408, ErrorCode.INVALID_REQUEST, late)
+        raise AssertionError("unreachable")
+
+    async def _watch_peer(self, gone: Callable[[], None]) -> None:
+        """While a response is being produced: call ``gone()`` when the client disconnects."""
+        try:
+            while True:
+                data = await self.stream.receive_some(_RECEIVE_BYTES)
+                if not data:
+                    break
+                self.h11.receive_data(data)  # a pipelined next request waits in h11's buffer
+                if len(self.h11.trailing_data[0]) > self.config.max_header_bytes:
+                    await trio.sleep_forever()  # bounded: stop reading until this response is done
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        gone()
+
+    # -- writing --------------------------------------------------------------------------------
+    async def _send(self, event: h11.Event) -> None:
+        async with self._send_lock:
+            data = self.h11.send(event)
+            if not data:
+                return
+            try:
+                with trio.fail_after(self.config.send_timeout):
+                    await self.stream.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
+                raise _PeerGone from exc
+
+    async def _emit(self, outputs: Sequence[Output]) -> None:
+        """Write engine output events: ResponseHead -> h11.Response (no Content-Length on SSE
+        heads, so h11 frames the body chunked), ResponseBody -> Data, and EndOfMessage when
+        ``more`` is False."""
+        for item in outputs:
+            if isinstance(item, ResponseHead):
+                headers = list(item.headers)
+                if self.server.draining:
+                    headers.append((b"connection", b"close"))
+                await self._send(h11.Response(status_code=item.status, headers=headers, reason=_reason(item.status)))
+            else:
+                if item.data and not self._head_request:
+                    await self._send(h11.Data(data=item.data))
+                if not item.more:
+                    await self._send(h11.EndOfMessage())
+
+    async def _refuse(self, status: int, code: int, message: str) -> None:
+        """Answer with a JSON-RPC error body and ``connection: close``; raises :class:`_Refused`."""
+        head, body = error_reply(RemoteProtocolError(message, code=code, http_status=status))
+        head = ResponseHead(status=head.status, headers=head.headers + ((b"connection", b"close"),))
+        self._linger = True
+        await self._emit([head, body])
+        raise _Refused
+
+    async def _try_refuse(self, status: int, code: int, message: str) -> None:
+        if self.h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return  # a response already started: closing the connection is the only signal left
+        try:
+            await self._refuse(status, code, message)
+        except (_Refused, _PeerGone, h11.LocalProtocolError):
+            pass
+
+    # -- the two long-lived shapes ------------------------------------------------------------------
+    async def _run_exchange(self, exchange: HttpExchange) -> None:
+        """Run the handler while watching the socket; a disconnect cancels both (section 9)."""
+        peer_gone = False
+        async with trio.open_nursery() as nursery:
+
+            def gone() -> None:
+                nonlocal peer_gone
+                peer_gone = True
+                exchange.cancel()
+                nursery.cancel_scope.cancel()
+
+            async def send(outputs: Sequence[Output]) -> None:
+                try:
+                    await self._emit(outputs)
+                except _PeerGone:
+                    gone()
+                    await trio.lowlevel.checkpoint()  # delivers the cancellation to the handler
+
+            nursery.start_soon(self._watch_peer, gone)
+            await self.app.dispatch(exchange, send)
+            nursery.cancel_scope.cancel()
+        if peer_gone:
+            raise _PeerGone
+
+    async def _run_listen(self, stream: HttpListenStream) -> None:
+        """Forward a listen stream as SSE until it ends, the app drops it, or the client leaves."""
+        first = stream.start()
+        channel = self.app.open_stream(stream)  # before the first await: no event can be missed
+        ended = False
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._watch_peer, nursery.cancel_scope.cancel)
+                try:
+                    await self._emit(first)
+                    ended = await self._forward(channel)
+                except _PeerGone:
+                    pass
+                nursery.cancel_scope.cancel()
+        finally:
+            self.app.close_stream(stream)
+        if not ended:
+            raise _PeerGone  # an abrupt end carries no response: close the connection
+
+    async def _forward(self, channel: trio.MemoryReceiveChannel[Sequence[Output]]) -> bool:
+        """True when the stream ended with its listen result, False when the channel closed."""
+        with channel:
+            while True:
+                outputs: Sequence[Output] | None = None
+                with trio.move_on_after(self.config.sse_keepalive_interval):
+                    try:
+                        outputs = await channel.receive()
+                    except trio.EndOfChannel:
+                        return False
+                if outputs is None:
+                    await self._send(h11.Data(data=_KEEPALIVE))
+                    continue
+                await self._emit(outputs)
+                if any(isinstance(o, ResponseBody) and not o.more for o in outputs):
+                    return True
+
+
+def _content_length(request: h11.Request) -> int | None:
+    for name, value in request.headers:
+        if name == b"content-length":
+            return int(value)  # h11 has already checked it is digits
+    return None
+
+
+def _reason(status: int) -> bytes:
+    try:
+        return HTTPStatus(status).phrase.encode("ascii")
+    except ValueError:
+        return b""
+
+
+def _head_size(request: h11.Request) -> int:
+    return len(request.method) + len(request.target) + sum(len(k) + len(v) + 4 for k, v in request.headers)
+
+
+def _h11_message(exc: h11.RemoteProtocolError) -> str:
+    if exc.error_status_hint == 431:
+        return "Request head too large"
+    return "Malformed HTTP request"
+

@@ -1,0 +1,382 @@
+"""Shared helpers of the server-engine tests: schema checks of everything the engine emits,
+and byte-level drivers that apply them.
+
+Every JSON-RPC message a test reads back from the engine goes through :func:`check_message`,
+which validates it against the official schema (``schema-2026-07-28.json``, Draft 2020-12):
+the generic envelope ($defs JSONRPCResultResponse / JSONRPCErrorResponse / JSONRPCNotification)
+and the specific definition for the method, error code or notification.
+
+One documented deviation is accepted: an error answering a message that could not be
+attributed to a request carries ``"id": null`` (JSON-RPC 2.0 section 5), which the schema's
+RequestId type does not allow. Exactly that case (an error response whose id is null) is
+validated with the id member removed, which the schema's JSONRPCErrorResponse permits.
+
+HTTP replies are checked too (:func:`check_http`): the status is one the wire reference
+documents; every non-2xx answer is ``application/json`` with a JSON-RPC error whose code maps to
+that status (section 12); 202 has an empty body; an SSE body is a sequence of valid messages
+whose last one is the final response.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import msgspec
+from jsonschema import Draft202012Validator
+
+import mcpwire
+from mcpwire import HttpExchange, HttpListenStream, HttpRequest, ResponseBody, ResponseHead, SSEReader
+
+SCHEMA_PATH = Path("/work/shared/reference/schema-2026-07-28.json")
+SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
+VERSION = "2026-07-28"
+NOW = 1_800_000_000.0
+SECRET = b"k" * 32
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+
+# Section 12 and 13: every status the engine may answer with, and the codes behind each.
+ADMISSION_STATUSES = {403, 404, 405, 406, 413, 415}  # transport refusals, all -32600 bodies
+DOCUMENTED_STATUSES = {200, 202, 400, 500, 503} | ADMISSION_STATUSES
+STATUS_OF_CODE = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400, -32022: 400,
+                  -32601: 404, -32603: 500}
+
+RESULT_DEFS = {
+    "server/discover": "DiscoverResult",
+    "tools/list": "ListToolsResult",
+    "tools/call": "CallToolResult",
+    "resources/list": "ListResourcesResult",
+    "resources/templates/list": "ListResourceTemplatesResult",
+    "resources/read": "ReadResourceResult",
+    "prompts/list": "ListPromptsResult",
+    "prompts/get": "GetPromptResult",
+    "completion/complete": "CompleteResult",
+    "subscriptions/listen": "SubscriptionsListenResult",
+}
+CACHEABLE = {"server/discover", "tools/list", "resources/list", "resources/templates/list",
+             "prompts/list", "resources/read"}
+ERROR_DEFS = {  # code -> (definition, whether it describes the whole response or the error object)
+    -32700: ("ParseError", False),
+    -32600: ("InvalidRequestError", False),
+    -32601: ("MethodNotFoundError", False),
+    -32602: ("InvalidParamsError", False),
+    -32603: ("InternalError", False),
+    -32020: ("HeaderMismatchError", True),
+    -32021: ("MissingRequiredClientCapabilityError", True),
+    -32022: ("UnsupportedProtocolVersionError", True),
+}
+NOTIFICATION_DEFS = {
+    "notifications/progress": "ProgressNotification",
+    "notifications/message": "LoggingMessageNotification",
+    "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
+    "notifications/tools/list_changed": "ToolListChangedNotification",
+    "notifications/prompts/list_changed": "PromptListChangedNotification",
+    "notifications/resources/list_changed": "ResourceListChangedNotification",
+    "notifications/resources/updated": "ResourceUpdatedNotification",
+}
+
+
+# --- schema validation -------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def _validator(definition: str) -> Draft202012Validator:
+    assert definition in SCHEMA["$defs"], definition
+    root = {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{definition}"}
+    return Draft202012Validator(root)
+
+
+def validate(instance: Any, definition: str) -> None:
+    """Assert ``instance`` is valid against ``$defs[definition]``."""
+    errors = sorted(_validator(definition).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    if errors:
+        details = "; ".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
+        raise AssertionError(f"not a valid {definition}: {details}\n{json.dumps(instance)[:2000]}")
+
+
+def check_message(message: Mapping[str, Any], method: str | None = None) -> Mapping[str, Any]:
+    """Validate one message the engine emitted. ``method`` is the request's method, which
+    selects the result definition. Returns ``message``."""
+    assert message.get("jsonrpc") == "2.0", message
+    if "error" in message:
+        assert "result" not in message and "method" not in message, message
+        assert "id" in message, "an error response always carries id (null when unattributable)"
+        instance = dict(message)
+        if instance["id"] is None:  # the one documented deviation (JSON-RPC 2.0 id null)
+            del instance["id"]
+        validate(instance, "JSONRPCErrorResponse")
+        code = message["error"]["code"]
+        if code in ERROR_DEFS:
+            definition, whole = ERROR_DEFS[code]
+            validate(instance if whole else instance["error"], definition)
+        return message
+    if "result" in message:
+        validate(message, "JSONRPCResultResponse")
+        result = message["result"]
+        assert "resultType" in result, "every result has resultType (section 3)"
+        meta = result.get("_meta", {})
+        assert SERVER_INFO_KEY in meta, "every result carries _meta serverInfo (section 3)"
+        validate(meta[SERVER_INFO_KEY], "Implementation")
+        if result["resultType"] == "input_required":
+            assert method in ("tools/call", "resources/read", "prompts/get"), method
+            validate(result, "InputRequiredResult")
+            assert "inputRequests" in result or "requestState" in result
+        elif method is not None:
+            validate(result, RESULT_DEFS[method])
+            if method in CACHEABLE:
+                assert type(result["ttlMs"]) is int and result["ttlMs"] >= 0
+                assert result["cacheScope"] in ("public", "private")
+            else:
+                assert "ttlMs" not in result and "cacheScope" not in result, result
+        return message
+    assert "id" not in message, "the server never sends requests (section 1)"
+    validate(message, "JSONRPCNotification")
+    definition = NOTIFICATION_DEFS.get(message["method"])
+    assert definition is not None, f"unexpected notification {message['method']}"
+    validate(message, definition)
+    return message
+
+
+def check_error(message: Mapping[str, Any], code: int, request_id: Any, *, data: Any = ...,
+                message_text: str | None = None) -> Mapping[str, Any]:
+    """Assert ``message`` is a schema-valid error with ``code`` and ``request_id`` (and the
+    given ``data`` / message when passed). Returns the error object."""
+    check_message(message)
+    assert "error" in message, message
+    error = message["error"]
+    assert error["code"] == code, message
+    assert message["id"] == request_id and type(message["id"]) is type(request_id), message
+    if data is not ...:
+        assert error.get("data", ...) == data, message
+    if message_text is not None:
+        assert error["message"] == message_text, message
+    return error
+
+
+# --- building requests ---------------------------------------------------------------------------
+
+
+def meta(**extra: Any) -> dict[str, Any]:
+    """A valid request ``_meta`` (protocol version and empty capabilities) plus ``extra``."""
+    out: dict[str, Any] = {
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    for key, value in extra.items():
+        out[_META_ALIASES.get(key, key)] = value
+    return out
+
+
+_META_ALIASES = {
+    "version": "io.modelcontextprotocol/protocolVersion",
+    "caps": "io.modelcontextprotocol/clientCapabilities",
+    "info": "io.modelcontextprotocol/clientInfo",
+    "level": "io.modelcontextprotocol/logLevel",
+    "token": "progressToken",
+}
+
+
+def request(method: str, params: Any = None, id: Any = 1, *, with_meta: bool = True) -> dict[str, Any]:
+    """A request object; ``params`` gets a valid ``_meta`` unless it has one or ``with_meta`` is off."""
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is None:
+        params = {}
+    if isinstance(params, dict) and with_meta and "_meta" not in params:
+        params = {**params, "_meta": meta()}
+    msg["params"] = params
+    return msg
+
+
+def encode(obj: Any) -> bytes:
+    return obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+
+
+def mcp_headers(body: Any) -> list[tuple[bytes, bytes]]:
+    """The MCP headers a correct client sends for ``body`` (a request dict)."""
+    out = [(b"MCP-Protocol-Version", VERSION.encode())]
+    if not isinstance(body, dict) or not isinstance(body.get("method"), str):
+        return out
+    method = body["method"]
+    out.append((b"Mcp-Method", method.encode()))
+    params = body.get("params")
+    if isinstance(params, dict):
+        field = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
+        if field is not None and isinstance(params.get(field), str):
+            out.append((b"Mcp-Name", mcpwire._headers.encode_param_value(params[field])))
+        pmeta = params.get("_meta")
+        if isinstance(pmeta, dict) and isinstance(pmeta.get("io.modelcontextprotocol/protocolVersion"), str):
+            out[0] = (b"MCP-Protocol-Version", pmeta["io.modelcontextprotocol/protocolVersion"].encode())
+    return out
+
+
+BASE_HEADERS = [(b"Content-Type", b"application/json"), (b"Accept", b"application/json, text/event-stream")]
+
+
+def http_request(body: Any, *, headers: Sequence[tuple[bytes, bytes]] | None = None,
+                 extra: Sequence[tuple[bytes, bytes]] = (), drop: Iterable[bytes] = (),
+                 method: str = "POST", target: str = "/mcp") -> HttpRequest:
+    """An HttpRequest for ``body``. Without ``headers``, the headers a correct client sends,
+    minus the names in ``drop`` (any case), plus ``extra``."""
+    if headers is None:
+        dropped = {d.lower() for d in drop}
+        headers = [h for h in BASE_HEADERS + mcp_headers(body) if h[0].lower() not in dropped]
+        headers = list(headers) + list(extra)
+    return HttpRequest(method=method, target=target, headers=list(headers), body=encode(body))
+
+
+# --- reading replies ------------------------------------------------------------------------------
+
+
+class Reply(msgspec.Struct, kw_only=True):
+    """A complete HTTP answer, decoded: status, headers (lowercase names), raw body, and the
+    JSON-RPC messages in it (one for JSON, every event for SSE)."""
+
+    status: int
+    headers: dict[bytes, bytes]
+    body: bytes
+    messages: list[Any]
+    sse: bool
+
+    @property
+    def message(self) -> Any:
+        """The final message (the response)."""
+        assert self.messages, "no message in the body"
+        return self.messages[-1]
+
+    @property
+    def result(self) -> Any:
+        assert "result" in self.message, self.message
+        return self.message["result"]
+
+    @property
+    def error(self) -> Any:
+        assert "error" in self.message, self.message
+        return self.message["error"]
+
+
+def parse_sse(data: bytes) -> list[Any]:
+    reader = SSEReader()
+    events = reader.feed(data) + reader.close()
+    return [json.loads(e.data) for e in events]
+
+
+def assemble(events: Sequence[Any], method: str | None = None, *, final: bool = True) -> Reply:
+    """Join output events (ResponseHead first, then ResponseBody pieces) into a Reply, checking
+    the event sequence and every message. ``final``: the last piece must end the response."""
+    assert events and isinstance(events[0], ResponseHead), events
+    head = events[0]
+    pieces = list(events[1:])
+    assert all(isinstance(p, ResponseBody) for p in pieces), events
+    assert not any(isinstance(p, ResponseHead) for p in pieces)
+    if final:
+        assert pieces and pieces[-1].more is False, "the response must end"
+        assert all(p.more for p in pieces[:-1]), "nothing after the end"
+    body = b"".join(p.data for p in pieces)
+    return check_http(head.status, head.headers, body, method)
+
+
+def check_http(status: int, raw_headers: Sequence[tuple[bytes, bytes]], body: bytes,
+               method: str | None = None) -> Reply:
+    """Check one HTTP answer against sections 12-13 and the schema; return it decoded."""
+    assert status in DOCUMENTED_STATUSES, status
+    headers: dict[bytes, bytes] = {}
+    for name, value in raw_headers:
+        assert name.lower() not in headers, f"repeated response header {name!r}"
+        headers[name.lower()] = value
+    ctype = headers.get(b"content-type")
+    if status == 202:
+        assert body == b"" and ctype is None, (status, body)
+        assert headers.get(b"content-length") == b"0"
+        return Reply(status=status, headers=headers, body=body, messages=[], sse=False)
+    if ctype == b"text/event-stream":
+        assert status == 200, "an SSE response is always 200"
+        assert headers.get(b"cache-control") == b"no-cache"
+        messages = parse_sse(body)
+        for m in messages:
+            check_message(m, method)
+        finals = [m for m in messages if "method" not in m]
+        assert len(finals) <= 1, "at most one response per stream"
+        if finals:
+            assert messages[-1] is finals[0], "notifications precede the final response (8.2)"
+        return Reply(status=status, headers=headers, body=body, messages=messages, sse=True)
+    assert ctype == b"application/json", (status, headers)
+    assert headers.get(b"content-length") == str(len(body)).encode()
+    message = json.loads(body)
+    check_message(message, method)
+    if status != 200:
+        assert "error" in message, "every non-2xx answer carries a JSON-RPC error"
+        code = message["error"]["code"]
+        if status in ADMISSION_STATUSES and code == -32600:
+            assert message["id"] is None, "transport refusals are unattributable"
+        elif status == 503:
+            assert code == -32603, message  # too many listen streams (section 11)
+        else:
+            assert STATUS_OF_CODE.get(code) == status, (status, message)
+    elif "error" in message:
+        # Codes outside the section 12 table are application errors, sent with 200.
+        assert message["error"]["code"] not in STATUS_OF_CODE, message
+    if status == 405:
+        assert headers.get(b"allow") == b"POST"
+    return Reply(status=status, headers=headers, body=body, messages=[message], sse=False)
+
+
+def reply_of(answer: Any, method: str | None = None) -> Reply:
+    """Check a complete HttpReply (head, body) and decode it."""
+    assert isinstance(answer, tuple) and len(answer) == 2, f"expected a complete reply, got {answer!r}"
+    head, body = answer
+    assert isinstance(head, ResponseHead) and isinstance(body, ResponseBody) and body.more is False
+    return check_http(head.status, head.headers, body.data, method)
+
+
+def post(server: mcpwire.Server, body: Any, *, now: float = NOW, **kw: Any) -> Any:
+    """Feed one request to ``server.receive_http``: the raw answer (reply, exchange or stream)."""
+    return server.receive_http(http_request(body, **kw), now=now)
+
+
+def call(server: mcpwire.Server, body: Any, *, now: float = NOW, **kw: Any) -> Reply:
+    """Post ``body`` and expect a complete reply; checked and decoded."""
+    method = body.get("method") if isinstance(body, dict) else None
+    return reply_of(post(server, body, now=now, **kw), method if isinstance(method, str) else None)
+
+
+def exchange(server: mcpwire.Server, body: Any, *, now: float = NOW, **kw: Any) -> HttpExchange:
+    """Post ``body`` and expect an exchange for the host."""
+    answer = post(server, body, now=now, **kw)
+    if isinstance(answer, tuple):
+        raise AssertionError(f"expected an exchange, got {answer[0].status} {answer[1].data!r}")
+    assert isinstance(answer, HttpExchange), answer
+    return answer
+
+
+def listen(server: mcpwire.Server, body: Any, *, now: float = NOW, **kw: Any) -> HttpListenStream:
+    answer = post(server, body, now=now, **kw)
+    if isinstance(answer, tuple):
+        raise AssertionError(f"expected a listen stream, got {answer[0].status} {answer[1].data!r}")
+    assert isinstance(answer, HttpListenStream), answer
+    return answer
+
+
+def error_of(reply: Reply, code: int, request_id: Any, *, status: int | None = None, **kw: Any) -> Any:
+    """Assert ``reply`` is the error ``code`` for ``request_id`` with its section 12 status."""
+    expected_status = status if status is not None else STATUS_OF_CODE[code]
+    assert reply.status == expected_status, (reply.status, reply.body)
+    return check_error(reply.message, code, request_id, **kw)
+
+
+def make_server(**kw: Any) -> mcpwire.Server:
+    """A server with the test secret; keyword arguments go to ``Server``."""
+    info = kw.pop("info", mcpwire.Implementation(name="test-server", version="1.0.0"))
+    kw.setdefault("keyring", mcpwire.Keyring.single(SECRET))
+    return mcpwire.Server(info, **kw)
+
+
+def lines_of(data: bytes, method: str | None = None) -> list[Any]:
+    """Split NDJSON output into checked messages."""
+    assert data.endswith(b"\n") or data == b"", data
+    out = [json.loads(line) for line in data.split(b"\n")[:-1]]
+    for m in out:
+        check_message(m, method)
+    return out

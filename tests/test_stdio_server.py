@@ -1,0 +1,191 @@
+"""Integration tests of mcpwire_adapters.stdio_server: a real subprocess driven through pipes.
+
+The app is ``tests/stdio_app.py``. Each test writes NDJSON to the child's stdin, reads whole
+lines from its stdout, closes stdin and requires exit code 0. Everything runs under
+``trio.fail_after`` so nothing can hang.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+TIMEOUT = 15.0
+APP = Path(__file__).with_name("stdio_app.py")
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def call(
+    name: str, request_id: int | str, arguments: dict[str, Any] | None = None, token: str | None = None
+) -> dict[str, Any]:
+    meta = {**META, "progressToken": token} if token is not None else META
+    params = {"name": name, "arguments": arguments or {}, "_meta": meta}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+class Child:
+    """The app in a subprocess, with a line reader on its stdout."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self._buffer = b""
+
+    async def send(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send_all(data)
+
+    async def close_stdin(self) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+
+    async def read_line(self) -> bytes | None:
+        """One whole line without its newline, or None at EOF."""
+        assert self.process.stdout is not None
+        while b"\n" not in self._buffer:
+            chunk = await self.process.stdout.receive_some(65536)
+            if not chunk:
+                assert self._buffer == b"", f"partial line at EOF: {self._buffer!r}"
+                return None
+            self._buffer += chunk
+        result, _, self._buffer = self._buffer.partition(b"\n")
+        return result
+
+    async def message(self) -> Any:
+        raw = await self.read_line()
+        assert raw is not None, "stdout ended early"
+        return json.loads(raw)
+
+    async def rest(self) -> list[Any]:
+        """Every remaining message until stdout ends."""
+        out = []
+        while (raw := await self.read_line()) is not None:
+            out.append(json.loads(raw))
+        return out
+
+    async def exit_code(self) -> int:
+        return await self.process.wait()
+
+    async def stderr(self) -> bytes:
+        assert self.process.stderr is not None
+        data = b""
+        while chunk := await self.process.stderr.receive_some(65536):
+            data += chunk
+        return data
+
+
+def with_child(*args: str) -> Callable[[Callable[[Child], Awaitable[None]]], Callable[[], None]]:
+    def decorate(test: Callable[[Child], Awaitable[None]]) -> Callable[[], None]:
+        def wrapper() -> None:
+            async def main() -> None:
+                with trio.fail_after(TIMEOUT):
+                    process = await trio.lowlevel.open_process(
+                        [sys.executable, str(APP), *args],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                    )
+                    try:
+                        await test(Child(process))
+                    finally:
+                        if process.returncode is None:
+                            process.kill()
+                            await process.wait()
+
+            trio.run(main)
+
+        wrapper.__name__ = wrapper.__qualname__ = test.__name__
+        wrapper.__doc__ = test.__doc__
+        return wrapper
+
+    return decorate
+
+
+@with_child()
+async def test_two_requests_in_flight_answered_in_any_order(child: Child) -> None:
+    await child.send(line(call("wait", 1, {"seconds": 0.5})) + line(call("echo", 2, {"text": "quick"})))
+    first, second = await child.message(), await child.message()
+    assert first["id"] == 2 and first["result"]["content"][0]["text"] == "quick"
+    assert second["id"] == 1 and second["result"]["content"][0]["text"] == "waited 0.5"
+    await child.close_stdin()
+    assert await child.rest() == []
+    assert await child.exit_code() == 0
+
+
+@with_child()
+async def test_cancelled_request_stops_with_no_late_response(child: Child) -> None:
+    await child.send(line(call("slow", "s-1")))
+    await trio.sleep(0.3)
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "s-1", "reason": "test"}}
+    await child.send(line(cancel) + line(call("echo", 2, {"text": "after"})))
+    answer = await child.message()
+    assert answer["id"] == 2
+    await child.close_stdin()
+    assert await child.rest() == []  # nothing for s-1, ever
+    assert await child.exit_code() == 0
+    assert b"slow cancelled" in await child.stderr()
+
+
+@with_child("--max-line-bytes", "512")
+async def test_oversize_and_unreadable_lines_get_errors_with_null_id(child: Child) -> None:
+    await child.send(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "pad": "' + b"x" * 2000 + b'"}\n')
+    oversize = await child.message()
+    assert oversize["id"] is None and oversize["error"]["code"] == -32600
+    await child.send(b"{this is not json\n")
+    unreadable = await child.message()
+    assert unreadable["id"] is None and unreadable["error"]["code"] == -32700
+    await child.send(line(call("echo", 3, {"text": "still here"})))  # the framing survived
+    assert (await child.message())["id"] == 3
+    await child.close_stdin()
+    assert await child.exit_code() == 0
+
+
+@with_child()
+async def test_progress_lines_precede_the_response(child: Child) -> None:
+    await child.send(line(call("progress", 4, token="p-1")))
+    messages = [await child.message() for _ in range(4)]
+    assert [m.get("method") for m in messages] == ["notifications/progress"] * 3 + [None]
+    assert [m["params"]["progress"] for m in messages[:3]] == [1, 2, 3]
+    assert messages[3]["id"] == 4 and messages[3]["result"]["content"][0]["text"] == "done"
+    await child.close_stdin()
+    assert await child.exit_code() == 0
+
+
+@with_child()
+async def test_eof_in_the_middle_of_a_line_still_reads_it(child: Child) -> None:
+    await child.send(line(call("echo", 5, {"text": "first"})) + line(call("wait", 6, {"seconds": 0.2}))[:-1])
+    await child.close_stdin()
+    messages = await child.rest()
+    assert sorted(m["id"] for m in messages) == [5, 6]  # the unterminated line was processed
+    assert await child.exit_code() == 0
+
+
+@with_child()
+async def test_listen_stream_gets_events_and_its_result_at_eof(child: Child) -> None:
+    listen = {
+        "jsonrpc": "2.0",
+        "id": "L",
+        "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": True}, "_meta": META},
+    }
+    await child.send(line(listen))
+    ack = await child.message()
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    await child.send(line(call("change", 7)))
+    messages = [await child.message(), await child.message()]
+    changed = next(m for m in messages if m.get("method") == "notifications/tools/list_changed")
+    assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "L"
+    assert any(m.get("id") == 7 for m in messages)
+    await child.close_stdin()
+    final = await child.rest()
+    assert len(final) == 1 and final[0]["id"] == "L" and final[0]["result"]["resultType"] == "complete"
+    assert await child.exit_code() == 0
