@@ -264,7 +264,9 @@ class App:
 async def _call(handler: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     if inspect.iscoroutinefunction(handler):
         return await handler(*args, **kwargs)
-    return await trio.to_thread.run_sync(lambda: handler(*args, **kwargs))
+    # A thread cannot be interrupted: on cancellation it is abandoned and its answer, which the
+    # cancelled exchange would suppress anyway, is dropped.
+    return await trio.to_thread.run_sync(lambda: handler(*args, **kwargs), abandon_on_cancel=True)
 
 
 def _contents(uri: str, answer: Any) -> Any:

@@ -48,9 +48,9 @@ from mcpwire import (
     RemoteProtocolError,
     ResponseBody,
     ResponseHead,
+    encode_comment,
+    error_reply,
 )
-from mcpwire._http import error_reply
-from mcpwire._sse import encode_comment
 
 from .app import App
 

@@ -21,13 +21,13 @@ from ._errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtoco
 from ._events import Cancelled, CompletionRequest, PromptGet, ResourceRead, ServerEvent, ToolCall
 from ._exchange import Exchange, HttpExchange, StdioExchange, resource_not_found
 from ._headers import HeaderMismatch, InvalidParamHeader, ParamHeader
-from ._http import HttpOutput, HttpPolicy, HttpReply, HttpRequest, ResponseBody, ResponseHead
+from ._http import HttpOutput, HttpPolicy, HttpReply, HttpRequest, ResponseBody, ResponseHead, error_reply
 from ._listen import HttpListenStream, ListenStream, StdioListenStream
 from ._meta import LOG_LEVELS, PROTOCOL_VERSION, RequestMeta
 from ._mrtr import MissingCapability
 from ._ndjson import LineReader, OversizeLine
 from ._server import CachePolicy, Server
-from ._sse import SSEEvent, SSEReader
+from ._sse import SSEEvent, SSEReader, encode_comment, encode_event
 from ._states import ExchangeState, ListenState
 from ._stdio import StdioConnection, StdioOutput
 from ._tokens import CursorCodec, ExpiredCursor, InvalidCursor, InvalidRequestState, Keyring, RequestStateCodec
@@ -54,8 +54,8 @@ __all__ = [
     "ListenStream", "HttpListenStream", "StdioListenStream", "ListenState",
     "StdioConnection", "StdioOutput", "ParamHeader",
     # HTTP
-    "HttpRequest", "HttpPolicy", "ResponseHead", "ResponseBody", "HttpReply", "HttpOutput",
+    "HttpRequest", "HttpPolicy", "ResponseHead", "ResponseBody", "HttpReply", "HttpOutput", "error_reply",
     # framing
-    "SSEReader", "SSEEvent", "LineReader", "OversizeLine",
+    "SSEReader", "SSEEvent", "encode_event", "encode_comment", "LineReader", "OversizeLine",
 ]  # fmt: skip
 __all__ += _types_all  # `+=` (not `+ list(...)`), so type checkers see these as re-exported

@@ -383,7 +383,7 @@ async def test_listen_stream_ack_then_list_changed(app: App, probe: Probe, addre
 
 
 # --- slow clients and shutdown --------------------------------------------------------------------
-@with_server(HttpServerConfig(header_timeout=0.5))
+@with_server(HttpServerConfig(header_timeout=1.0))
 async def test_slow_headers_do_not_block_others_and_are_dropped(
     app: App, probe: Probe, address: tuple[str, int]
 ) -> None:
@@ -392,7 +392,7 @@ async def test_slow_headers_do_not_block_others_and_are_dropped(
     start = trio.current_time()
     response, data = await post(address, call_tool("echo", {"text": "fast"}), mcp_headers("tools/call", "echo"))
     assert response.status_code == 200 and json.loads(data)["result"]["content"][0]["text"] == "fast"
-    assert trio.current_time() - start < 0.4
+    assert trio.current_time() - start < 0.9  # well before the slow head times out
     with trio.fail_after(3):
         assert await slow.receive_some(100) == b""  # dropped after header_timeout
     await slow.aclose()
