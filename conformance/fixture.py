@@ -192,21 +192,10 @@ def _text(text: str, *, is_error: bool = False) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=text)], is_error=is_error)
 
 
-def _supported(caps: Mapping[str, Any], request: InputRequest) -> bool:
-    """Whether the request's client capabilities allow this input request (section 10.2)."""
-    if isinstance(request, ElicitRequest):
-        elicitation = caps.get("elicitation")
-        wanted = "url" if request.params.mode == "url" else "form"
-        return isinstance(elicitation, dict) and (wanted in elicitation or (wanted == "form" and not elicitation))
-    if isinstance(request, CreateMessageRequest):
-        return isinstance(caps.get("sampling"), dict)
-    return isinstance(caps.get("roots"), dict)
-
-
 # -- the application ------------------------------------------------------------------------------
 def build_app(**options: Any) -> App:
     """The conformance fixture as an :class:`App` (``options`` go to the App/Server)."""
-    app = App(SERVER_NAME, SERVER_VERSION, completions=True, logging=True, list_changed=True, **options)
+    app = App(SERVER_NAME, SERVER_VERSION, completions=True, logging=True, list_changed=("tools", "prompts"), **options)
     _content_tools(app)
     _behaviour_tools(app)
     _mrtr_tools(app)
@@ -457,7 +446,7 @@ def _mrtr_tools(app: App) -> None:
             "client_roots": Ask(_roots(), _root_uris),
         }
         caps = ctx.meta.client_capabilities
-        asks = {k: a for k, a in every.items() if _supported(caps, a.request)}
+        asks = {k: a for k, a in every.items() if not ctx.meta.missing_capabilities({k: a.request})}
         if not asks:
             # Nothing this client can answer: asking anyway makes the engine refuse with -32021,
             # naming every capability that would do.

@@ -87,6 +87,18 @@ class RequestMeta(msgspec.Struct, frozen=True, kw_only=True):
     progress_token: str | int | None = None
     raw: dict[str, Any] = msgspec.field(default_factory=dict)
 
+    def missing_capabilities(self, requests: Mapping[str, Any]) -> dict[str, Any]:
+        """The ClientCapabilities this request lacks for ``requests`` (ids to input requests,
+        typed or plain), merged; ``{}`` when the client can answer them all (section 10.2).
+
+        Use it to ask only for what the client declared; an input_required answer that asks
+        for more is refused by the engine with -32021 naming exactly this object.
+        """
+        from ._mrtr import missing_capabilities
+
+        plain = {k: msgspec.to_builtins(v) for k, v in requests.items()}
+        return missing_capabilities(plain, self.client_capabilities)
+
 
 def is_meta_key(key: str) -> bool:
     """Whether ``key`` follows the ``_meta`` key syntax (schema $defs.MetaObject)."""

@@ -15,7 +15,7 @@ request stands alone (the stateless revision). Time comes in as ``now``, keys as
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Final, Literal, Mapping, Union
+from typing import Any, Callable, Collection, Final, Literal, Mapping, Union
 
 import msgspec
 from msgspec import UNSET, Raw
@@ -75,7 +75,9 @@ class Server:
     ``keyring`` signs requestState tokens and pagination cursors; processes behind one load
     balancer share it. ``validator`` compiles the JSON Schemas of tools declared without an
     ``arguments_type`` (see :func:`mcpwire.jsonschema_validator`); without one such tools'
-    arguments are passed through unchecked.
+    arguments are passed through unchecked. ``list_changed`` advertises ``listChanged`` (and
+    serves subscriptions/listen for it) on every list, or only on the kinds named
+    (``{"tools", "prompts"}``); call :meth:`list_changed` when such a list changes.
     """
 
     def __init__(
@@ -89,7 +91,7 @@ class Server:
         prompts: bool = True,
         completions: bool = False,
         logging: bool = True,
-        list_changed: bool = True,
+        list_changed: bool | Collection[str] = True,
         resource_subscribe: bool = False,
         cache: Mapping[str, CachePolicy] | None = None,
         page_size: int = 100,
@@ -110,7 +112,10 @@ class Server:
         self._validator = validator
         self._enabled = {"tools": tools, "resources": resources, "prompts": prompts, "completions": completions}
         self._logging = logging
-        self._list_changed = list_changed
+        # True: listChanged on every list served; or the kinds ("tools", "prompts", "resources").
+        self._list_changed = frozenset(
+            ("tools", "prompts", "resources") if list_changed is True else () if list_changed is False else list_changed
+        )
         self._subscribe = resource_subscribe
         self._cache = dict(cache or {})
         self._state_codec = RequestStateCodec(keyring, ttl_seconds=request_state_ttl)
@@ -185,13 +190,15 @@ class Server:
     def capabilities(self) -> dict[str, Any]:
         """The ServerCapabilities object advertised by server/discover."""
         caps: dict[str, Any] = {}
-        changed = {"listChanged": True} if self._list_changed else {}
+        def changed(kind: str) -> dict[str, Any]:
+            return {"listChanged": True} if kind in self._list_changed else {}
+
         if self._enabled["tools"]:
-            caps["tools"] = dict(changed)
+            caps["tools"] = changed("tools")
         if self._enabled["resources"]:
-            caps["resources"] = {**changed, **({"subscribe": True} if self._subscribe else {})}
+            caps["resources"] = {**changed("resources"), **({"subscribe": True} if self._subscribe else {})}
         if self._enabled["prompts"]:
-            caps["prompts"] = dict(changed)
+            caps["prompts"] = changed("prompts")
         if self._enabled["completions"]:
             caps["completions"] = {}
         if self._logging:
@@ -322,9 +329,7 @@ class Server:
         return spec.capability is None or self._enabled[spec.capability]
 
     def _listen_kinds(self) -> set[str]:
-        kinds = set()
-        if self._list_changed:
-            kinds |= {k for k in ("tools", "prompts", "resources") if self._enabled[k]}
+        kinds = {k for k in self._list_changed if self._enabled[k]}
         if self._subscribe and self._enabled["resources"]:
             kinds.add("subscribe")
         return kinds
