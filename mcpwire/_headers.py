@@ -106,9 +106,10 @@ class HeaderView:
     so each lookup is one dict access.
     """
 
-    __slots__ = ("_first", "_repeated")
+    __slots__ = ("_first", "_repeated", "_headers")
 
     def __init__(self, headers: Sequence[tuple[bytes, bytes]]) -> None:
+        self._headers = headers
         first: dict[bytes, bytes] = {}
         repeated: set[bytes] = set()
         for raw_name, value in headers:
@@ -122,6 +123,20 @@ class HeaderView:
 
     def __contains__(self, name: bytes) -> bool:
         return name.lower() in self._first
+
+    def first(self, name: bytes) -> bytes | None:
+        """The first raw value of ``name`` (lowercase), untrimmed, or None."""
+        return self._first.get(name)
+
+    def all(self, name: bytes) -> list[bytes]:
+        """Every raw value of ``name`` (lowercase), in order."""
+        if name not in self._repeated:
+            value = self._first.get(name)
+            return [] if value is None else [value]
+        return [v for k, v in self._headers if k.lower() == name]
+
+    def repeated(self, name: bytes) -> bool:
+        return name in self._repeated
 
     def get_one(self, name: bytes, label: str | None = None) -> bytes | None:
         """The value of ``name``, trimmed of SP/HTAB, or None when absent.

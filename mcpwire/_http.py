@@ -16,12 +16,14 @@ Every non-2xx answer carries a JSON-RPC error object, never a plain-text or HTML
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Final, Sequence, Union
 
 import msgspec
 
 from ._envelope import RequestId, encode_error
 from ._errors import ErrorCode, ProtocolError, RemoteProtocolError
+from ._headers import HeaderView
 
 __all__ = [
     "Headers",
@@ -126,10 +128,6 @@ def _refuse(status: int, message: str, extra: tuple[tuple[bytes, bytes], ...] = 
     return error_reply(error, None, extra)
 
 
-def _header(headers: Headers, name: bytes) -> list[bytes]:
-    return [v for k, v in headers if k.lower() == name]
-
-
 def _host_of(authority: str) -> str:
     # "host:port", "[v6]:port" or "host" -> lowercase host (brackets kept for IPv6).
     authority = authority.strip().lower()
@@ -149,6 +147,13 @@ def _origin_allowed(origin: bytes, allowed: frozenset[str] | None) -> bool:
     if not sep or scheme.lower() not in ("http", "https") or "@" in rest or "/" in rest:
         return False
     return _host_of(rest) in LOOPBACK_HOSTS
+
+
+@lru_cache(maxsize=256)
+def _accept_ok(value: bytes) -> bool:
+    # Clients send the same few Accept values over and over: parse each once.
+    ranges = _media_types(value)
+    return _accepts(ranges, "application/json") and _accepts(ranges, "text/event-stream")
 
 
 def _media_types(value: bytes) -> list[tuple[str, float]]:
@@ -175,32 +180,37 @@ def _accepts(ranges: list[tuple[str, float]], media: str) -> bool:
     return any(q > 0 and r in (media, major, "*/*") for r, q in ranges)
 
 
-def admit(request: HttpRequest, policy: HttpPolicy) -> bytes | HttpReply:
+def admit(request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = None) -> bytes | HttpReply:
     """Admission steps 1-6 of section 13.2, up to (not including) JSON parsing.
 
-    Returns the body to parse (a leading UTF-8 BOM removed), or the complete reply that
-    refuses the request.
+    ``view`` indexes ``request.headers`` (built here when not given). Returns the body to
+    parse (a leading UTF-8 BOM removed), or the complete reply that refuses the request.
     """
     if request.method != "POST":
         return _refuse(405, "Streamable HTTP accepts POST only", ((b"allow", b"POST"),))
     path = request.target.split("?", 1)[0]
     if path != policy.path:
         return _refuse(404, f"No MCP endpoint at {path}")
-    headers = request.headers
-    origins = _header(headers, b"origin")
-    if origins and (len(origins) > 1 or not _origin_allowed(origins[0], policy.allowed_origins)):
+    if view is None:
+        view = HeaderView(request.headers)
+    origin = view.first(b"origin")
+    if origin is not None and (view.repeated(b"origin") or not _origin_allowed(origin, policy.allowed_origins)):
         return _refuse(403, "Origin is not allowed")
     if policy.allowed_hosts is not None:
-        hosts = _header(headers, b"host")
-        if len(hosts) != 1 or _host_of(hosts[0].decode("latin-1")) not in policy.allowed_hosts:
+        host = view.first(b"host")
+        if host is None or view.repeated(b"host") or _host_of(host.decode("latin-1")) not in policy.allowed_hosts:
             return _refuse(403, "Host is not allowed")
     if len(request.body) > policy.max_body_bytes:
         return _refuse(413, f"Request body exceeds {policy.max_body_bytes} bytes")
-    content_types = _header(headers, b"content-type")
-    if len(content_types) != 1 or content_types[0].split(b";", 1)[0].strip().lower() != b"application/json":
+    content_type = view.first(b"content-type")
+    if (
+        content_type is None
+        or view.repeated(b"content-type")
+        or (content_type != b"application/json" and content_type.split(b";", 1)[0].strip().lower() != b"application/json")
+    ):
         return _refuse(415, "Expected application/json")
-    ranges = [r for value in _header(headers, b"accept") for r in _media_types(value)]
-    if not (_accepts(ranges, "application/json") and _accepts(ranges, "text/event-stream")):
+    accept = view.all(b"accept")
+    if not _accept_ok(accept[0] if len(accept) == 1 else b",".join(accept)):
         return _refuse(406, "Accept must list application/json and text/event-stream")
     body = request.body
     if body[:3] == b"\xef\xbb\xbf":

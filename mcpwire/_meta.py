@@ -129,7 +129,7 @@ def _check_meta_object(meta: Any) -> dict[str, Any]:
     if type(meta) is not dict:
         raise _invalid_params("_meta must be an object")
     for key in meta:
-        if not is_meta_key(key):
+        if key not in _KNOWN_KEYS and _KEY_RE.fullmatch(key) is None:
             raise _invalid_params("_meta contains an invalid key or non-JSON value")
     token = meta.get(PROGRESS_TOKEN_KEY, msgspec.UNSET)
     if token is not msgspec.UNSET and check_request_id(token) is None:
@@ -233,28 +233,52 @@ def _is_object_map(value: Any, keys: tuple[str, ...]) -> bool:
     return type(value) is dict and all(type(value[k]) is dict for k in keys if k in value)
 
 
+def _check_roots(value: Any) -> None:
+    if type(value) is not dict:
+        raise _invalid_params("Client capability roots must be an object")
+
+
+def _check_sampling(value: Any) -> None:
+    if not _is_object_map(value, ("context", "tools")):
+        raise _invalid_params("Client capability sampling must be an object with object context and tools")
+
+
+def _check_elicitation(value: Any) -> None:
+    if not _is_object_map(value, ("form", "url")):
+        raise _invalid_params("Client capability elicitation must be an object with object form and url")
+    if value and "form" not in value and "url" not in value:
+        raise _invalid_params("Client capability elicitation must declare form or url")
+
+
+def _check_experimental(value: Any) -> None:
+    if type(value) is not dict or any(type(v) is not dict for v in value.values()):
+        raise _invalid_params("Client capability experimental must map names to objects")
+
+
+def _check_extensions(value: Any) -> None:
+    if type(value) is not dict or any(type(v) is not dict or "/" not in k or not is_meta_key(k) for k, v in value.items()):
+        raise _invalid_params("Client capability extensions must map prefixed identifiers to objects")
+
+
+# Only the capabilities present are checked: one dict lookup per key sent. Unknown keys are
+# allowed (the schema leaves ClientCapabilities open).
+_CAPABILITY_CHECKS: Final = {
+    "roots": _check_roots,
+    "sampling": _check_sampling,
+    "elicitation": _check_elicitation,
+    "experimental": _check_experimental,
+    "extensions": _check_extensions,
+}
+
+
 def check_client_capabilities(caps: Any) -> None:
     """Validate a ClientCapabilities object (section 2 step 9; schema $defs.ClientCapabilities)."""
     if type(caps) is not dict:
         raise _invalid_params("Client capabilities must be an object")
-    if "roots" in caps and type(caps["roots"]) is not dict:
-        raise _invalid_params("Client capability roots must be an object")
-    if "sampling" in caps and not _is_object_map(caps["sampling"], ("context", "tools")):
-        raise _invalid_params("Client capability sampling must be an object with object context and tools")
-    if "elicitation" in caps:
-        elicitation = caps["elicitation"]
-        if not _is_object_map(elicitation, ("form", "url")):
-            raise _invalid_params("Client capability elicitation must be an object with object form and url")
-        if elicitation and "form" not in elicitation and "url" not in elicitation:
-            raise _invalid_params("Client capability elicitation must declare form or url")
-    experimental = caps.get("experimental", {})
-    if type(experimental) is not dict or any(type(v) is not dict for v in experimental.values()):
-        raise _invalid_params("Client capability experimental must map names to objects")
-    extensions = caps.get("extensions", {})
-    if type(extensions) is not dict or any(
-        type(v) is not dict or "/" not in k or not is_meta_key(k) for k, v in extensions.items()
-    ):
-        raise _invalid_params("Client capability extensions must map prefixed identifiers to objects")
+    for key, value in caps.items():
+        check = _CAPABILITY_CHECKS.get(key)
+        if check is not None:
+            check(value)
 
 
 def client_supports(caps: Mapping[str, Any], path: tuple[str, ...]) -> bool:

@@ -214,7 +214,8 @@ class Server:
         Returns a complete reply to send, an :class:`HttpExchange` whose ``event`` the host
         answers, or an :class:`HttpListenStream` to keep open (write ``stream.start()`` first).
         """
-        body = admit(request, self.http)
+        view = HeaderView(request.headers)
+        body = admit(request, self.http, view)
         if not isinstance(body, bytes):
             return body
         try:
@@ -223,7 +224,6 @@ class Server:
             return error_reply(exc)
         if isinstance(message, Response):
             return empty_reply(202)
-        view = HeaderView(request.headers)
         if isinstance(message, Notification):
             try:
                 self._check_headers(message.method, message.params, view)

@@ -16,6 +16,10 @@ __all__ = ["ExchangeState", "ListenState", "EXCHANGE_TRANSITIONS", "LISTEN_TRANS
 
 
 class ExchangeState(Enum):
+    # Members are singletons compared by identity; identity hashing keeps the transition-table
+    # lookups on the request path cheap (Enum's default hashes the name in Python code).
+    __hash__ = object.__hash__
+
     OPEN = "open"            # admitted; nothing sent yet
     STREAMING = "streaming"  # a notification went out (HTTP: the response is now SSE)
     DONE = "done"            # the final response went out
@@ -23,6 +27,8 @@ class ExchangeState(Enum):
 
 
 class ListenState(Enum):
+    __hash__ = object.__hash__
+
     OPEN = "open"            # acknowledged; events flow
     CLOSED = "closed"        # ended gracefully with the listen result
     CANCELLED = "cancelled"  # the client went away; nothing more is sent
