@@ -33,8 +33,8 @@ _item_encoder: Final = msgspec.json.Encoder()
 T = TypeVar("T")
 
 
-def struct_schema(struct_type: type[msgspec.Struct]) -> dict[str, Any]:
-    """The JSON Schema of a Struct type, with the object at the top (``"type": "object"``)."""
+def struct_schema(struct_type: type[Any]) -> dict[str, Any]:
+    """The JSON Schema of a type; for a Struct, with the object at the top (``"type": "object"``)."""
     schema = msgspec.json.schema(struct_type)
     ref = schema.get("$ref")
     if ref is None:

@@ -119,6 +119,13 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
     valid JSON-RPC 2.0 message), and -32602 when a request's ``params`` is not an object. The
     error's ``request_id`` attribute holds the id when it could be read, else ``None``.
     """
+    if not data.isascii() if isinstance(data, bytes) else not bytes(data).isascii():
+        # msgspec validates UTF-8 only where it decodes strings, not inside members it skips
+        # or keeps as Raw; JSON text must be UTF-8 throughout (RFC 8259 section 8.1).
+        try:
+            str(data, "utf-8")
+        except UnicodeDecodeError:
+            raise _error(ErrorCode.PARSE_ERROR, "Parse error: invalid UTF-8", None) from None
     try:
         env = _envelope_decoder.decode(data)
     except msgspec.ValidationError:
@@ -126,6 +133,8 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
         raise _invalid("Invalid Request: expected a JSON-RPC 2.0 object", None) from None
     except msgspec.DecodeError:
         raise _error(ErrorCode.PARSE_ERROR, "Parse error", None) from None
+    except RecursionError:
+        raise _error(ErrorCode.PARSE_ERROR, "Parse error: JSON nested too deeply", None) from None
 
     method = env.method
     if env.id is UNSET:

@@ -14,6 +14,7 @@ The state machine is ``_states.EXCHANGE_TRANSITIONS``.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Generic, Mapping, TypeVar
 
 import msgspec
@@ -45,6 +46,13 @@ MAX_PROGRESS_MESSAGE = 4096
 def resource_not_found(uri: str) -> RemoteProtocolError:
     """The SEP-2164 resource-not-found error: -32602 with ``data.uri`` (section 5.4)."""
     return RemoteProtocolError("Resource not found", code=ErrorCode.INVALID_PARAMS, data={"uri": uri})
+
+
+def _encode(encoder: Any, *args: Any) -> bytes:
+    try:
+        return encoder(*args)  # type: ignore[no-any-return]
+    except (TypeError, ValueError, msgspec.EncodeError) as exc:
+        raise LocalProtocolError(f"The answer cannot be encoded as JSON: {exc}") from exc
 
 
 class Exchange(Generic[O]):
@@ -80,11 +88,27 @@ class Exchange(Generic[O]):
         raise NotImplementedError
 
     # -- verbs ------------------------------------------------------------------------------------
-    def _step(self, verb: str) -> bool:
+    def _next(self, verb: str) -> ExchangeState | None:
+        """The state ``verb`` leads to (LocalProtocolError if not allowed); None once cancelled.
+
+        Verbs check first, encode next, and only then move to the new state, so an answer that
+        fails to encode leaves the exchange answerable.
+        """
         if self.state is ExchangeState.CANCELLED:
-            return False
-        self.state = transition(EXCHANGE_TRANSITIONS, self.state, verb)  # type: ignore[arg-type,assignment]
-        return True
+            return None
+        return transition(EXCHANGE_TRANSITIONS, self.state, verb)  # type: ignore[arg-type,return-value]
+
+    def _notify(self, method: str, params: dict[str, Any]) -> O:
+        nxt = self._next("notify")
+        if nxt is None:
+            return self._empty()
+        message = _encode(encode_notification, method, params)
+        self.state = nxt
+        return self._notify_out(message)
+
+    def _finish(self, message: bytes, status: int, nxt: ExchangeState) -> O:
+        self.state = nxt
+        return self._final_out(message, status)
 
     def progress(self, progress: float, *, total: float | None = None, message: str | None = None) -> O:
         """A ``notifications/progress`` for this request (section 8.2).
@@ -95,6 +119,9 @@ class Exchange(Generic[O]):
         token = self.event.meta.progress_token
         if token is None or self.state is ExchangeState.CANCELLED:
             return self._empty()
+        self._next("notify")  # a finished exchange sends no more progress (LocalProtocolError)
+        if not math.isfinite(progress) or (total is not None and not math.isfinite(total)):
+            raise LocalProtocolError("Progress values must be finite numbers")
         if self._last_progress is not None and progress <= self._last_progress:
             raise LocalProtocolError("Progress values must strictly increase")
         if message is not None and len(message) > MAX_PROGRESS_MESSAGE:
@@ -108,8 +135,7 @@ class Exchange(Generic[O]):
             params["total"] = total
         if message is not None:
             params["message"] = message
-        self._step("notify")
-        return self._notify_out(encode_notification("notifications/progress", params))
+        return self._notify("notifications/progress", params)
 
     def log(self, level: str, data: Any, *, logger: str | None = None) -> O:
         """A ``notifications/message``, sent only if the request asked for ``level`` or lower (8.1)."""
@@ -120,21 +146,19 @@ class Exchange(Generic[O]):
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        self._step("notify")
-        return self._notify_out(encode_notification("notifications/message", params))
+        return self._notify("notifications/message", params)
 
     def complete(self, result: Any) -> O:
         """Send the final result: a CallToolResult, ReadResourceResult, GetPromptResult or
         CompleteResult matching the event (a str is shorthand for one text block of a tool)."""
-        if self.state is ExchangeState.CANCELLED:
+        nxt = self._next("finish")
+        if nxt is None:
             return self._empty()
         try:
             result = self._server._shape_result(self.event, result, self._params)
         except RemoteProtocolError as exc:  # e.g. output failed the tool's outputSchema
             return self.fail(exc)
-        if not self._step("finish"):
-            return self._empty()
-        return self._final_out(encode_result(self.request_id, result), 200)
+        return self._finish(_encode(encode_result, self.request_id, result), 200, nxt)
 
     def input_required(
         self,
@@ -155,7 +179,8 @@ class Exchange(Generic[O]):
             raise LocalProtocolError("Only tools/call, resources/read and prompts/get may need input")
         if not requests and state is UNSET:
             raise LocalProtocolError("An input_required result needs input requests or a state")
-        if self.state is ExchangeState.CANCELLED:
+        nxt = self._next("finish")
+        if nxt is None:
             return self._empty()
         plain = {k: msgspec.to_builtins(v) for k, v in (requests or {}).items()}
         missing = missing_capabilities(plain, self.event.meta.client_capabilities)
@@ -173,9 +198,7 @@ class Exchange(Generic[O]):
             request_state=token,
             meta={SERVER_INFO_KEY: self._server._info_builtins},
         )
-        if not self._step("finish"):
-            return self._empty()
-        return self._final_out(encode_result(self.request_id, result), 200)
+        return self._finish(_encode(encode_result, self.request_id, result), 200, nxt)
 
     def _scope_params(self) -> dict[str, Any]:
         raw = self._params
@@ -184,12 +207,18 @@ class Exchange(Generic[O]):
     def fail(self, error: BaseException) -> O:
         """Send an error response. A ProtocolError keeps its code and data; anything else is
         -32603 Internal error, with no detail of the cause on the wire."""
-        if self.state is ExchangeState.CANCELLED:
+        nxt = self._next("finish")
+        if nxt is None:
             return self._empty()
         if not isinstance(error, ProtocolError):
             error = ProtocolError("Internal error", code=ErrorCode.INTERNAL_ERROR)
-        self._step("finish")
-        return self._final_out(encode_error(self.request_id, error), error.http_status)
+        try:
+            message = encode_error(self.request_id, error)
+        except (TypeError, ValueError, msgspec.EncodeError):
+            # The error's data does not encode: send the error without it rather than nothing.
+            error = ProtocolError(error.message, code=error.code, http_status=error.http_status)
+            message = encode_error(self.request_id, error)
+        return self._finish(message, error.http_status, nxt)
 
     def cancel(self) -> None:
         """The peer cancelled or went away: nothing more is sent for this request."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ._envelope import RequestId, encode_notification, encode_result
-from ._errors import ErrorCode, RemoteProtocolError
+from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from ._http import HttpOutput, ResponseBody, sse_head
 from ._meta import RequestMeta, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
 from ._ndjson import encode_line
@@ -72,6 +72,7 @@ class ListenStream(Generic[O]):
         self._server = server
         self._resources = tuple(honoured.get("resourceSubscriptions", ()))
         self._sub_meta = {SUBSCRIPTION_ID_KEY: request_id}
+        self._started = False  # the acknowledgement goes first: no event before start()
 
     def _frame(self, message: bytes, first: bool = False, last: bool = False) -> O:
         raise NotImplementedError
@@ -80,12 +81,17 @@ class ListenStream(Generic[O]):
         raise NotImplementedError
 
     def start(self) -> O:
-        """The acknowledgement: always the first message of the stream."""
+        """The acknowledgement: always the first message of the stream. Call it once."""
+        if self.state is not ListenState.OPEN:
+            return self._empty()
+        if self._started:
+            raise LocalProtocolError("The listen stream was already started")
+        self._started = True
         params = {"notifications": self.filter, "_meta": self._sub_meta}
         return self._frame(encode_notification("notifications/subscriptions/acknowledged", params), first=True)
 
     def wants(self, kind: str) -> bool:
-        return self.state is ListenState.OPEN and self.filter.get(KIND_FLAG[kind]) is True
+        return self._started and self.state is ListenState.OPEN and self.filter.get(KIND_FLAG[kind]) is True
 
     def list_changed(self, kind: str) -> O:
         """A list_changed event for ``kind`` ("tools", "prompts" or "resources"), if subscribed."""
@@ -95,7 +101,7 @@ class ListenStream(Generic[O]):
         return self._frame(encode_notification(method, {"_meta": self._sub_meta}))
 
     def covers(self, uri: str) -> bool:
-        return self.state is ListenState.OPEN and any(
+        return self._started and self.state is ListenState.OPEN and any(
             uri == s or uri.startswith(s.rstrip("/") + "/") for s in self._resources
         )
 

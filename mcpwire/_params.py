@@ -79,12 +79,31 @@ PARAMS_DECODERS: Final[dict[str, msgspec.json.Decoder[Any]]] = {
 GENERIC_DECODER: Final = _generic
 
 
+_EMPTY: Final = b"{}"
+
+
+def decode_params(decoder: msgspec.json.Decoder[Any], raw: Raw | UnsetType, request_id: Any = None) -> Any:
+    """Stage two for one message: its params (``{}`` when absent) through ``decoder``.
+
+    Stage one already proved the text is JSON (and UTF-8), so the only failure left is nesting
+    deeper than the decoder can follow: -32700, with the request id.
+    """
+    try:
+        return decoder.decode(_EMPTY if isinstance(raw, UnsetType) else raw)
+    except msgspec.ValidationError:
+        raise  # a typed decoder's verdict on the values; the caller decides what it means
+    except (msgspec.DecodeError, RecursionError):
+        raise RemoteProtocolError(
+            "Parse error: JSON nested too deeply", code=ErrorCode.PARSE_ERROR, request_id=request_id
+        ) from None
+
+
 def is_object(raw: Raw | UnsetType) -> bool:
     return raw is not UNSET and memoryview(raw)[0] == 0x7B  # "{"
 
 
 def check_cursor(value: Any) -> str | None:
-    if value is UNSET or value is None:
+    if value is UNSET:
         return None
     if type(value) is not str:
         raise bad_params("Cursor must be a string")
@@ -92,7 +111,7 @@ def check_cursor(value: Any) -> str | None:
 
 
 def check_string_map(value: Any, message: str) -> dict[str, str]:
-    if value is UNSET or value is None:
+    if value is UNSET:
         return {}
     if type(value) is not dict or any(type(v) is not str for v in value.values()):
         raise bad_params(message)

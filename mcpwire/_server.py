@@ -32,9 +32,11 @@ from ._headers import HeaderMismatch, HeaderView, check_request_headers, protoco
 from ._http import HttpPolicy, HttpReply, HttpRequest, admit, empty_reply, error_reply, json_reply
 from ._listen import HttpListenStream, ListenStream, StdioListenStream, parse_filter
 from ._meta import PROTOCOL_VERSION, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, RequestMeta, parse_request_meta
-from ._methods import METHODS, MethodSpec
+from ._methods import CACHEABLE_METHODS, METHODS, MethodSpec
 from ._mrtr import check_input_responses, check_request_state
-from ._params import GENERIC_DECODER, PARAMS_DECODERS, bad_params, check_cursor, check_string_map, is_object
+from ._params import (
+    GENERIC_DECODER, PARAMS_DECODERS, bad_params, check_cursor, check_string_map, decode_params, is_object,
+)
 from ._tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, request_scope
 from .types import (
     CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, ReadResourceResult,
@@ -113,11 +115,20 @@ class Server:
         self._enabled = {"tools": tools, "resources": resources, "prompts": prompts, "completions": completions}
         self._logging = logging
         # True: listChanged on every list served; or the kinds ("tools", "prompts", "resources").
+        if isinstance(list_changed, str) or (
+            not isinstance(list_changed, bool) and not set(list_changed) <= {"tools", "prompts", "resources"}
+        ):
+            raise LocalProtocolError('list_changed is a bool or a collection of "tools", "prompts", "resources"')
         self._list_changed = frozenset(
             ("tools", "prompts", "resources") if list_changed is True else () if list_changed is False else list_changed
         )
         self._subscribe = resource_subscribe
         self._cache = dict(cache or {})
+        for method, policy in self._cache.items():
+            if method not in CACHEABLE_METHODS:
+                raise LocalProtocolError(f"{method} results are not cacheable (section 7)")
+            if type(policy.ttl_ms) is not int or policy.ttl_ms < 0 or policy.scope not in ("public", "private"):
+                raise LocalProtocolError(f"Invalid cache policy for {method}: {policy!r}")
         self._state_codec = RequestStateCodec(keyring, ttl_seconds=request_state_ttl)
         self._cursor_codec = CursorCodec(keyring)
         self._info_builtins = msgspec.to_builtins(info)
@@ -155,9 +166,23 @@ class Server:
         arguments_type: type[msgspec.Struct] | None = None,
         output_type: type[Any] | None = None,
     ) -> None:
-        """Register (or replace) a tool. With ``arguments_type`` the arguments are decoded into
-        that Struct (and the inputSchema, if the tool has none, comes from it); with
-        ``output_type`` structuredContent is checked against it."""
+        """Register (or replace) a tool.
+
+        With ``arguments_type`` the arguments are decoded into that Struct, and the listed
+        inputSchema, when the tool has none (UNSET or ``{}``), is derived from it. With
+        ``output_type`` structuredContent is checked against it, and the outputSchema, when
+        the tool has none, is derived from it. The inputSchema must be an object schema.
+        """
+        changes: dict[str, Any] = {}
+        if arguments_type is not None and not tool.input_schema:
+            changes["input_schema"] = struct_schema(arguments_type)
+        if output_type is not None and tool.output_schema is UNSET:
+            changes["output_schema"] = struct_schema(output_type)
+        if changes:
+            tool = msgspec.structs.replace(tool, **changes)
+        schema = tool.input_schema
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            raise LocalProtocolError(f"Tool {tool.name!r}: inputSchema must be a JSON Schema with \"type\": \"object\"")
         entry = prepare_tool(tool, arguments_type=arguments_type, output_type=output_type, validator=self._validator)
         self._tools.put(entry, tool)
 
@@ -288,10 +313,9 @@ class Server:
         self._listeners.pop(id(stream), None)
 
     # -- admission ------------------------------------------------------------------------------
-    def _check_headers(self, method: str, raw_params: Raw | Any, view: HeaderView) -> Any:
+    def _check_headers(self, method: str, raw_params: Raw | Any, view: HeaderView, request_id: Any = None) -> Any:
         """Admission steps 9-10 (sections 13.4-13.6). Returns the decoded loose params."""
-        decoder = PARAMS_DECODERS.get(method, GENERIC_DECODER)
-        params = decoder.decode(raw_params if raw_params is not UNSET else b"{}")
+        params = decode_params(PARAMS_DECODERS.get(method, GENERIC_DECODER), raw_params, request_id)
         header_version = protocol_version_header(view)
         if header_version is None:
             raise HeaderMismatch("Missing or repeated required header: mcp-protocol-version")
@@ -317,7 +341,7 @@ class Server:
                 entry = self._tools.get(params.name)
                 if entry is not None and entry.param_headers and is_object(params.arguments):
                     annotations = entry.param_headers
-                    mirrored["arguments"] = _dict_decoder.decode(params.arguments)
+                    mirrored["arguments"] = decode_params(_dict_decoder, params.arguments, request_id)
         elif method == "resources/read":
             mirrored["uri"] = params.uri
         check_request_headers(view, method=method, params=mirrored, param_headers=annotations)
@@ -337,10 +361,9 @@ class Server:
     def _admit(self, message: Request, view: HeaderView | None, now: float) -> _Admitted:
         method = message.method
         if view is not None:
-            params = self._check_headers(method, message.params, view)
+            params = self._check_headers(method, message.params, view, message.id)
         else:
-            decoder = PARAMS_DECODERS.get(method, GENERIC_DECODER)
-            params = decoder.decode(message.params if message.params is not UNSET else b"{}")
+            params = decode_params(PARAMS_DECODERS.get(method, GENERIC_DECODER), message.params, message.id)
         spec = METHODS.get(method)
         if spec is None or not self._method_enabled(spec):
             raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
@@ -393,7 +416,7 @@ class Server:
         token = check_request_state(params.request_state)
         state: Any = UNSET
         if token is not None:
-            full = _dict_decoder.decode(message.params) if not isinstance(message.params, msgspec.UnsetType) else {}
+            full = decode_params(_dict_decoder, message.params, message.id)
             state = self._state_codec.verify(
                 token, method=message.method, scope=request_scope(message.method, full), now=now
             )
@@ -409,12 +432,11 @@ class Server:
         if entry is None:
             raise bad_params(f"Unknown tool: {name}")
         responses, state = self._mrtr(message, params, now)
-        raw_args = params.arguments if params.arguments is not UNSET else b"{}"
         try:
             if entry.arguments_decoder is not None:
-                arguments: Any = entry.arguments_decoder.decode(raw_args)
+                arguments: Any = decode_params(entry.arguments_decoder, params.arguments, message.id)
             else:
-                arguments = _dict_decoder.decode(raw_args)
+                arguments = decode_params(_dict_decoder, params.arguments, message.id)
                 problem = entry.input_check(arguments) if entry.input_check is not None else None
                 if problem is not None:
                     return self._tool_error(message.id, f"Invalid arguments for tool {name}: {problem}")
@@ -485,7 +507,7 @@ class Server:
         if context is not UNSET and type(context) is not dict:
             raise bad_params("Completion context must be an object")
         context_args = check_string_map(
-            context.get("arguments") if type(context) is dict else None,
+            context.get("arguments", UNSET) if type(context) is dict else UNSET,
             "Completion context arguments must map strings to strings",
         )
         if ref_type == "ref/prompt" and ref_name not in self._prompts:

@@ -106,12 +106,13 @@ class StdioConnection:
             return None
         try:
             params = msgspec.json.decode(message.params)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return None
         request_id = check_request_id(params.get("requestId")) if type(params) is dict else None
         reason = params.get("reason") if type(params) is dict else None
         if request_id is None or (reason is not None and type(reason) is not str):
             return None  # invalid cancellations are ignored: notifications are never answered
+        self._prune()  # a request that already finished is not cancelled
         target = self._in_flight.pop((type(request_id), request_id), None)
         if target is None:
             return None

@@ -20,9 +20,11 @@ whose last one is the final response.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import msgspec
 from jsonschema import Draft202012Validator
@@ -30,7 +32,22 @@ from jsonschema import Draft202012Validator
 import mcpwire
 from mcpwire import HttpExchange, HttpListenStream, HttpRequest, ResponseBody, ResponseHead, SSEReader
 
-SCHEMA_PATH = Path("/work/shared/reference/schema-2026-07-28.json")
+
+def _find_schema() -> Path:
+    # As tests/test_types_schema.py: $MCPWIRE_SCHEMA, tests/data, then the shared reference
+    # folder beside the checkout. Without the schema these tests cannot check what they must.
+    env = os.environ.get("MCPWIRE_SCHEMA")
+    root = Path(__file__).resolve().parents[1]
+    candidates = [Path(env)] if env else []
+    candidates += [root / "tests" / "data" / "schema-2026-07-28.json",
+                   root.parent / "shared" / "reference" / "schema-2026-07-28.json"]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise FileNotFoundError("schema-2026-07-28.json not found; set MCPWIRE_SCHEMA to its path")
+
+
+SCHEMA_PATH = _find_schema()
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
 VERSION = "2026-07-28"
 NOW = 1_800_000_000.0
@@ -82,7 +99,7 @@ NOTIFICATION_DEFS = {
 # --- schema validation -------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(definition: str) -> Draft202012Validator:
     assert definition in SCHEMA["$defs"], definition
     root = {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{definition}"}
@@ -134,9 +151,9 @@ def check_message(message: Mapping[str, Any], method: str | None = None) -> Mapp
         return message
     assert "id" not in message, "the server never sends requests (section 1)"
     validate(message, "JSONRPCNotification")
-    definition = NOTIFICATION_DEFS.get(message["method"])
-    assert definition is not None, f"unexpected notification {message['method']}"
-    validate(message, definition)
+    notification_def = NOTIFICATION_DEFS.get(message["method"])
+    assert notification_def is not None, f"unexpected notification {message['method']}"
+    validate(message, notification_def)
     return message
 
 
@@ -146,7 +163,7 @@ def check_error(message: Mapping[str, Any], code: int, request_id: Any, *, data:
     given ``data`` / message when passed). Returns the error object."""
     check_message(message)
     assert "error" in message, message
-    error = message["error"]
+    error: Mapping[str, Any] = message["error"]
     assert error["code"] == code, message
     assert message["id"] == request_id and type(message["id"]) is type(request_id), message
     if data is not ...:
@@ -286,7 +303,7 @@ def check_http(status: int, raw_headers: Sequence[tuple[bytes, bytes]], body: by
     for name, value in raw_headers:
         assert name.lower() not in headers, f"repeated response header {name!r}"
         headers[name.lower()] = value
-    ctype = headers.get(b"content-type")
+    ctype: bytes | None = headers.get(b"content-type")
     if status == 202:
         assert body == b"" and ctype is None, (status, body)
         assert headers.get(b"content-length") == b"0"
@@ -345,18 +362,20 @@ def call(server: mcpwire.Server, body: Any, *, now: float = NOW, **kw: Any) -> R
 def exchange(server: mcpwire.Server, body: Any, *, now: float = NOW, **kw: Any) -> HttpExchange:
     """Post ``body`` and expect an exchange for the host."""
     answer = post(server, body, now=now, **kw)
-    if isinstance(answer, tuple):
-        raise AssertionError(f"expected an exchange, got {answer[0].status} {answer[1].data!r}")
-    assert isinstance(answer, HttpExchange), answer
+    assert isinstance(answer, HttpExchange), f"expected an exchange, got {_describe(answer)}"
     return answer
 
 
 def listen(server: mcpwire.Server, body: Any, *, now: float = NOW, **kw: Any) -> HttpListenStream:
     answer = post(server, body, now=now, **kw)
-    if isinstance(answer, tuple):
-        raise AssertionError(f"expected a listen stream, got {answer[0].status} {answer[1].data!r}")
-    assert isinstance(answer, HttpListenStream), answer
+    assert isinstance(answer, HttpListenStream), f"expected a listen stream, got {_describe(answer)}"
     return answer
+
+
+def _describe(answer: Any) -> str:
+    if isinstance(answer, tuple):
+        return f"{answer[0].status} {answer[1].data!r}"
+    return repr(answer)
 
 
 def error_of(reply: Reply, code: int, request_id: Any, *, status: int | None = None, **kw: Any) -> Any:
@@ -366,6 +385,11 @@ def error_of(reply: Reply, code: int, request_id: Any, *, status: int | None = N
     return check_error(reply.message, code, request_id, **kw)
 
 
+def ev(ex: mcpwire.Exchange[Any]) -> Any:
+    """The event an exchange carries, untyped, for terse assertions on its members."""
+    return ex.event
+
+
 def make_server(**kw: Any) -> mcpwire.Server:
     """A server with the test secret; keyword arguments go to ``Server``."""
     info = kw.pop("info", mcpwire.Implementation(name="test-server", version="1.0.0"))
@@ -373,8 +397,9 @@ def make_server(**kw: Any) -> mcpwire.Server:
     return mcpwire.Server(info, **kw)
 
 
-def lines_of(data: bytes, method: str | None = None) -> list[Any]:
-    """Split NDJSON output into checked messages."""
+def lines_of(data: object, method: str | None = None) -> list[Any]:
+    """Split NDJSON output (bytes) into checked messages."""
+    assert isinstance(data, bytes), data
     assert data.endswith(b"\n") or data == b"", data
     out = [json.loads(line) for line in data.split(b"\n")[:-1]]
     for m in out:

@@ -14,11 +14,21 @@ import json
 from typing import Any
 
 import pytest
+from schema_check import (
+    VERSION,
+    call,
+    error_of,
+    ev,
+    exchange,
+    http_request,
+    make_server,
+    meta,
+    post,
+    reply_of,
+    request,
+)
 
 import mcpwire
-from schema_check import (
-    VERSION, call, error_of, exchange, http_request, make_server, meta, post, reply_of, request,
-)
 
 SERVER = make_server()
 SERVER.add_tool(mcpwire.Tool(name="echo", description="Echo", input_schema={"type": "object"}))
@@ -174,7 +184,8 @@ def test_content_type_json_with_parameters_or_case(value: bytes) -> None:
 @pytest.mark.parametrize(
     "values",
     [[], [b"application/json"], [b"text/event-stream"], [b"text/html"],
-     [b"application/json, text/event-stream;q=0"], [b"application/json;q=0, text/event-stream"]],
+     [b"application/json, text/event-stream;q=0"], [b"application/json;q=0, text/event-stream"],
+     [b"application/json, text/event-stream;q=high"]],
 )
 def test_accept_without_both_types_is_406(values: list[bytes]) -> None:
     reply = answer(drop=[b"accept"], extra=[(b"Accept", v) for v in values])
@@ -188,6 +199,19 @@ def test_accept_without_both_types_is_406(values: list[bytes]) -> None:
 )
 def test_accept_listing_both(values: list[bytes]) -> None:
     assert answer(drop=[b"accept"], extra=[(b"accept", v) for v in values]).status == 200
+
+
+def test_stray_session_id_is_ignored() -> None:
+    # 13.1: no session ids in this revision; snodo ignores a stray Mcp-Session-Id.
+    assert answer(extra=[(b"Mcp-Session-Id", b"abc123")]).status == 200
+
+
+def test_concurrent_tools_list_with_reversed_accept_are_all_served() -> None:
+    # 13.8 server-sse-multiple-streams: three POSTs of tools/list, ids 1000-1002, all 2xx.
+    for rid in (1000, 1001, 1002):
+        body = request("tools/list", {}, id=rid)
+        reply = answer(body, drop=[b"accept"], extra=[(b"Accept", b"text/event-stream, application/json")])
+        assert reply.status == 200 and reply.message["id"] == rid
 
 
 # --- step 8 onwards: JSON, response objects, envelope (see test_server_envelope) ----------------------
@@ -326,7 +350,7 @@ def test_non_ascii_name_must_arrive_base64_wrapped() -> None:
     server.add_tool(mcpwire.Tool(name="caf\u00e9", description="d", input_schema={"type": "object"}))
     body = _named("tools/call", "name", "caf\u00e9")
     ex = exchange(server, body)  # the helper wraps it as a correct client does
-    assert ex.event.name == "caf\u00e9"
+    assert ev(ex).name == "caf\u00e9"
     ex.cancel()
 
 
@@ -347,7 +371,7 @@ def test_param_headers_matching_the_body_are_accepted() -> None:
     body = _regional(region="eu-west", count=42, flag=True, free="x")
     extra = [(b"Mcp-Param-Region", b"eu-west"), (b"mcp-param-count", b"42.0"), (b"MCP-PARAM-FLAG", b"true")]
     ex = exchange(SERVER, body, extra=extra)
-    assert ex.event.arguments == {"region": "eu-west", "count": 42, "flag": True, "free": "x"}
+    assert ev(ex).arguments == {"region": "eu-west", "count": 42, "flag": True, "free": "x"}
     ex.cancel()
 
 
@@ -374,6 +398,19 @@ def test_param_header_base64_value() -> None:
 )
 def test_param_header_failures_are_32020(arguments: dict[str, Any], extra: list[tuple[bytes, bytes]]) -> None:
     error_of(answer(_regional(**arguments), extra=extra), -32020, 8)
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [{"type": "number", "x-mcp-header": "N"}, {"type": "string", "x-mcp-header": "Bad Name"},
+     {"type": "string", "x-mcp-header": ""}, {"type": "object", "x-mcp-header": "O"}],
+    ids=["number", "space", "empty", "object"],
+)
+def test_invalid_header_annotation_is_refused_at_registration(prop: dict[str, Any]) -> None:
+    server = make_server()
+    with pytest.raises(mcpwire.LocalProtocolError):
+        server.add_tool(mcpwire.Tool(name="bad", description="d",
+                                     input_schema={"type": "object", "properties": {"p": prop}}))
 
 
 def test_null_argument_sends_no_header() -> None:

@@ -15,14 +15,33 @@ from typing import Any
 import msgspec
 import pytest
 from msgspec import UNSET
+from schema_check import (
+    SERVER_INFO_KEY,
+    assemble,
+    call,
+    error_of,
+    ev,
+    exchange,
+    make_server,
+    request,
+)
 
 import mcpwire
 from mcpwire import (
-    CachePolicy, CallToolResult, CompleteResult, Completion, GetPromptResult, Prompt, PromptArgument,
-    PromptMessage, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, Tool,
-)
-from schema_check import (
-    SECRET, SERVER_INFO_KEY, assemble, call, error_of, exchange, make_server, meta, request,
+    CachePolicy,
+    CallToolResult,
+    CompleteResult,
+    Completion,
+    GetPromptResult,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    TextContent,
+    TextResourceContents,
+    Tool,
 )
 
 INFO = {"name": "test-server", "version": "1.0.0"}
@@ -85,6 +104,13 @@ def test_discover_result() -> None:
     assert "serverInfo" not in result
 
 
+def test_list_changed_advertised_per_list() -> None:
+    server = make_server(list_changed={"prompts"}, resource_subscribe=True)
+    caps = call(server, request("server/discover")).result["capabilities"]
+    assert caps["tools"] == {} and caps["prompts"] == {"listChanged": True}
+    assert caps["resources"] == {"subscribe": True}
+
+
 def test_discover_accepts_extra_params() -> None:
     assert call(SERVER, request("server/discover", {"extra": [1, 2]})).status == 200
 
@@ -129,6 +155,13 @@ def test_cache_policy_overrides() -> None:
     assert (plain["ttlMs"], plain["cacheScope"]) == (0, "private")
 
 
+@pytest.mark.parametrize("policy", [CachePolicy(ttl_ms=-1), CachePolicy(scope="shared")],  # type: ignore[arg-type]
+                         ids=["negative-ttl", "bad-scope"])
+def test_invalid_cache_policy_is_refused(policy: CachePolicy) -> None:
+    with pytest.raises(mcpwire.LocalProtocolError):
+        make_server(cache={"tools/list": policy})
+
+
 # --- lists (sections 5.1, 5.3, 5.5) --------------------------------------------------------------------
 
 
@@ -164,6 +197,52 @@ def test_empty_lists() -> None:
                         ("resources/templates/list", "resourceTemplates"), ("prompts/list", "prompts")):
         result = call(server, request(method)).result
         assert result[key] == [] and "nextCursor" not in result
+
+
+def test_remove_every_kind() -> None:
+    server = full_server()
+    server.remove_resource("test://a-first")
+    server.remove_template("test://files/{+path}")
+    server.remove_prompt("simple")
+    assert [r["uri"] for r in call(server, request("resources/list")).result["resources"]] == ["test://static-text"]
+    assert len(call(server, request("resources/templates/list")).result["resourceTemplates"]) == 1
+    assert [p["name"] for p in call(server, request("prompts/list")).result["prompts"]] == ["with_args"]
+    for remove, key in ((server.remove_resource, "test://nope"), (server.remove_template, "x"),
+                        (server.remove_prompt, "nope")):
+        with pytest.raises(mcpwire.LocalProtocolError):
+            remove(key)
+
+
+class Point(msgspec.Struct):
+    x: int
+    y: int
+
+
+class Shape(msgspec.Struct):
+    name: str
+    points: list[Point]
+
+
+def test_nested_struct_tool_schema_keeps_its_defs() -> None:
+    schema = mcpwire.Server.tool_schema(Shape)
+    assert schema["type"] == "object" and "$ref" not in schema and "Point" in schema["$defs"]
+    server = make_server()
+    server.add_tool(Tool(name="shape", description="d", input_schema=schema), arguments_type=Shape)
+    assert call(server, request("tools/list")).result["tools"][0]["inputSchema"] == schema
+    ex = exchange(server, request("tools/call", {"name": "shape", "arguments": {"name": "t", "points": [
+        {"x": 1, "y": 2}]}}))
+    assert ev(ex).arguments == Shape(name="t", points=[Point(x=1, y=2)])
+    ex.cancel()
+    bad = call(server, request("tools/call", {"name": "shape", "arguments": {"name": "t", "points": [{"x": 1}]}}))
+    assert bad.result["isError"] is True
+
+
+def test_template_with_several_variables() -> None:
+    server = make_server()
+    server.add_template(ResourceTemplate(uri_template="test://m/{a,b}/x", name="pair"))
+    ex = exchange(server, request("resources/read", {"uri": "test://m/1,2/x"}))
+    assert ev(ex).variables == {"a": "1", "b": "2"}
+    ex.cancel()
 
 
 def test_remove_and_replace() -> None:
@@ -223,8 +302,6 @@ def test_non_string_cursor(cursor: Any) -> None:
     error_of(page(paged(), cursor), -32602, "pg", message_text="Cursor must be a string")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a null cursor is taken as absent; section 5.1/6 says a non-string "
-                                       "cursor is -32602 Cursor must be a string")
 def test_null_cursor_is_not_a_string() -> None:
     error_of(page(paged(), None), -32602, "pg", message_text="Cursor must be a string")
 
@@ -337,9 +414,9 @@ def test_arguments_shape_is_checked_before_the_tool_lookup() -> None:
 
 def test_tool_call_without_arguments_gets_an_empty_dict() -> None:
     ex = exchange(SERVER, tool_call("echo"))
-    assert isinstance(ex.event, mcpwire.ToolCall)
-    assert ex.event.arguments == {} and ex.event.name == "echo" and ex.event.tool.name == "echo"
-    assert ex.event.request_id == "c" and ex.request_id == "c"
+    assert isinstance(ev(ex), mcpwire.ToolCall)
+    assert ev(ex).arguments == {} and ev(ex).name == "echo" and ev(ex).tool.name == "echo"
+    assert ev(ex).request_id == "c" and ex.request_id == "c"
     reply = finish(ex, "hello", "tools/call")
     assert reply.status == 200
     assert reply.result == {"resultType": "complete", "content": [{"type": "text", "text": "hello"}],
@@ -373,7 +450,7 @@ def test_answering_twice_is_a_host_error() -> None:
 
 def test_struct_typed_tool_gets_a_struct() -> None:
     ex = exchange(SERVER, tool_call("add", {"a": 2, "b": 3}))
-    assert ex.event.arguments == AddArgs(a=2, b=3)
+    assert ev(ex).arguments == AddArgs(a=2, b=3)
     reply = finish(ex, CallToolResult(content=[TextContent(text="5")], structured_content={"total": 5}), "tools/call")
     assert reply.result["structuredContent"] == {"total": 5}
 
@@ -391,7 +468,7 @@ def test_struct_typed_tool_bad_arguments_are_a_tool_error_not_a_protocol_error(a
 
 def test_json_schema_tool_valid_arguments() -> None:
     ex = exchange(SERVER, tool_call("strict", {"city": "Paris"}))
-    assert ex.event.arguments == {"city": "Paris"}
+    assert ev(ex).arguments == {"city": "Paris"}
     ex.cancel()
 
 
@@ -407,7 +484,7 @@ def test_without_a_validator_json_schema_tools_are_not_checked() -> None:
     server = make_server()
     server.add_tool(Tool(name="strict", input_schema={"type": "object", "required": ["city"]}))
     ex = exchange(server, tool_call("strict", {}))
-    assert ex.event.arguments == {}
+    assert ev(ex).arguments == {}
     ex.cancel()
 
 
@@ -455,8 +532,6 @@ class Opt(msgspec.Struct):
     q: str
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: add_tool promises the inputSchema comes from arguments_type when "
-                                       "the tool has none, but lists the tool without one (schema-invalid)")
 def test_struct_tool_without_input_schema_lists_the_struct_schema() -> None:
     server = make_server()
     server.add_tool(Tool(name="q", description="d", input_schema=UNSET), arguments_type=Opt)  # type: ignore[arg-type]
@@ -464,8 +539,6 @@ def test_struct_tool_without_input_schema_lists_the_struct_schema() -> None:
     assert tools[0]["inputSchema"] == mcpwire.Server.tool_schema(Opt)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: output_type is enforced on structuredContent but never advertised "
-                                       "as the tool's outputSchema (STYLE 16)")
 def test_struct_output_type_is_listed_as_output_schema() -> None:
     server = make_server()
     server.add_tool(Tool(name="q", description="d", input_schema=OBJ), output_type=Sum)
@@ -473,8 +546,6 @@ def test_struct_output_type_is_listed_as_output_schema() -> None:
     assert tool.get("outputSchema", {}).get("properties") == {"total": {"type": "integer"}}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: add_tool accepts an inputSchema that is not an object schema and "
-                                       "then emits a schema-invalid tools/list")
 def test_non_object_input_schema_is_refused_at_registration() -> None:
     server = make_server()
     with pytest.raises(mcpwire.LocalProtocolError):
@@ -503,7 +574,7 @@ def test_read_uri_not_absolute(uri: str) -> None:
 
 def test_read_listed_resource() -> None:
     ex = exchange(SERVER, read("test://static-text"))
-    event = ex.event
+    event = ev(ex)
     assert isinstance(event, mcpwire.ResourceRead)
     assert event.resource is not None and event.resource.name == "static_text" and event.template is None
     result = ReadResourceResult(contents=[TextResourceContents(uri="test://static-text", mime_type="text/plain",
@@ -515,22 +586,22 @@ def test_read_listed_resource() -> None:
 
 def test_read_through_templates() -> None:
     ex = exchange(SERVER, read("test://template/123/data"))
-    assert ex.event.resource is None
-    assert ex.event.template is not None and ex.event.template.name == "template_data"
-    assert ex.event.variables == {"id": "123"}
+    assert ev(ex).resource is None
+    assert ev(ex).template is not None and ev(ex).template.name == "template_data"
+    assert ev(ex).variables == {"id": "123"}
     ex.cancel()
     ex = exchange(SERVER, read("test://files/a/b/c.txt"))
-    assert ex.event.template.name == "files" and ex.event.variables == {"path": "a/b/c.txt"}
+    assert ev(ex).template.name == "files" and ev(ex).variables == {"path": "a/b/c.txt"}
     ex.cancel()
     ex = exchange(SERVER, read("test://template/1/2/data"))  # simple expansion stops at "/"
-    assert ex.event.template is None
+    assert ev(ex).template is None
     ex.cancel()
 
 
 def test_read_not_found_is_32602_with_data_uri() -> None:
     uri = "test://nonexistent-resource-for-conformance-testing"
     ex = exchange(SERVER, read(uri, rid=2))
-    assert ex.event.resource is None and ex.event.template is None
+    assert ev(ex).resource is None and ev(ex).template is None
     reply = assemble(ex.fail(mcpwire.resource_not_found(uri)))
     error_of(reply, -32602, 2, data={"uri": uri}, message_text="Resource not found")
 
@@ -579,6 +650,11 @@ def test_prompt_arguments_must_map_strings_to_strings(arguments: Any) -> None:
              message_text="prompts/get arguments must map strings to strings")
 
 
+def test_prompt_arguments_null_is_refused_like_tool_arguments_null() -> None:
+    error_of(call(SERVER, get("simple", None)), -32602, "g",
+             message_text="prompts/get arguments must map strings to strings")
+
+
 def test_unknown_prompt() -> None:
     error_of(call(SERVER, get("nope", {})), -32602, "g", message_text="Unknown prompt: nope")
 
@@ -594,7 +670,7 @@ def test_missing_required_prompt_arguments_lists_them_in_data(arguments: Any, mi
 
 def test_prompt_get_event_and_result() -> None:
     ex = exchange(SERVER, get("with_args", {"arg1": "testValue1", "arg2": "testValue2"}))
-    event = ex.event
+    event = ev(ex)
     assert isinstance(event, mcpwire.PromptGet)
     assert event.arguments == {"arg1": "testValue1", "arg2": "testValue2"} and event.prompt.name == "with_args"
     result = GetPromptResult(description="d", messages=[
@@ -606,7 +682,7 @@ def test_prompt_get_event_and_result() -> None:
 
 def test_prompt_without_arguments() -> None:
     ex = exchange(SERVER, get("simple"))
-    assert ex.event.arguments == {}
+    assert ev(ex).arguments == {}
     ex.cancel()
 
 
@@ -660,7 +736,7 @@ def test_completion_unknown_resource_template_has_data_uri() -> None:
 
 def test_completion_event_and_result() -> None:
     ex = exchange(SERVER, complete(PROMPT_REF, ARG, {"arguments": {"arg2": "b"}}))
-    event = ex.event
+    event = ev(ex)
     assert isinstance(event, mcpwire.CompletionRequest)
     assert (event.ref_type, event.ref_name, event.argument_name, event.argument_value) == \
         ("ref/prompt", "with_args", "arg1", "te")
@@ -673,7 +749,7 @@ def test_completion_event_and_result() -> None:
 def test_completion_for_a_template() -> None:
     ex = exchange(SERVER, complete({"type": "ref/resource", "uri": "test://template/{id}/data"},
                                    {"name": "id", "value": "1"}))
-    assert ex.event.ref_type == "ref/resource" and ex.event.ref_name == "test://template/{id}/data"
+    assert ev(ex).ref_type == "ref/resource" and ev(ex).ref_name == "test://template/{id}/data"
     ex.cancel()
 
 
@@ -692,6 +768,3 @@ def test_completion_cannot_need_input() -> None:
         ex.input_required(state={"x": 1})
     ex.cancel()
 
-
-def test_secret_is_long_enough() -> None:
-    assert len(SECRET) >= 32 and meta()["io.modelcontextprotocol/clientCapabilities"] == {}

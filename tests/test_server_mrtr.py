@@ -15,34 +15,52 @@ from typing import Any
 
 import pytest
 from msgspec import UNSET
+from schema_check import (
+    NOW,
+    SERVER_INFO_KEY,
+    assemble,
+    call,
+    error_of,
+    ev,
+    exchange,
+    make_server,
+    meta,
+    request,
+)
 
 import mcpwire
 from mcpwire import (
-    CallToolResult, CreateMessageRequest, ElicitRequest, ElicitRequestURLParams, GetPromptResult, Prompt,
-    ReadResourceResult, Resource, SamplingMessage, TextContent, Tool,
+    CallToolResult,
+    CreateMessageRequest,
+    ElicitRequest,
+    ElicitRequestURLParams,
+    GetPromptResult,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    SamplingMessage,
+    TextContent,
+    Tool,
 )
 from mcpwire.types import CreateMessageRequestParams
-from schema_check import (
-    NOW, SERVER_INFO_KEY, assemble, call, error_of, exchange, make_server, meta, request,
-)
 
 OBJ = {"type": "object"}
-ELICIT_FORM = {"method": "elicitation/create", "params": {
+ELICIT_FORM: dict[str, Any] = {"method": "elicitation/create", "params": {
     "mode": "form", "message": "Please provide name",
     "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}
-ELICIT_FORM_NO_MODE = {"method": "elicitation/create", "params": {
+ELICIT_FORM_NO_MODE: dict[str, Any] = {"method": "elicitation/create", "params": {
     "message": "Name?", "requestedSchema": {"type": "object", "properties": {}}}}
-ELICIT_URL = {"method": "elicitation/create", "params": {
+ELICIT_URL: dict[str, Any] = {"method": "elicitation/create", "params": {
     "mode": "url", "message": "Sign in", "url": "https://example.com/auth"}}
-SAMPLING = {"method": "sampling/createMessage", "params": {
+SAMPLING: dict[str, Any] = {"method": "sampling/createMessage", "params": {
     "messages": [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}],
     "maxTokens": 100}}
-SAMPLING_TOOLS = {"method": "sampling/createMessage", "params": {
+SAMPLING_TOOLS: dict[str, Any] = {"method": "sampling/createMessage", "params": {
     **SAMPLING["params"], "tools": [{"name": "lookup", "inputSchema": OBJ}], "toolChoice": {"mode": "auto"}}}
-SAMPLING_CONTEXT = {"method": "sampling/createMessage", "params": {**SAMPLING["params"], "includeContext": "thisServer"}}
-SAMPLING_NO_CONTEXT = {"method": "sampling/createMessage", "params": {**SAMPLING["params"], "includeContext": "none"}}
-ROOTS = {"method": "roots/list", "params": {}}
-ALL_CAPS = {"elicitation": {"form": {}, "url": {}}, "sampling": {"tools": {}, "context": {}}, "roots": {}}
+SAMPLING_CONTEXT: dict[str, Any] = {"method": "sampling/createMessage", "params": {**SAMPLING["params"], "includeContext": "thisServer"}}
+SAMPLING_NO_CONTEXT: dict[str, Any] = {"method": "sampling/createMessage", "params": {**SAMPLING["params"], "includeContext": "none"}}
+ROOTS: dict[str, Any] = {"method": "roots/list", "params": {}}
+ALL_CAPS: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}, "sampling": {"tools": {}, "context": {}}, "roots": {}}
 
 
 def mrtr_server(**kw: Any) -> mcpwire.Server:
@@ -69,12 +87,13 @@ def call_tool(name: str = "confirm", arguments: Any = UNSET, rid: Any = 1, caps:
 def round1(body: Any = None, *, requests: Any = None, state: Any = UNSET, server: mcpwire.Server = SERVER,
            now: float = NOW, **kw: Any) -> Any:
     ex = exchange(server, body if body is not None else call_tool(), now=now)
-    return assemble(ex.input_required(requests, state=state, **kw), ex.event and _method(ex))
+    return assemble(ex.input_required(requests, state=state, **kw), _method(ex))
 
 
 def _method(ex: mcpwire.HttpExchange) -> str:
-    return {mcpwire.ToolCall: "tools/call", mcpwire.ResourceRead: "resources/read",
-            mcpwire.PromptGet: "prompts/get"}[type(ex.event)]
+    methods: dict[type, str] = {mcpwire.ToolCall: "tools/call", mcpwire.ResourceRead: "resources/read",
+                                mcpwire.PromptGet: "prompts/get"}
+    return methods[type(ev(ex))]
 
 
 def token_of(reply: Any) -> str:
@@ -183,6 +202,16 @@ def test_declared_capabilities_allow_input_requests(caps: dict[str, Any], reques
     assert round1(call_tool(caps=caps), requests=requests).result["resultType"] == "input_required"
 
 
+def test_request_meta_tells_the_host_what_is_missing_before_it_asks() -> None:
+    ex = exchange(SERVER, call_tool(caps={"sampling": {}}))
+    requests = {"u": ELICIT_URL, "s": SAMPLING_TOOLS, "ok": SAMPLING}
+    missing = ev(ex).meta.missing_capabilities(requests)
+    assert missing == {"elicitation": {"url": {}}, "sampling": {"tools": {}}}
+    assert ev(ex).meta.missing_capabilities({"ok": SAMPLING}) == {}
+    reply = assemble(ex.input_required(requests), "tools/call")
+    error_of(reply, -32021, 1, data={"requiredCapabilities": missing})
+
+
 def test_capability_check_applies_to_resources_and_prompts() -> None:
     read = request("resources/read", {"uri": "test://r", "_meta": meta()}, id="rr")
     error_of(round1(read, requests={"s": SAMPLING}), -32021, "rr", data={"requiredCapabilities": {"sampling": {}}})
@@ -241,13 +270,13 @@ def test_bad_request_state_beats_argument_validation() -> None:
 def test_responses_without_state_are_passed_through() -> None:
     responses = {"user_name": {"action": "accept", "content": {"name": "Alice"}}, "extra": {"ignored": True}}
     ex = exchange(SERVER, call_tool(inputResponses=responses))
-    assert ex.event.input_responses == responses and ex.event.state is UNSET
+    assert ev(ex).input_responses == responses and ev(ex).state is UNSET
     ex.cancel()
 
 
 def test_first_round_has_no_responses() -> None:
     ex = exchange(SERVER, call_tool())
-    assert ex.event.input_responses is None and ex.event.state is UNSET
+    assert ev(ex).input_responses is None and ev(ex).state is UNSET
     ex.cancel()
 
 
@@ -269,7 +298,7 @@ def post_or_exchange(server: mcpwire.Server, body: Any, now: float) -> Any:
 
 
 def rejected(answer: Any, rid: Any = 2) -> None:
-    assert not isinstance(answer, mcpwire.HttpExchange), f"accepted: {answer.event}"
+    assert not isinstance(answer, mcpwire.HttpExchange), f"accepted: {ev(answer)}"
     error = error_of(answer, -32602, rid, message_text="Invalid or expired request state")
     assert "data" not in error
 
@@ -277,7 +306,7 @@ def rejected(answer: Any, rid: Any = 2) -> None:
 def accepted(answer: Any) -> Any:
     assert isinstance(answer, mcpwire.HttpExchange), f"rejected: {answer.body!r}"
     answer.cancel()
-    return answer.event
+    return ev(answer)
 
 
 def test_round_trip_returns_the_state_and_the_responses() -> None:
@@ -385,6 +414,17 @@ def test_state_ttl_per_answer_and_per_server() -> None:
     with pytest.raises(mcpwire.LocalProtocolError):
         ex.input_required(state=1, ttl_seconds=901)  # over the 900 s maximum
     ex.cancel()
+
+
+def test_oversize_state_is_a_host_error() -> None:
+    # Tokens are bounded (16 KiB): the host must carry less, it is never sent.
+    ex = exchange(SERVER, call_tool())
+    with pytest.raises(mcpwire.LocalProtocolError):
+        ex.input_required(state="x" * 20_000)
+    with pytest.raises(mcpwire.LocalProtocolError):
+        ex.input_required(state=object())  # not JSON
+    assert ex.state is mcpwire.ExchangeState.OPEN
+    assert token_of(assemble(ex.input_required(state="x" * 1000), "tools/call"))
 
 
 def test_state_survives_the_round_trip_byte_for_byte() -> None:
