@@ -16,6 +16,10 @@ Server side, in brief::
 
 from . import types
 from ._catalog import SchemaCheck, ValidatorFactory
+from ._client import HTTP_ACCEPT, Client, OutgoingRequest, Paginator
+from ._client_events import *  # noqa: F403
+from ._client_events import __all__ as _client_events_all
+from ._client_stream import TRANSPORT_ERROR, ClientStdioConnection, HttpResponseParser
 from ._envelope import ErrorObject, Notification, Request, RequestId, Response, decode_message
 from ._errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError, http_status_for
 from ._events import Cancelled, CompletionRequest, PromptGet, ResourceRead, ServerEvent, ToolCall
@@ -45,7 +49,7 @@ __all__ = [
     "HeaderMismatch", "InvalidParamHeader", "MissingCapability", "InvalidRequestState",
     "InvalidCursor", "ExpiredCursor",
     # envelope
-    "RequestId", "Request", "Notification", "Response", "ErrorObject", "decode_message",
+    "Request", "Notification", "Response", "ErrorObject", "decode_message",
     # server engine
     "Server", "CachePolicy", "Keyring", "RequestStateCodec", "CursorCodec", "RequestMeta",
     "PROTOCOL_VERSION", "LOG_LEVELS", "ValidatorFactory", "SchemaCheck", "jsonschema_validator",
@@ -53,9 +57,13 @@ __all__ = [
     "Exchange", "HttpExchange", "StdioExchange", "ExchangeState", "resource_not_found",
     "ListenStream", "HttpListenStream", "StdioListenStream", "ListenState",
     "StdioConnection", "StdioOutput", "ParamHeader",
+    # client engine
+    "Client", "OutgoingRequest", "Paginator", "HTTP_ACCEPT", "HttpResponseParser", "ClientStdioConnection",
+    "TRANSPORT_ERROR",
     # HTTP
     "HttpRequest", "HttpPolicy", "ResponseHead", "ResponseBody", "HttpReply", "HttpOutput", "error_reply",
     # framing
     "SSEReader", "SSEEvent", "encode_event", "encode_comment", "LineReader", "OversizeLine",
 ]  # fmt: skip
+__all__ += _client_events_all
 __all__ += _types_all  # `+=` (not `+ list(...)`), so type checkers see these as re-exported

@@ -1,0 +1,324 @@
+"""A trio + h11 MCP client over Streamable HTTP, driving the sans-IO :class:`mcpwire._client.Client`.
+
+    client = Client(Implementation(name="me", version="1"), capabilities={"elicitation": {"form": {}}})
+    async with HttpClient("http://127.0.0.1:8000/mcp", client) as c:
+        await c.discover()
+        tools = await c.list_tools()
+        result = await c.call_tool("echo", {"text": "hi"}, on_input=answer, on_progress=show)
+
+:class:`Session` holds what every transport shares: the -32022 version fallback (once per
+request), the MRTR loop (``on_input`` gets the typed input requests of each round and returns
+the answers; at most ``max_rounds`` rounds), pagination, and turning an :class:`ErrorResult`
+into :class:`ServerError`. :class:`HttpClient` adds one keep-alive connection (reused across
+requests, reopened when the server closed it), connect and read timeouts, and a response
+size limit. Requests on one HttpClient are sent one at a time. Cancelling the awaiting task
+closes the connection, which is how HTTP cancels a request (wire reference section 9).
+"""
+
+from __future__ import annotations
+
+import inspect
+import ssl
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Self, TypeVar
+from urllib.parse import urlsplit
+
+import h11
+import trio
+
+from mcpwire import ErrorCode, Implementation
+from mcpwire._client import Client
+from mcpwire._client_events import (
+    ClientEvent,
+    ErrorResult,
+    InputRequired,
+    LogMessage,
+    OutgoingRequest,
+    Progress,
+    ResultReceived,
+)
+from mcpwire._client_stream import TRANSPORT_ERROR, HttpResponseParser
+from mcpwire.types import InputRequest
+
+__all__ = ["HttpClient", "InputHandler", "ServerError", "Session", "TransportError"]
+
+T = TypeVar("T")
+InputHandler = Callable[[dict[str, InputRequest]], "Mapping[str, Any] | Awaitable[Mapping[str, Any]]"]
+EventHandler = Callable[[Any], "None | Awaitable[None]"]
+
+
+class ServerError(Exception):
+    """The server answered with a JSON-RPC error (``error`` is the :class:`ErrorResult`)."""
+
+    def __init__(self, error: ErrorResult) -> None:
+        super().__init__(f"{error.code}: {error.message}")
+        self.error = error
+        self.code = error.code
+        self.data = error.data
+
+
+class TransportError(Exception):
+    """The connection failed, timed out, or the response broke a limit."""
+
+
+async def _maybe_await(value: T | Awaitable[T]) -> T:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+class Session:
+    """Transport-independent client logic; subclasses implement :meth:`_exchange`."""
+
+    def __init__(self, client: Client, *, max_rounds: int = 8, max_pages: int = 100) -> None:
+        self.client = client
+        self.max_rounds = max_rounds
+        self.max_pages = max_pages
+        self.discovered: ResultReceived | None = None
+        self._tokens = 0  # progress tokens this session made up
+
+    async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
+        """Send ``request``; pass Progress/LogMessage events to ``on_event``; return the final event."""
+        raise NotImplementedError
+
+    async def send(
+        self,
+        request: OutgoingRequest,
+        *,
+        on_input: InputHandler | None = None,
+        on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None,
+    ) -> ResultReceived:
+        """Send ``request`` and follow it to a complete result: -32022 fallback, MRTR rounds.
+
+        Raises :class:`ServerError` for a JSON-RPC error, and for an ``input_required`` when
+        there is no ``on_input`` or the rounds exceed ``max_rounds`` (code -32603).
+        """
+
+        async def on_event(event: ClientEvent) -> None:
+            if isinstance(event, Progress) and on_progress is not None:
+                await _maybe_await(on_progress(event))
+            elif isinstance(event, LogMessage) and on_log is not None:
+                await _maybe_await(on_log(event))
+
+        rounds = 0
+        version_retried = False
+        while True:
+            final = await self._exchange(request, on_event)
+            if isinstance(final, ResultReceived):
+                return final
+            if isinstance(final, ErrorResult):
+                if final.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and not version_retried:
+                    version_retried = True
+                    request = self.client.version_retry(request, final)
+                    continue
+                raise ServerError(final)
+            assert isinstance(final, InputRequired)
+            rounds += 1
+            if on_input is None or rounds > self.max_rounds:
+                why = "no input handler" if on_input is None else f"more than {self.max_rounds} input rounds"
+                raise ServerError(ErrorResult(request_id=final.request_id, code=ErrorCode.INTERNAL_ERROR,
+                                              message=f"input required for {request.method}: {why}", data=final.data))
+            answers = await _maybe_await(on_input(final.input_requests))
+            request = self.client.retry(final, answers)
+
+    # -- verbs ------------------------------------------------------------------------------------
+    async def discover(self) -> ResultReceived:
+        self.discovered = await self.send(self.client.discover())
+        return self.discovered
+
+    async def _all(self, method: str) -> list[Any]:
+        pages = self.client.paginate(method, max_pages=self.max_pages)
+        while (request := pages.next_request()) is not None:
+            pages.add(await self.send(request))
+        return pages.items
+
+    async def list_tools(self) -> list[Any]:
+        """Every tool (all pages). Tools with invalid ``x-mcp-header`` are left out."""
+        return await self._all("tools/list")
+
+    async def list_resources(self) -> list[Any]:
+        return await self._all("resources/list")
+
+    async def list_resource_templates(self) -> list[Any]:
+        return await self._all("resources/templates/list")
+
+    async def list_prompts(self) -> list[Any]:
+        return await self._all("prompts/list")
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        on_input: InputHandler | None = None,
+        on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None,
+        progress_token: str | int | None = None,
+        log_level: str | None = None,
+    ) -> ResultReceived:
+        if on_progress is not None and progress_token is None:
+            self._tokens += 1
+            progress_token = f"progress-{self._tokens}"
+        request = self.client.call_tool(name, arguments, progress_token=progress_token, log_level=log_level)
+        return await self.send(request, on_input=on_input, on_progress=on_progress, on_log=on_log)
+
+    async def read_resource(self, uri: str, *, on_input: InputHandler | None = None) -> ResultReceived:
+        return await self.send(self.client.read_resource(uri), on_input=on_input)
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, *,
+                         on_input: InputHandler | None = None) -> ResultReceived:
+        return await self.send(self.client.get_prompt(name, arguments), on_input=on_input)
+
+
+class HttpClient(Session):
+    """Streamable HTTP over one keep-alive h11 connection (http or https)."""
+
+    def __init__(
+        self,
+        url: str,
+        client: Client | None = None,
+        *,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 60.0,
+        max_response_bytes: int = 16 * 1024 * 1024,
+        max_rounds: int = 8,
+        extra_headers: Sequence[tuple[bytes, bytes]] = (),
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds)
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        self.url = url
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._https else 80)
+        self._authority = parts.netloc.rsplit("@", 1)[-1].encode("ascii")
+        self._target = ((parts.path or "/") + (f"?{parts.query}" if parts.query else "")).encode("ascii")
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.max_response_bytes = max_response_bytes
+        self._extra = tuple(extra_headers)
+        self._ssl = ssl_context
+        self._stream: trio.abc.Stream | None = None
+        self._conn: h11.Connection | None = None
+        self._lock = trio.Lock()
+        #: How many TCP connections were opened (keep-alive reuse is visible here).
+        self.connections_opened = 0
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        stream, self._stream, self._conn = self._stream, None, None
+        if stream is not None:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
+
+    async def _connect(self) -> tuple[trio.abc.Stream, h11.Connection]:
+        if self._stream is not None and self._conn is not None and self._conn.our_state is h11.IDLE:
+            return self._stream, self._conn
+        await self.aclose()
+        try:
+            with trio.fail_after(self.connect_timeout):
+                stream: trio.abc.Stream = await trio.open_tcp_stream(self._host, self._port)
+                if self._https:
+                    context = self._ssl or ssl.create_default_context()
+                    tls = trio.SSLStream(stream, context, server_hostname=self._host)
+                    await tls.do_handshake()
+                    stream = tls
+        except (OSError, trio.TooSlowError) as exc:
+            raise TransportError(f"cannot connect to {self.url}: {exc!r}") from exc
+        self.connections_opened += 1
+        self._stream, self._conn = stream, h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        return self._stream, self._conn
+
+    async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
+        async with self._lock:
+            for attempt in range(2):
+                reused = self._stream is not None and attempt == 0
+                stream, conn = await self._connect()
+                try:
+                    return await self._round_trip(stream, conn, request, on_event)
+                except _Stale:
+                    await self.aclose()
+                    if not reused:
+                        raise TransportError(f"{self.url} closed the connection without a response") from None
+                except BaseException:
+                    await self.aclose()  # cancelled, timed out or broken: the connection is unusable
+                    raise
+        raise TransportError(f"{self.url} closed the connection without a response")  # pragma: no cover
+
+    async def _round_trip(self, stream: trio.abc.Stream, conn: h11.Connection, request: OutgoingRequest,
+                          on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
+        headers = [(b"Host", self._authority), (b"Content-Length", str(len(request.body)).encode()),
+                   *request.headers, *self._extra]
+        try:
+            await stream.send_all(conn.send(h11.Request(method=b"POST", target=self._target, headers=headers))
+                                  + conn.send(h11.Data(data=request.body)) + conn.send(h11.EndOfMessage()))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise _Stale() from exc
+        parser: HttpResponseParser | None = None
+        final: ClientEvent | None = None
+        received = 0
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                try:
+                    with trio.fail_after(self.read_timeout):
+                        data = await stream.receive_some(65536)
+                except trio.TooSlowError:
+                    raise TransportError(f"no data from {self.url} for {self.read_timeout} s") from None
+                except (trio.BrokenResourceError, OSError) as exc:
+                    if parser is None:
+                        raise _Stale() from exc
+                    raise TransportError(f"connection to {self.url} broke: {exc!r}") from exc
+                if not data and parser is None and received == 0:
+                    raise _Stale()
+                received += len(data)
+                if received > self.max_response_bytes:
+                    raise TransportError(f"response from {self.url} exceeds {self.max_response_bytes} bytes")
+                conn.receive_data(bytes(data))
+                continue
+            if isinstance(event, h11.Response):
+                if event.status_code in (301, 302, 307, 308):
+                    raise TransportError(f"{self.url} redirects (HTTP {event.status_code}); not followed")
+                ctype = dict(event.headers).get(b"content-type", b"")
+                parser = HttpResponseParser(self.client, request, status=event.status_code, content_type=ctype,
+                                            max_body_bytes=self.max_response_bytes)
+            elif isinstance(event, h11.Data):
+                assert parser is not None
+                final = await self._dispatch(parser.feed(bytes(event.data)), final, on_event)
+            elif isinstance(event, h11.EndOfMessage):
+                assert parser is not None
+                final = await self._dispatch(parser.close(), final, on_event)
+                break
+            elif isinstance(event, h11.ConnectionClosed):
+                if parser is None:
+                    raise _Stale()
+                raise TransportError(f"{self.url} closed the connection mid-response")
+        if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+            conn.start_next_cycle()
+        else:
+            await self.aclose()
+        if final is None:
+            return ErrorResult(request_id=request.id, code=TRANSPORT_ERROR, message="no response")  # pragma: no cover
+        return final
+
+    @staticmethod
+    async def _dispatch(events: list[ClientEvent], final: ClientEvent | None,
+                        on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent | None:
+        for event in events:
+            if isinstance(event, (ResultReceived, ErrorResult, InputRequired)):
+                final = event
+            else:
+                await on_event(event)
+        return final
+
+
+class _Stale(Exception):
+    """A reused keep-alive connection was closed by the server before any response byte."""

@@ -1,0 +1,138 @@
+"""A trio MCP client over stdio: starts a server subprocess and talks NDJSON to it.
+
+    async with StdioClient([sys.executable, "server.py"], client) as c:
+        await c.discover()
+        async with trio.open_nursery() as n:      # several requests in flight at once
+            n.start_soon(c.call_tool, "a", {})
+            n.start_soon(c.call_tool, "b", {})
+
+Requests are demultiplexed by id (:class:`mcpwire._client_stream.ClientStdioConnection`);
+one reader task routes each event to the task awaiting that request. Cancelling the
+awaiting task writes ``notifications/cancelled`` for its request (wire reference section 9).
+Leaving the ``async with`` closes the server's stdin, waits ``exit_timeout`` seconds for it
+to exit, then kills it. The MRTR loop, version fallback and pagination are :class:`Session`'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import subprocess
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Self
+
+import trio
+
+from mcpwire import Implementation
+from mcpwire._client import Client
+from mcpwire._client_events import ClientEvent, ErrorResult, InputRequired, OutgoingRequest, ResultReceived
+from mcpwire._client_stream import TRANSPORT_ERROR, ClientStdioConnection
+
+from .http_client import Session, TransportError
+
+__all__ = ["StdioClient"]
+
+
+class StdioClient(Session):
+    """MCP over a subprocess's stdin/stdout. ``stderr`` is passed to the process as is."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        client: Client | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        stderr: int | None = None,
+        max_rounds: int = 8,
+        max_line_bytes: int = 4 * 1024 * 1024,
+        exit_timeout: float = 5.0,
+    ) -> None:
+        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds)
+        self.command = list(command)
+        self._env = dict(env) if env is not None else None
+        self._stderr = stderr
+        self._conn = ClientStdioConnection(self.client, max_line_bytes=max_line_bytes)
+        self._exit_timeout = exit_timeout
+        self._waiters: dict[tuple[type, Any], trio.MemorySendChannel[ClientEvent]] = {}
+        self._write_lock = trio.Lock()
+        self._process: trio.Process | None = None
+        self._stack = contextlib.AsyncExitStack()
+        self._closed = False
+        self.returncode: int | None = None
+
+    async def __aenter__(self) -> Self:
+        self._process = await trio.lowlevel.open_process(
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=self._env
+        )
+        self._stack = contextlib.AsyncExitStack()
+        nursery = await self._stack.enter_async_context(trio.open_nursery())
+        nursery.start_soon(self._read)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        process = self._process
+        assert process is not None and process.stdin is not None
+        with trio.CancelScope(shield=True):
+            await process.stdin.aclose()
+            with trio.move_on_after(self._exit_timeout):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            self.returncode = process.returncode
+        await self._stack.aclose()  # the reader has hit EOF by now; outside the shield
+
+    async def _read(self) -> None:
+        process = self._process
+        assert process is not None and process.stdout is not None
+        async for chunk in process.stdout:
+            self._route(self._conn.receive_data(bytes(chunk)))
+        self._route(self._conn.receive_eof())
+        self._closed = True
+        for channel in self._waiters.values():  # anything left: the server is gone
+            channel.close()
+
+    def _route(self, events: list[ClientEvent]) -> None:
+        for event in events:
+            request_id = getattr(event, "request_id", None)
+            channel = self._waiters.get((type(request_id), request_id)) if request_id is not None else None
+            if channel is not None:
+                try:
+                    channel.send_nowait(event)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass
+            # Events for no waiter (a log line on a busy connection, a server request) are dropped.
+
+    async def _write(self, data: bytes) -> None:
+        process = self._process
+        assert process is not None and process.stdin is not None
+        async with self._write_lock:
+            try:
+                await process.stdin.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise TransportError(f"server stdin closed: {exc!r}") from exc
+
+    async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
+        if self._process is None or self._closed:
+            raise TransportError("the server process is not running")
+        key = (type(request.id), request.id)
+        send, receive = trio.open_memory_channel[ClientEvent](math.inf)
+        self._waiters[key] = send
+        finished = False
+        try:
+            await self._write(self._conn.send(request))
+            async for event in receive:
+                if isinstance(event, (ResultReceived, ErrorResult, InputRequired)):
+                    finished = True
+                    return event
+                await on_event(event)
+            finished = True
+            return ErrorResult(request_id=request.id, code=TRANSPORT_ERROR, message="server closed stdout")
+        finally:
+            del self._waiters[key]
+            if not finished and not self._closed:
+                with trio.CancelScope(shield=True):
+                    try:
+                        await self._write(self._conn.cancel(request, "cancelled by the client"))
+                    except TransportError:
+                        pass

@@ -1,0 +1,360 @@
+"""The client engine: building requests, MRTR retries, version fallback, pagination.
+
+Owns (wire reference sections 2, 6, 9, 10.3, 12 (-32022), 13.3-13.6, client side):
+
+- every outgoing request: a fresh id from this engine's own counter (never a global one),
+  ``params._meta`` with protocolVersion, clientCapabilities (declared per request, never
+  inferred) and clientInfo, plus logLevel / progressToken when asked; and, for HTTP, the
+  headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*`` from the
+  tool's ``x-mcp-header`` annotations learned at ``tools/list``, Content-Type, Accept);
+- the MRTR retry: same method and params, a new id, ``inputResponses`` keyed as asked and
+  ``requestState`` echoed exactly (omitted when the server sent none). State and answers
+  belong to one call: a retry is built only from that call's :class:`InputRequired`;
+- the -32022 fallback (:meth:`Client.version_retry`) and a bounded pagination helper;
+- cancellation: on stdio :meth:`Client.cancel` gives the ``notifications/cancelled`` line; on
+  HTTP the host cancels by closing the response stream (section 9), nothing is sent.
+
+Reading responses is ``_client_stream``'s. Tool schemas are kept exactly as received; a
+``$ref`` is never resolved, remote or not (SEP-2106).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from ._client_events import ErrorResult, InputRequired, OutgoingRequest, ResultReceived
+from ._envelope import RequestId, encode_notification, encode_request
+from ._errors import ErrorCode, LocalProtocolError
+from ._headers import InvalidParamHeader, ParamHeader, param_headers, request_headers
+from ._meta import (
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    LOG_LEVELS,
+    PROGRESS_TOKEN_KEY,
+    PROTOCOL_VERSION,
+    PROTOCOL_VERSION_KEY,
+    check_client_capabilities,
+)
+from ._methods import METHODS
+from ._ndjson import encode_line
+from .types import Implementation, Prompt, Resource, ResourceTemplate, Tool
+
+__all__ = ["HTTP_ACCEPT", "Client", "OutgoingRequest", "Paginator"]
+
+HTTP_ACCEPT: Final = b"application/json, text/event-stream"
+MAX_PENDING_ROUNDS: Final = 256
+_BASE_HEADERS: Final = ((b"Content-Type", b"application/json"), (b"Accept", HTTP_ACCEPT))
+# Params members that belong to one MRTR round, never to the call itself.
+_ROUND_KEYS: Final = ("inputResponses", "requestState")
+_LIST_KEYS: Final = {
+    "tools/list": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+    "prompts/list": "prompts",
+}
+_ITEM_TYPES: Final[dict[str, type[msgspec.Struct]]] = {
+    "tools/list": Tool, "resources/list": Resource, "resources/templates/list": ResourceTemplate, "prompts/list": Prompt,
+}
+
+
+class Client:
+    """A sans-IO MCP 2026-07-28 client engine. One per connection or per logical client.
+
+    ``capabilities`` is the ClientCapabilities object declared on every request (override it
+    per call with ``capabilities=``). Typical flow: send :meth:`discover`; on an
+    :class:`ErrorResult` with -32022 send :meth:`version_retry`; send :meth:`list_tools` (the
+    engine learns each tool's ``x-mcp-header`` annotations from the parsed result); send
+    :meth:`call_tool`; on :class:`InputRequired` answer and send :meth:`retry`.
+    """
+
+    def __init__(
+        self,
+        client_info: Implementation,
+        *,
+        capabilities: Mapping[str, Any] | None = None,
+        protocol_version: str = PROTOCOL_VERSION,
+        supported_versions: tuple[str, ...] = (PROTOCOL_VERSION,),
+    ) -> None:
+        caps = dict(capabilities or {})
+        check_client_capabilities(caps)
+        self.client_info = client_info
+        self.capabilities = caps
+        self.protocol_version = protocol_version
+        self.supported_versions = supported_versions
+        self._info = msgspec.to_builtins(client_info)
+        self._next_id = 0
+        self._tool_headers: dict[str, tuple[ParamHeader, ...]] = {}
+        #: Tools left out of tools/list results, with the rule their annotation broke.
+        self.rejected_tools: dict[str, str] = {}
+        # The last input_required parsed per request, for retry(request, ...); bounded.
+        self._rounds: dict[RequestId, InputRequired] = {}
+
+    # -- building requests ------------------------------------------------------------------------
+    def new_id(self) -> int:
+        """The next request id of this engine (1, 2, 3...)."""
+        self._next_id += 1
+        return self._next_id
+
+    def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        capabilities: Mapping[str, Any] | None = None,
+        log_level: str | None = None,
+        progress_token: str | int | None = None,
+        request_id: RequestId | None = None,
+    ) -> OutgoingRequest:
+        """Build any request. ``params`` must not carry ``_meta`` keys this engine owns."""
+        if log_level is not None and log_level not in LOG_LEVELS:
+            raise LocalProtocolError(f"Unknown log level {log_level!r}")
+        caps = self.capabilities if capabilities is None else dict(capabilities)
+        if capabilities is not None:
+            check_client_capabilities(caps)
+        out = dict(params or {})
+        meta: dict[str, Any] = dict(out.pop("_meta", None) or {})
+        meta[PROTOCOL_VERSION_KEY] = self.protocol_version
+        meta[CLIENT_CAPABILITIES_KEY] = caps
+        meta[CLIENT_INFO_KEY] = self._info
+        if log_level is not None:
+            meta[LOG_LEVEL_KEY] = log_level
+        if progress_token is not None:
+            meta[PROGRESS_TOKEN_KEY] = progress_token
+        out["_meta"] = meta
+        return self._build(method, out, self.new_id() if request_id is None else request_id)
+
+    def _build(self, method: str, params: dict[str, Any], request_id: RequestId) -> OutgoingRequest:
+        spec = METHODS.get(method)
+        name_field = spec.name_param if spec is not None else None
+        name = params.get(name_field) if name_field is not None else None
+        annotations: tuple[ParamHeader, ...] = ()
+        arguments = None
+        if method == "tools/call" and isinstance(name, str):
+            if name in self.rejected_tools:
+                raise LocalProtocolError(
+                    f"tool {name!r} has invalid x-mcp-header annotations and cannot be called: "
+                    + self.rejected_tools[name]
+                )
+            annotations = self._tool_headers.get(name, ())
+            arguments = params.get("arguments")
+        headers = request_headers(
+            method=method,
+            name=name if isinstance(name, str) else None,
+            protocol_version=params["_meta"][PROTOCOL_VERSION_KEY],
+            params_headers=annotations,
+            arguments=arguments if isinstance(arguments, Mapping) else None,
+        )
+        meta = params["_meta"]
+        token = meta.get(PROGRESS_TOKEN_KEY)
+        return OutgoingRequest(
+            id=request_id,
+            method=method,
+            params=params,
+            body=encode_request(request_id, method, params),
+            headers=_BASE_HEADERS + tuple(headers),
+            progress_token=token if isinstance(token, (str, int)) else None,
+        )
+
+    def discover(self, **kw: Any) -> OutgoingRequest:
+        """``server/discover`` (section 4): send it first."""
+        return self.request("server/discover", None, **kw)
+
+    def list_tools(self, cursor: str | None = None, **kw: Any) -> OutgoingRequest:
+        return self.request("tools/list", _cursor(cursor), **kw)
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **kw: Any) -> OutgoingRequest:
+        """``tools/call``. Raises :class:`LocalProtocolError` for a tool this engine rejected
+        at ``tools/list`` (invalid ``x-mcp-header``), or for an argument whose JSON type does
+        not match its annotation."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return self.request("tools/call", params, **kw)
+
+    def list_resources(self, cursor: str | None = None, **kw: Any) -> OutgoingRequest:
+        return self.request("resources/list", _cursor(cursor), **kw)
+
+    def list_resource_templates(self, cursor: str | None = None, **kw: Any) -> OutgoingRequest:
+        return self.request("resources/templates/list", _cursor(cursor), **kw)
+
+    def read_resource(self, uri: str, **kw: Any) -> OutgoingRequest:
+        return self.request("resources/read", {"uri": uri}, **kw)
+
+    def list_prompts(self, cursor: str | None = None, **kw: Any) -> OutgoingRequest:
+        return self.request("prompts/list", _cursor(cursor), **kw)
+
+    def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, **kw: Any) -> OutgoingRequest:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return self.request("prompts/get", params, **kw)
+
+    def complete(self, ref: Mapping[str, Any], argument_name: str, value: str, **kw: Any) -> OutgoingRequest:
+        params = {"ref": dict(ref), "argument": {"name": argument_name, "value": value}}
+        return self.request("completion/complete", params, **kw)
+
+    def listen(self, notifications: Mapping[str, Any], **kw: Any) -> OutgoingRequest:
+        """``subscriptions/listen`` (section 11). Its id is the subscription id."""
+        return self.request("subscriptions/listen", {"notifications": dict(notifications)}, **kw)
+
+    # -- follow-ups -------------------------------------------------------------------------------
+    def retry(self, previous: OutgoingRequest | InputRequired, input_responses: Mapping[str, Any]) -> OutgoingRequest:
+        """The MRTR retry answering an :class:`InputRequired` (section 10.3).
+
+        ``previous`` is the event, or the request it answered (the engine keeps the last
+        input_required parsed for each request, bounded, until it is retried). The retry has
+        the same method and params (``_meta`` included), a new id, ``inputResponses``
+        (Structs or dicts, keyed by the ids asked) and ``requestState`` exactly as received,
+        or none when the server sent none. Raises :class:`LocalProtocolError` when no
+        input_required is known for ``previous`` or an answer uses an id that was not asked.
+        """
+        if isinstance(previous, OutgoingRequest):
+            event = self._rounds.pop(previous.id, None)
+            if event is None:
+                raise LocalProtocolError(f"no input_required result is pending for request {previous.id!r}")
+        else:
+            event = previous
+            self._rounds.pop(event.request.id, None)
+        previous, request = event, event.request
+        unknown = set(input_responses) - set(previous.input_requests)
+        if unknown:
+            raise LocalProtocolError(f"input responses for ids that were not asked: {sorted(unknown)}")
+        params = {k: v for k, v in request.params.items() if k not in _ROUND_KEYS}
+        if input_responses or previous.input_requests:
+            params["inputResponses"] = {k: msgspec.to_builtins(v) for k, v in input_responses.items()}
+        if previous.request_state is not UNSET:
+            params["requestState"] = previous.request_state
+        return self._build(request.method, params, self.new_id())
+
+    def version_retry(self, request: OutgoingRequest, error: ErrorResult) -> OutgoingRequest:
+        """After -32022 (Unsupported protocol version), pick the first version in
+        ``error.data.supported`` that this engine supports, make it the engine's version, and
+        rebuild ``request`` with it and a new id. Raises :class:`LocalProtocolError` when the
+        error is not -32022 or no version is shared. Retry at most once per request."""
+        if error.code != ErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
+            raise LocalProtocolError("version_retry needs a -32022 error")
+        data = error.data if isinstance(error.data, dict) else {}
+        offered = data.get("supported")
+        offered = [v for v in offered if isinstance(v, str)] if isinstance(offered, list) else []
+        common = [v for v in offered if v in self.supported_versions]
+        if not common:
+            raise LocalProtocolError(
+                f"no common protocol version: server supports {offered}, client supports "
+                f"{list(self.supported_versions)}",
+                code=ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+                data=error.data,
+            )
+        self.protocol_version = common[0]
+        params = dict(request.params)
+        params["_meta"] = {**params["_meta"], PROTOCOL_VERSION_KEY: self.protocol_version}
+        return self._build(request.method, params, self.new_id())
+
+    def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes:
+        """stdio only: the ``notifications/cancelled`` line for ``request`` (section 9).
+
+        On HTTP do not send anything: close the response stream (the connection).
+        """
+        params: dict[str, Any] = {"requestId": request.id}
+        if reason is not None:
+            params["reason"] = reason
+        return encode_line(encode_notification("notifications/cancelled", params))
+
+    def paginate(self, method: str, *, max_pages: int = 100, **kw: Any) -> Paginator:
+        """A :class:`Paginator` over a list method (tools/list, resources/list, ...)."""
+        return Paginator(self, method, max_pages=max_pages, request_kw=kw)
+
+    # -- what results teach the engine -------------------------------------------------------------
+    def _record_round(self, event: InputRequired) -> None:
+        self._rounds.pop(event.request.id, None)
+        if len(self._rounds) >= MAX_PENDING_ROUNDS:
+            del self._rounds[next(iter(self._rounds))]
+        self._rounds[event.request.id] = event
+
+    def _learn_tools(self, tools: list[Tool]) -> list[Tool]:
+        """Record each listed tool's ``x-mcp-header`` annotations; return the callable ones."""
+        kept: list[Tool] = []
+        for tool in tools:
+            try:
+                headers = param_headers(tool.input_schema, tool=tool.name)
+            except InvalidParamHeader as exc:
+                self.rejected_tools[tool.name] = exc.message
+                self._tool_headers.pop(tool.name, None)
+                continue
+            self.rejected_tools.pop(tool.name, None)
+            self._tool_headers[tool.name] = headers
+            kept.append(tool)
+        return kept
+
+
+def _cursor(cursor: str | None) -> dict[str, Any] | None:
+    return None if cursor is None else {"cursor": cursor}
+
+
+class Paginator:
+    """Follows ``nextCursor`` for one list method, at most ``max_pages`` pages (section 6).
+
+    Loop: ``req = pages.next_request()``; if ``None`` stop; send it; feed the final
+    :class:`ResultReceived` to :meth:`add`. Items gather in :attr:`items`; :attr:`truncated` is True
+    when the cap (or a repeated cursor) stopped the walk before the last page.
+    """
+
+    def __init__(self, client: Client, method: str, *, max_pages: int = 100, request_kw: Mapping[str, Any] | None = None) -> None:
+        if method not in _LIST_KEYS:
+            raise LocalProtocolError(f"{method} is not paginated")
+        self.client = client
+        self.method = method
+        self.max_pages = max_pages
+        self.items: list[Any] = []
+        self.pages = 0
+        self.truncated = False
+        self._kw = dict(request_kw or {})
+        self._cursor: str | None | UnsetType = UNSET  # UNSET: first page not asked yet
+        self._seen: set[str] = set()
+        self._done = False
+
+    def next_request(self) -> OutgoingRequest | None:
+        if self._done:
+            return None
+        if self.pages >= self.max_pages:
+            self.truncated = True
+            self._done = True
+            return None
+        cursor = None if self._cursor is UNSET else self._cursor
+        return self.client.request(self.method, _cursor(cursor), **self._kw)
+
+    def add(self, result: ResultReceived) -> None:
+        if result.method != self.method:
+            raise LocalProtocolError("result of another method")
+        self.pages += 1
+        key = _LIST_KEYS[self.method]
+        items = getattr(result.value, _snake(key), None) if result.value is not None else None
+        if items is None:
+            # The page as a whole broke the schema (say, no ttlMs): keep the items that decode.
+            raw = result.data.get(key)
+            items = []
+            for item in raw if isinstance(raw, list) else []:
+                try:
+                    items.append(msgspec.convert(item, _ITEM_TYPES[self.method]))
+                except msgspec.ValidationError:
+                    continue
+            if self.method == "tools/list":
+                items = [t for t in items if t.name not in self.client.rejected_tools]
+        self.items.extend(items)
+        cursor = result.data.get("nextCursor")
+        if not isinstance(cursor, str):
+            self._done = True
+        elif cursor in self._seen:
+            self.truncated = True
+            self._done = True
+        else:
+            self._seen.add(cursor)
+            self._cursor = cursor
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name)

@@ -1,0 +1,170 @@
+"""Events the client engine hands to the host, and the result type of each method.
+
+Owns (wire reference sections 3, 8, 10.1, 11, 12, client side): the typed, frozen events a
+response stream (HTTP JSON or SSE body, or stdio lines) turns into. Each is complete when
+built (STYLE 3). The host reacts: shows progress, answers :class:`InputRequired` with
+``Client.retry``, falls back on -32022 with ``Client.version_retry``.
+
+Events of one request always end with exactly one final event (:class:`ResultReceived`,
+:class:`ErrorResult` or :class:`InputRequired`); :class:`Progress` and :class:`LogMessage`
+only precede it. Listen streams yield :class:`ListenAck` first, then :class:`ListChanged` /
+:class:`ResourceUpdated`, and a :class:`ResultReceived` for ``subscriptions/listen`` on a graceful end.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, Union
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from ._envelope import RequestId
+from ._ndjson import encode_line
+from .types import (
+    CallToolResult,
+    CompleteResult,
+    DiscoverResult,
+    GetPromptResult,
+    InputRequest,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    ReadResourceResult,
+    SubscriptionFilter,
+    SubscriptionsListenResult,
+)
+
+__all__ = [
+    "RESULT_TYPES",
+    "ClientEvent",
+    "ErrorResult",
+    "InputRequired",
+    "ListChanged",
+    "ListenAck",
+    "LogMessage",
+    "Progress",
+    "ResourceUpdated",
+    "ResultReceived",
+]
+
+#: The Struct each method's complete result decodes into (schema $defs.*Result).
+RESULT_TYPES: Final[dict[str, type[msgspec.Struct]]] = {
+    "server/discover": DiscoverResult,
+    "tools/list": ListToolsResult,
+    "tools/call": CallToolResult,
+    "resources/list": ListResourcesResult,
+    "resources/templates/list": ListResourceTemplatesResult,
+    "resources/read": ReadResourceResult,
+    "prompts/list": ListPromptsResult,
+    "prompts/get": GetPromptResult,
+    "completion/complete": CompleteResult,
+    "subscriptions/listen": SubscriptionsListenResult,
+}
+
+
+class OutgoingRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """One request ready to send.
+
+    HTTP: POST ``body`` with ``headers`` (Content-Length and Host are the transport's).
+    stdio: write ``line``. Then read the answer with ``client.http_response(request, ...)`` or
+    a :class:`~mcpwire.ClientStdioConnection`. ``params`` is what was sent (do not mutate).
+    """
+
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+    body: bytes
+    headers: tuple[tuple[bytes, bytes], ...]
+    progress_token: str | int | None = None
+
+    @property
+    def line(self) -> bytes:
+        """The request as one NDJSON line for stdio."""
+        return encode_line(self.body)
+
+
+
+class Progress(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``notifications/progress`` for the request that sent ``progress_token`` (8.2)."""
+
+    request_id: RequestId
+    progress_token: str | int
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class LogMessage(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``notifications/message`` (8.1). ``request_id`` is ``None`` on stdio when more than
+    one request is in flight: log messages carry no id there (8.1)."""
+
+    request_id: RequestId | None
+    level: str
+    data: Any
+    logger: str | None = None
+
+
+class ResultReceived(msgspec.Struct, frozen=True, kw_only=True):
+    """A complete result (``resultType`` ``"complete"`` or absent, section 3).
+
+    ``value`` is the method's result Struct (see :data:`RESULT_TYPES`; for ``tools/list``
+    tools with invalid ``x-mcp-header`` annotations are left out), or ``None`` when the method
+    is not in the table, the result type is an extension's (for example ``"task"``), or the
+    result does not match the schema. ``data`` is always the decoded JSON object as received.
+    """
+
+    request_id: RequestId
+    method: str
+    value: Any
+    data: dict[str, Any]
+    result_type: str = "complete"
+
+
+class ErrorResult(msgspec.Struct, frozen=True, kw_only=True):
+    """A JSON-RPC error response (section 12). For -32022 see ``Client.version_retry``."""
+
+    request_id: RequestId | None
+    code: int
+    message: str
+    data: Any | UnsetType = UNSET
+
+
+class InputRequired(msgspec.Struct, frozen=True, kw_only=True):
+    """``resultType: "input_required"`` (MRTR round, section 10.1).
+
+    Answer each of ``input_requests`` (an ElicitRequest, CreateMessageRequest or
+    ListRootsRequest, keyed by the server's ids), then send ``client.retry(event, answers)``.
+    ``request_state`` is kept exactly as received and echoed by the retry.
+    """
+
+    request_id: RequestId
+    method: str
+    request: OutgoingRequest
+    input_requests: dict[str, InputRequest]
+    request_state: str | UnsetType = UNSET
+    data: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class ListenAck(msgspec.Struct, frozen=True, kw_only=True):
+    """``notifications/subscriptions/acknowledged``: the filter the server will honour."""
+
+    subscription_id: RequestId
+    notifications: SubscriptionFilter
+
+
+class ListChanged(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``notifications/{tools,prompts,resources}/list_changed`` on a listen stream."""
+
+    subscription_id: RequestId
+    kind: Literal["tools", "prompts", "resources"]
+
+
+class ResourceUpdated(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``notifications/resources/updated`` on a listen stream."""
+
+    subscription_id: RequestId
+    uri: str
+
+
+ClientEvent = Union[Progress, LogMessage, ResultReceived, ErrorResult, InputRequired, ListenAck, ListChanged, ResourceUpdated]

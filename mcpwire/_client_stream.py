@@ -1,0 +1,361 @@
+"""Reading what the server sends back: HTTP response bodies and stdio lines, as client events.
+
+Owns (wire reference sections 1, 3, 8.3, 10.1, 11, 13.3, 14, client side):
+
+- :class:`HttpResponseParser`, one per request: fed the HTTP status, content type and the
+  body in chunks; a JSON body is buffered (bounded) and decoded at the end, an SSE body is
+  read incrementally with :class:`~mcpwire.SSEReader`, each ``data`` one JSON-RPC message;
+- :class:`ClientStdioConnection`: NDJSON lines from a server's stdout, with several requests
+  in flight told apart by id (progress by its token, listen events by subscription id);
+- turning one message into events: the final response into :class:`ResultReceived` (typed by
+  method; no ``resultType`` means complete), :class:`ErrorResult` or :class:`InputRequired`;
+  notifications into :class:`Progress`, :class:`LogMessage`, :class:`ListenAck`,
+  :class:`ListChanged`, :class:`ResourceUpdated` (the subscription id must be one of ours).
+
+A JSON-RPC request from the server (method and id) is a protocol violation in this revision
+(section 1): over HTTP it raises :class:`RemoteProtocolError` -32600 ("Server sent request
+'<m>' on response stream; ..."), the runner's wording; on stdio, where the framing and the
+other requests survive, the line becomes an :class:`ErrorResult` with ``request_id=None``.
+Unknown notifications are ignored; malformed ones are dropped (notifications are never answered).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import msgspec
+from msgspec import UNSET
+
+from ._client_events import (
+    RESULT_TYPES,
+    ClientEvent,
+    ErrorResult,
+    InputRequired,
+    ListChanged,
+    ListenAck,
+    LogMessage,
+    OutgoingRequest,
+    Progress,
+    ResourceUpdated,
+    ResultReceived,
+)
+from ._envelope import Notification, Request, RequestId, Response, decode_message
+from ._errors import ErrorCode, RemoteProtocolError
+from ._meta import SUBSCRIPTION_ID_KEY
+from ._methods import MRTR_METHODS
+from ._ndjson import LineReader, OversizeLine
+from ._sse import SSEReader
+from .types import (
+    InputRequiredResult,
+    ListToolsResult,
+    LoggingMessageNotificationParams,
+    ProgressNotificationParams,
+    ResourceUpdatedNotificationParams,
+    SubscriptionsAcknowledgedNotificationParams,
+    Tool,
+)
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+__all__ = ["TRANSPORT_ERROR", "ClientStdioConnection", "HttpResponseParser"]
+
+#: Code of errors about the transport itself (not JSON-RPC), as snodo's client uses.
+TRANSPORT_ERROR: Final = -32000
+_LIST_CHANGED: Final[dict[str, Literal["tools", "prompts", "resources"]]] = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/prompts/list_changed": "prompts",
+    "notifications/resources/list_changed": "resources",
+}
+
+
+def _key(request_id: RequestId) -> tuple[type, RequestId]:
+    return (type(request_id), request_id)  # 1 and "1" are different ids
+
+
+class _Tracker:
+    """Requests awaiting their final response, and the events each message gives."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.requests: dict[tuple[type, RequestId], OutgoingRequest] = {}
+        self.tokens: dict[tuple[type, RequestId], RequestId] = {}
+
+    def add(self, request: OutgoingRequest) -> None:
+        self.requests[_key(request.id)] = request
+        if request.progress_token is not None:
+            self.tokens[_key(request.progress_token)] = request.id
+
+    def remove(self, request: OutgoingRequest) -> None:
+        self.requests.pop(_key(request.id), None)
+        if request.progress_token is not None:
+            self.tokens.pop(_key(request.progress_token), None)
+
+    def message(self, data: bytes | str) -> list[ClientEvent]:
+        message = decode_message(data.encode("utf-8") if isinstance(data, str) else data)
+        if isinstance(message, Request):
+            raise RemoteProtocolError(
+                f"Server sent request '{message.method}' on response stream; stateless lifecycle "
+                "forbids this (use MRTR)",
+                code=ErrorCode.INVALID_REQUEST,
+                request_id=message.id,
+            )
+        if isinstance(message, Notification):
+            return self._notification(message)
+        return self._response(message)
+
+    # -- responses --------------------------------------------------------------------------------
+    def _response(self, response: Response) -> list[ClientEvent]:
+        if response.id is None:
+            if len(self.requests) == 1:  # HTTP: the stream answers exactly one request
+                request = next(iter(self.requests.values()))
+            else:
+                error = response.error
+                if error is UNSET:
+                    raise RemoteProtocolError("result with id null")
+                return [ErrorResult(request_id=None, code=error.code, message=error.message, data=error.data)]
+        else:
+            found = self.requests.get(_key(response.id))
+            if found is None:
+                raise RemoteProtocolError(f"response for unknown request id {response.id!r}")
+            request = found
+        self.remove(request)
+        if response.error is not UNSET:
+            e = response.error
+            return [ErrorResult(request_id=request.id, code=e.code, message=e.message, data=e.data)]
+        assert response.result is not UNSET
+        return [self._result(request, response.result)]
+
+    def _result(self, request: OutgoingRequest, raw: msgspec.Raw) -> ClientEvent:
+        try:
+            data = msgspec.json.decode(raw)
+        except msgspec.DecodeError:  # pragma: no cover - the envelope already parsed it
+            raise RemoteProtocolError("result is not JSON") from None
+        if type(data) is not dict:
+            raise RemoteProtocolError("result must be an object", request_id=request.id)
+        result_type = data.get("resultType", "complete")  # section 3: absent means complete
+        if type(result_type) is not str:
+            raise RemoteProtocolError("resultType must be a string", request_id=request.id)
+        if result_type == "input_required":
+            return self._input_required(request, data)
+        value: Any = None
+        if result_type == "complete":
+            if request.method == "tools/list":
+                value = self._tools(data)
+            elif request.method in RESULT_TYPES:
+                try:
+                    value = msgspec.convert(data, RESULT_TYPES[request.method])
+                except msgspec.ValidationError:
+                    value = None
+        return ResultReceived(request_id=request.id, method=request.method, value=value, data=data, result_type=result_type)
+
+    def _tools(self, data: dict[str, Any]) -> ListToolsResult | None:
+        # Tools are decoded one by one so a malformed one cannot hide the rest; each valid one
+        # teaches the engine its x-mcp-header annotations, and invalid ones are left out.
+        raw_tools = data.get("tools")
+        tools: list[Tool] = []
+        for item in raw_tools if type(raw_tools) is list else []:
+            try:
+                tools.append(msgspec.convert(item, Tool))
+            except msgspec.ValidationError:
+                continue
+        kept = self.client._learn_tools(tools)
+        try:
+            return msgspec.structs.replace(msgspec.convert({**data, "tools": []}, ListToolsResult), tools=kept)
+        except msgspec.ValidationError:
+            return None
+
+    def _input_required(self, request: OutgoingRequest, data: dict[str, Any]) -> InputRequired:
+        if request.method not in MRTR_METHODS:
+            raise RemoteProtocolError(
+                f"Input-required result is not permitted for {request.method}",
+                code=ErrorCode.INTERNAL_ERROR, request_id=request.id,
+            )
+        try:
+            parsed = msgspec.convert(data, InputRequiredResult)
+        except msgspec.ValidationError as exc:
+            raise RemoteProtocolError(f"Invalid input-required result: {exc}", request_id=request.id) from None
+        if parsed.input_requests is UNSET and parsed.request_state is UNSET:
+            raise RemoteProtocolError(
+                "Invalid input-required result: neither inputRequests nor requestState", request_id=request.id
+            )
+        event = InputRequired(
+            request_id=request.id,
+            method=request.method,
+            request=request,
+            input_requests=dict(parsed.input_requests or {}),
+            request_state=parsed.request_state,
+            data=data,
+        )
+        self.client._record_round(event)
+        return event
+
+    # -- notifications ----------------------------------------------------------------------------
+    def _notification(self, note: Notification) -> list[ClientEvent]:
+        method = note.method
+        if note.params is UNSET:
+            return []
+        try:
+            if method == "notifications/progress":
+                p = msgspec.json.decode(note.params, type=ProgressNotificationParams)
+                owner = self.tokens.get(_key(p.progress_token))
+                if owner is None:
+                    return []  # a stale or foreign token: nothing to attribute it to
+                return [Progress(
+                    request_id=owner, progress_token=p.progress_token, progress=p.progress,
+                    total=None if p.total is UNSET else p.total,
+                    message=None if p.message is UNSET else p.message,
+                )]
+            if method == "notifications/message":
+                m = msgspec.json.decode(note.params, type=LoggingMessageNotificationParams)
+                owner_id = next(iter(self.requests.values())).id if len(self.requests) == 1 else None
+                return [LogMessage(request_id=owner_id, level=m.level, data=m.data,
+                                   logger=None if m.logger is UNSET else m.logger)]
+            if method == "notifications/subscriptions/acknowledged":
+                a = msgspec.json.decode(note.params, type=SubscriptionsAcknowledgedNotificationParams)
+                return [ListenAck(subscription_id=self._subscription(a.meta), notifications=a.notifications)]
+            if method in _LIST_CHANGED:
+                meta = msgspec.json.decode(note.params).get("_meta")
+                return [ListChanged(subscription_id=self._subscription(meta), kind=_LIST_CHANGED[method])]
+            if method == "notifications/resources/updated":
+                u = msgspec.json.decode(note.params, type=ResourceUpdatedNotificationParams)
+                return [ResourceUpdated(subscription_id=self._subscription(u.meta), uri=u.uri)]
+        except (msgspec.ValidationError, msgspec.DecodeError, AttributeError):
+            return []
+        return []
+
+    def _subscription(self, meta: Any) -> RequestId:
+        sid = meta.get(SUBSCRIPTION_ID_KEY) if isinstance(meta, dict) else None
+        listen = self.requests.get(_key(sid)) if isinstance(sid, (str, int)) else None
+        if listen is None or listen.method != "subscriptions/listen":
+            raise RemoteProtocolError(f"listen notification for unknown subscription {sid!r}")
+        return listen.id
+
+
+class HttpResponseParser:
+    """The events of one HTTP response to ``request`` (sections 8.3, 13.3).
+
+    Create it when the response head arrives: ``HttpResponseParser(client, request,
+    status=..., content_type=...)``. Call :meth:`feed` with each body chunk and :meth:`close`
+    at the end of the body; handle the events each returns. :attr:`done` turns True with the
+    final event; the host may then close the stream. To cancel, close the stream (section 9).
+
+    Raises :class:`RemoteProtocolError` when the server broke the protocol: a request on the
+    stream, a body over ``max_body_bytes``, a non-JSON error body, or a stream that ended
+    without the final response (a listen stream may end so: it then yields nothing).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        request: OutgoingRequest,
+        *,
+        status: int,
+        content_type: bytes | str | None,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        max_event_bytes: int = 4 * 1024 * 1024,
+    ) -> None:
+        ctype = content_type.decode("latin-1") if isinstance(content_type, bytes) else (content_type or "")
+        media = ctype.split(";", 1)[0].strip().lower()
+        self.status = status
+        self.request = request
+        self.done = False
+        self._tracker = _Tracker(client)
+        self._tracker.add(request)
+        self._max = max_body_bytes
+        self._body: list[bytes] = []
+        self._size = 0
+        self._sse = SSEReader(max_event_bytes) if media == "text/event-stream" else None
+        self._json = media == "application/json" or media.endswith("+json")
+
+    def feed(self, chunk: bytes) -> list[ClientEvent]:
+        if self._sse is not None:
+            return self._events(self._sse.feed(chunk))
+        self._size += len(chunk)
+        if self._size > self._max:
+            raise RemoteProtocolError(f"response body exceeds {self._max} bytes", code=TRANSPORT_ERROR)
+        self._body.append(chunk)
+        return []
+
+    def close(self) -> list[ClientEvent]:
+        if self._sse is not None:
+            out = self._events(self._sse.close())
+        else:
+            body = b"".join(self._body)
+            self._body = []
+            if not self._json or not body.strip():
+                raise RemoteProtocolError(
+                    f"HTTP {self.status} response to {self.request.method} has no JSON-RPC body",
+                    code=TRANSPORT_ERROR, data={"status": self.status, "body": body[:512].decode("utf-8", "replace")},
+                )
+            out = self._events_json(body)
+        if not self.done and self.request.method != "subscriptions/listen":
+            raise RemoteProtocolError(f"response stream for {self.request.method} ended without a response",
+                                      code=TRANSPORT_ERROR)
+        return out
+
+    def _events(self, frames: list[Any]) -> list[ClientEvent]:
+        out: list[ClientEvent] = []
+        for frame in frames:
+            if not frame.data.strip() or self.done:
+                continue  # an empty priming event, or anything after the response
+            out.extend(self._events_json(frame.data))
+        return out
+
+    def _events_json(self, data: bytes | str) -> list[ClientEvent]:
+        events = self._tracker.message(data)
+        if any(isinstance(e, (ResultReceived, ErrorResult, InputRequired)) for e in events):
+            self.done = True
+        return events
+
+
+class ClientStdioConnection:
+    """The client side of one stdio connection (section 14).
+
+    Write :meth:`send`'s bytes to the server's stdin; feed its stdout to
+    :meth:`receive_data` (any chunking) and :meth:`receive_eof`. Events carry the request id
+    they belong to; a request leaves :attr:`in_flight` with its final event. :meth:`cancel`
+    gives the ``notifications/cancelled`` line and forgets the request (section 9).
+    """
+
+    def __init__(self, client: Client, *, max_line_bytes: int = 4 * 1024 * 1024) -> None:
+        self.client = client
+        self._reader = LineReader(max_line_bytes)
+        self._tracker = _Tracker(client)
+        self._max = max_line_bytes
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._tracker.requests)
+
+    def send(self, request: OutgoingRequest) -> bytes:
+        self._tracker.add(request)
+        return request.line
+
+    def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes:
+        self._tracker.remove(request)
+        return self.client.cancel(request, reason)
+
+    def receive_data(self, data: bytes) -> list[ClientEvent]:
+        return self._lines(self._reader.feed(data))
+
+    def receive_eof(self) -> list[ClientEvent]:
+        """End of the server's stdout: every request still in flight gets a -32000 ErrorResult."""
+        out = self._lines(self._reader.close())
+        for request in list(self._tracker.requests.values()):
+            self._tracker.remove(request)
+            out.append(ErrorResult(request_id=request.id, code=TRANSPORT_ERROR, message="server closed stdout"))
+        return out
+
+    def _lines(self, lines: list[bytes | OversizeLine]) -> list[ClientEvent]:
+        out: list[ClientEvent] = []
+        for line in lines:
+            if isinstance(line, OversizeLine):
+                out.append(ErrorResult(request_id=None, code=ErrorCode.INVALID_REQUEST,
+                                       message=f"Message exceeds {self._max} bytes"))
+                continue
+            try:
+                out.extend(self._tracker.message(line))
+            except RemoteProtocolError as exc:
+                out.append(ErrorResult(request_id=None, code=exc.code, message=exc.message, data=exc.data))
+        return out

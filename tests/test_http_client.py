@@ -1,0 +1,160 @@
+"""The trio/h11 HTTP client and the stdio client against mcpwire's own servers.
+
+HTTP: ``serve_http`` on 127.0.0.1 port 0 in the same trio run. stdio: ``tests/stdio_client_app.py``
+would be a separate app; here the stdio client starts ``tests/stdio_app.py`` (written for the
+stdio server tests) as a subprocess. Every test runs under ``trio.fail_after``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from mcpwire_adapters import App, Context, NeedInput, serve_http
+from mcpwire_adapters.http_client import HttpClient, ServerError, TransportError
+from mcpwire_adapters.stdio_client import StdioClient
+
+from mcpwire import CallToolResult, Implementation, Keyring
+from mcpwire._client import Client
+from mcpwire._client_events import Progress
+from mcpwire.types import ElicitRequest, ElicitResult, InputRequest, TextContent
+
+TIMEOUT = 15.0
+CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
+
+
+def run(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+    @functools.wraps(test)
+    def wrapper() -> None:
+        async def limited() -> None:
+            with trio.fail_after(TIMEOUT):
+                await test()
+
+        trio.run(limited)
+
+    return wrapper
+
+
+def make_app() -> App:
+    app = App("http-client-test", "1.0", keyring=Keyring.single(b"s" * 32))
+
+    @app.tool(description="Echo the text back")
+    async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
+        return str(arguments.get("text", ""))
+
+    @app.tool(description="Report progress three times, then answer")
+    async def progress(ctx: Context, arguments: dict[str, Any]) -> str:
+        for step in (1, 2, 3):
+            await ctx.progress(step, total=3)
+        return "done"
+
+    @app.tool(description="Ask for a name, then greet")
+    async def greet(ctx: Context, arguments: dict[str, Any]) -> Any:
+        answer = ctx.input_responses.get("name")
+        if answer is None:
+            return NeedInput(requests={"name": {"method": "elicitation/create", "params": {
+                "message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}}},
+                state={"round": 1})
+        return f"Hello, {answer['content']['name']} ({ctx.state['round']})"
+
+    return app
+
+
+def client() -> Client:
+    return Client(Implementation(name="t", version="1"), capabilities=CAPS)
+
+
+def on_input(requests: dict[str, InputRequest]) -> dict[str, Any]:
+    assert isinstance(requests["name"], ElicitRequest)
+    return {"name": ElicitResult(action="accept", content={"name": "Ada"})}
+
+
+def text(result: Any) -> str:
+    assert isinstance(result.value, CallToolResult)
+    block = result.value.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+@run
+async def test_http_client_end_to_end() -> None:
+    async with trio.open_nursery() as nursery:
+        host, port = await nursery.start(serve_http, make_app())
+        async with HttpClient(f"http://{host}:{port}/mcp", client()) as c:
+            discovered = await c.discover()
+            assert discovered.data["supportedVersions"] == ["2026-07-28"]
+            assert sorted(t.name for t in await c.list_tools()) == ["echo", "greet", "progress"]
+            assert text(await c.call_tool("echo", {"text": "hi"})) == "hi"
+            seen: list[Progress] = []
+            assert text(await c.call_tool("progress", {}, on_progress=seen.append)) == "done"
+            assert [p.progress for p in seen] == [1, 2, 3]
+            assert text(await c.call_tool("greet", {}, on_input=on_input)) == "Hello, Ada (1)"
+            with pytest.raises(ServerError) as info:
+                await c.call_tool("greet", {})  # input required but no handler
+            assert info.value.code == -32603
+            with pytest.raises(ServerError) as info:
+                await c.call_tool("missing", {})
+            assert info.value.code == -32602
+            assert c.connections_opened == 1  # keep-alive: one connection for every request
+        nursery.cancel_scope.cancel()
+
+
+@run
+async def test_http_client_connect_failure_and_read_timeout() -> None:
+    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
+    port = listener.socket.getsockname()[1]
+    await listener.aclose()
+    with pytest.raises(TransportError, match="cannot connect"):
+        async with HttpClient(f"http://127.0.0.1:{port}/mcp", client(), connect_timeout=2) as c:
+            await c.discover()
+
+    async def silent(stream: trio.SocketStream) -> None:
+        await trio.sleep(10)
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(trio.serve_tcp, silent, 0)
+        port = listeners[0].socket.getsockname()[1]
+        with pytest.raises(TransportError, match="no data"):
+            async with HttpClient(f"http://127.0.0.1:{port}/mcp", client(), read_timeout=0.3) as c:
+                await c.discover()
+        nursery.cancel_scope.cancel()
+
+
+@run
+async def test_http_client_response_size_limit() -> None:
+    async with trio.open_nursery() as nursery:
+        host, port = await nursery.start(serve_http, make_app())
+        async with HttpClient(f"http://{host}:{port}/mcp", client(), max_response_bytes=200) as c:
+            with pytest.raises(TransportError, match="exceeds"):
+                await c.call_tool("echo", {"text": "x" * 500})
+        nursery.cancel_scope.cancel()
+
+
+STDIO_APP = Path(__file__).with_name("stdio_app.py")
+
+
+@pytest.mark.skipif(not STDIO_APP.exists(), reason="tests/stdio_app.py is not there")
+@run
+async def test_stdio_client_concurrent_requests() -> None:
+    async with StdioClient([sys.executable, str(STDIO_APP)], client()) as c:
+        await c.discover()
+        names = {t.name for t in await c.list_tools()}
+        assert {"echo", "wait"} <= names
+        results: dict[str, str] = {}
+
+        async def call(key: str, name: str, args: dict[str, Any]) -> None:
+            results[key] = text(await c.call_tool(name, args))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call, "slow", "wait", {"seconds": 0.3})
+            nursery.start_soon(call, "fast", "echo", {"text": "quick"})
+        assert results == {"slow": "waited 0.3", "fast": "quick"}
+        with trio.move_on_after(0.2):
+            await c.call_tool("wait", {"seconds": 5})  # cancelled: writes notifications/cancelled
+        assert text(await c.call_tool("echo", {"text": "still alive"})) == "still alive"
+    assert c.returncode == 0
