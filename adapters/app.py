@@ -1,8 +1,12 @@
 """An application: handler functions bound to a sans-IO :class:`mcpwire.Server`.
 
 This is adapter code: it calls host functions, which the core never does. Every transport
-driver (trio/h11 HTTP, stdio) feeds requests to ``app.server`` and hands each resulting
+driver (trio/h11 HTTP, stdio, ASGI) feeds requests to ``app.server`` and hands each resulting
 exchange to :meth:`App.dispatch` with a ``send`` coroutine that writes output events.
+
+The layer is event-loop agnostic: it uses anyio for worker threads, listen-stream queues and
+cancellation, so the same App runs under the trio drivers and under any ASGI server (uvicorn,
+hypercorn; asyncio or trio).
 
 Handlers may be ``async def`` (run in the driver's task; they may ``await ctx.progress`` and
 ``await ctx.log``) or plain functions (run in a worker thread so they cannot stall the loop).
@@ -16,8 +20,10 @@ import inspect
 import os
 from typing import Any, Awaitable, Callable, Mapping, TypeVar
 
+import anyio
+import anyio.to_thread
 import msgspec
-import trio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from msgspec import UNSET
 
 import mcpwire
@@ -100,7 +106,7 @@ class App:
         self._templates: dict[str, Callable[..., Any]] = {}
         self._prompts: dict[str, Callable[..., Any]] = {}
         self._completion: Callable[..., Any] | None = None
-        self._streams: dict[int, trio.MemorySendChannel[Any]] = {}
+        self._streams: dict[int, MemoryObjectSendStream[Any]] = {}
 
     # -- declaration ----------------------------------------------------------------------------
     def tool(
@@ -180,9 +186,11 @@ class App:
         return handler
 
     # -- subscriptions --------------------------------------------------------------------------
-    def open_stream(self, stream: ListenStream[Any], buffer: int = 64) -> trio.MemoryReceiveChannel[Any]:
-        """Register an open listen stream; events for it arrive on the returned channel."""
-        send, receive = trio.open_memory_channel[Any](buffer)
+    def open_stream(self, stream: ListenStream[Any], buffer: int = 64) -> MemoryObjectReceiveStream[Any]:
+        """Register an open listen stream; output for it arrives on the returned anyio memory
+        object stream, which ends (``anyio.EndOfStream``) when the app drops the stream. Call
+        from the event loop's thread, before the first await after ``stream.start()``."""
+        send, receive = anyio.create_memory_object_stream[Any](buffer)
         self._streams[id(stream)] = send
         return receive
 
@@ -199,8 +207,9 @@ class App:
                 continue
             try:
                 channel.send_nowait(output)
-            except trio.WouldBlock:
-                # A consumer this far behind is dropped rather than buffered without bound.
+            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                # A consumer this far behind is dropped rather than buffered without bound (or
+                # it is already gone: its receiving end closed before close_stream ran).
                 self.close_stream(stream)
 
     def notify_list_changed(self, kind: str) -> None:
@@ -230,7 +239,7 @@ class App:
                 out = exchange.complete(answer)
         except mcpwire.ProtocolError as exc:
             out = exchange.fail(exc)
-        except trio.Cancelled:
+        except anyio.get_cancelled_exc_class():
             exchange.cancel()
             raise
         except Exception as exc:  # a handler bug answers -32603 and keeps the server up
@@ -266,7 +275,7 @@ async def _call(handler: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await handler(*args, **kwargs)
     # A thread cannot be interrupted: on cancellation it is abandoned and its answer, which the
     # cancelled exchange would suppress anyway, is dropped.
-    return await trio.to_thread.run_sync(lambda: handler(*args, **kwargs), abandon_on_cancel=True)
+    return await anyio.to_thread.run_sync(lambda: handler(*args, **kwargs), abandon_on_cancel=True)
 
 
 def _contents(uri: str, answer: Any) -> Any:

@@ -36,9 +36,11 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from http import HTTPStatus
 
+import anyio
 import h11
 import msgspec
 import trio
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from mcpwire import (
     ErrorCode,
@@ -434,7 +436,7 @@ class _Connection:
         if not ended:
             raise _PeerGone  # an abrupt end carries no response: close the connection
 
-    async def _forward(self, channel: trio.MemoryReceiveChannel[Sequence[Output]]) -> bool:
+    async def _forward(self, channel: MemoryObjectReceiveStream[Sequence[Output]]) -> bool:
         """True when the stream ended with its listen result, False when the channel closed."""
         with channel:
             while True:
@@ -442,7 +444,7 @@ class _Connection:
                 with trio.move_on_after(self.config.sse_keepalive_interval):
                     try:
                         outputs = await channel.receive()
-                    except trio.EndOfChannel:
+                    except anyio.EndOfStream:
                         return False
                 if outputs is None:
                     await self._send(h11.Data(data=_KEEPALIVE))

@@ -25,6 +25,7 @@ from collections.abc import Hashable
 from typing import Any
 
 import trio
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from mcpwire import Cancelled, LocalProtocolError, StdioConnection, StdioExchange, StdioListenStream
 
@@ -147,7 +148,7 @@ class _StdioDriver:
         self._forget(exchange.request_id, scope)
 
     async def _run_listen(
-        self, stream: StdioListenStream, channel: trio.MemoryReceiveChannel[Any], scope: trio.CancelScope
+        self, stream: StdioListenStream, channel: MemoryObjectReceiveStream[Any], scope: trio.CancelScope
     ) -> None:
         try:
             with scope, channel:

@@ -2,11 +2,16 @@
 """The conformance fixture: an ordinary mcpwire application serving what the official runner calls.
 
     python conformance/fixture.py [--transport http|stdio] [--host 127.0.0.1] [--port N]
+                                  [--server trio|asgi-uvicorn|asgi-hypercorn|asgi-hypercorn-trio]
 
 Over HTTP it binds ``--host`` (127.0.0.1) on ``--port`` (0: the OS picks), prints exactly one
 line ``{"conformanceReady": true, "url": "http://127.0.0.1:<port>/mcp"}`` on stdout and serves
 until its stdin reaches end of file, then shuts down and exits 0 (wire reference 19.1). Over
 stdio it serves NDJSON on stdin/stdout until stdin closes. Diagnostics go to stderr only.
+
+``--server`` picks what serves HTTP: ``trio`` (default) the trio/h11 driver; ``asgi-uvicorn``,
+``asgi-hypercorn`` (asyncio worker) and ``asgi-hypercorn-trio`` the same application through
+the ASGI adapter (``mcpwire_adapters.asgi``) under that server.
 
 What it offers is wire reference section 16 (and conformance/RUNNER_NOTES.md): the tools,
 resources, template and prompts the server scenarios call, with the results they check. It
@@ -24,10 +29,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+import anyio
 import msgspec
 import trio
 from mcpwire_adapters.app import App, Context, NeedInput
@@ -63,10 +70,11 @@ from mcpwire.types import (
     input_response_type,
 )
 
-__all__ = ["SERVER_NAME", "SERVER_VERSION", "build_app", "main"]
+__all__ = ["SERVERS", "SERVER_NAME", "SERVER_VERSION", "build_app", "main"]
 
 SERVER_NAME = "mcpwire-conformance"
 SERVER_VERSION = "0.1.0"
+SERVERS = ("trio", "asgi-uvicorn", "asgi-hypercorn", "asgi-hypercorn-trio")
 
 # A 1x1 PNG and a header-only WAV file, as the reference fixture uses (wire reference 16.1).
 PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mP8/x8AAusB9Y9Z4p8AAAAASUVORK5CYII="
@@ -262,7 +270,7 @@ def _behaviour_tools(app: App) -> None:
         steps = ((0, "Starting computation"), (50, "First half complete"), (100, "Computation complete"))
         for i, (progress, message) in enumerate(steps):
             if i:
-                await trio.sleep(0.05)
+                await anyio.sleep(0.05)
             await ctx.progress(progress, total=100, message=message)
         return _text(f"Progress computation completed: {sum(range(101))}")
 
@@ -636,6 +644,65 @@ async def _serve_http(app: App, host: str, port: int) -> None:
         stop.set()
 
 
+def _listening_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family)
+
+
+def _announce(app: App, host: str, port: int) -> None:
+    authority = f"[{host}]" if ":" in host else host
+    url = f"http://{authority}:{port}{app.server.http.path}"
+    sys.stdout.write(json.dumps({"conformanceReady": True, "url": url}) + "\n")
+    sys.stdout.flush()
+    _log(f"serving {url}; close stdin to stop")
+
+
+def _read_stdin_to_eof() -> None:
+    while os.read(sys.stdin.fileno(), 65536):
+        pass
+
+
+async def _serve_asgi(app: App, sock: socket.socket, server: str) -> None:
+    """Serve ``app`` through the ASGI adapter under uvicorn or hypercorn on the bound ``sock``
+    until stdin ends; then end the listen streams and stop the server (2 s of grace)."""
+    from mcpwire_adapters.asgi import AsgiApp
+
+    asgi = AsgiApp(app)
+    stop = anyio.Event()
+    host, port = sock.getsockname()[:2]
+    async with anyio.create_task_group() as tasks:
+        if server == "asgi-uvicorn":
+            import uvicorn
+
+            config = uvicorn.Config(
+                asgi, lifespan="on", log_config=None, access_log=False, timeout_graceful_shutdown=2
+            )
+            uv = uvicorn.Server(config)
+            tasks.start_soon(lambda: uv.serve(sockets=[sock]))
+            while not uv.started:
+                await anyio.sleep(0.01)
+        else:
+            from hypercorn.config import Config as HypercornConfig
+
+            if server == "asgi-hypercorn-trio":
+                from hypercorn.trio import serve as hypercorn_serve
+            else:
+                from hypercorn.asyncio import serve as hypercorn_serve  # type: ignore[assignment]
+            config = HypercornConfig()
+            config.graceful_timeout = 2.0
+            config.bind = [f"fd://{sock.detach()}"]  # already listening; hypercorn now owns the fd
+            tasks.start_soon(lambda: hypercorn_serve(asgi, config, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
+        _announce(app, host, port)
+        await anyio.to_thread.run_sync(_read_stdin_to_eof, abandon_on_cancel=True)
+        _log("stdin closed; shutting down")
+        # The servers wait for open responses before their lifespan shutdown: end the listen
+        # streams first so they finish with their listen result.
+        app.close_streams()
+        if server == "asgi-uvicorn":
+            uv.should_exit = True
+        stop.set()
+
+
 async def _serve_stdio(app: App) -> None:
     from mcpwire_adapters.stdio_server import serve_stdio
 
@@ -648,12 +715,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transport", choices=("http", "stdio"), default="http")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=int(os.environ.get("MCP_PORT", "0")))
+    parser.add_argument("--server", choices=SERVERS, default="trio", help="what serves HTTP")
     args = parser.parse_args(argv)
     app = build_app()
     if args.transport == "stdio":
         trio.run(_serve_stdio, app)
-    else:
+    elif args.server == "trio":
         trio.run(_serve_http, app, args.host, args.port)
+    else:
+        with _listening_socket(args.host, args.port) as sock:
+            backend = "trio" if args.server.endswith("-trio") else "asyncio"
+            anyio.run(_serve_asgi, app, sock, args.server, backend=backend)
     return 0
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Run the official MCP conformance runner against mcpwire (revision 2026-07-28).
 
-    python conformance/run.py server [--transport http] [--scenario NAME] [--keep]
+    python conformance/run.py server [--transport http] [--server trio|asgi-uvicorn|asgi-hypercorn|...]
+                                     [--scenario NAME] [--keep]
     python conformance/run.py client [--scenario NAME]
 
 The pinned runner (@modelcontextprotocol/conformance 0.2.0-alpha.12) and Node 22 are
@@ -10,8 +11,10 @@ installed on first use into ~/.cache/mcpwire-conformance ($MCPWIRE_CONFORMANCE_C
 server: start conformance/fixture.py (it prints {"conformanceReady": true, "url": ...}
 and serves until stdin EOF), run `--requirements 2026-07-28`, then each pending
 scenario alone, then close the fixture's stdin and require exit code 0 within 5 s.
---keep leaves the fixture running until Enter. client: run the requirement set with
-conformance/client.py as the client, inside a network namespace with only loopback.
+--server picks what serves the fixture's HTTP (fixture.py --server): the trio/h11 driver
+(default) or the ASGI adapter under uvicorn or hypercorn. --keep leaves the fixture running
+until Enter. client: run the requirement set with conformance/client.py as the client,
+inside a network namespace with only loopback.
 
 A scenario passes only with no FAILURE, WARNING or SKIPPED check (see ALLOWED_SKIPS)
 and at least one SUCCESS check other than wire-schema-valid. The exit code is non-zero
@@ -47,6 +50,7 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "conformance" / "results"
 CACHE = Path(os.environ.get("MCPWIRE_CONFORMANCE_CACHE") or Path.home() / ".cache" / "mcpwire-conformance")
 SUITE_TIMEOUT, SINGLE_TIMEOUT, READY_TIMEOUT, EXIT_TIMEOUT = 300.0, 120.0, 30.0, 5.0
+FIXTURE_SERVERS = ("trio", "asgi-uvicorn", "asgi-hypercorn", "asgi-hypercorn-trio")  # fixture.py SERVERS
 EXPECTED_SCORED = {"server": 37, "client": 7}  # sanity check of the parsed requirement set
 # Unscored scenarios that must still pass; the server ones are always re-run individually.
 REQUIRED_UNSCORED = {
@@ -270,7 +274,7 @@ def run_leg(args: argparse.Namespace, run_dir: Path) -> bool:
     if leg == "server" and not target:
         fixture_py = str(REPO / "conformance" / "fixture.py")
         cmd = shlex.split(args.fixture_cmd or f"{shlex.quote(sys.executable)} {shlex.quote(fixture_py)}")
-        cmd += [] if args.fixture_cmd else ["--transport", args.transport, "--port", "0"]
+        cmd += [] if args.fixture_cmd else ["--transport", args.transport, "--port", "0", "--server", args.server]
         fixture, target = start_fixture(cmd, run_dir, env)
         print(f"fixture ready at {target}", flush=True)
     if leg == "server":
@@ -333,6 +337,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("leg", choices=("server", "client"))
     parser.add_argument("--transport", default="http", choices=("http",), help="fixture transport (server leg)")
+    parser.add_argument(
+        "--server", default="trio", choices=FIXTURE_SERVERS,
+        help="what serves the fixture's HTTP (server leg): the trio/h11 driver or the ASGI adapter under a server",
+    )
     parser.add_argument("--scenario", help="run only this scenario (at the 2026-07-28 wire)")
     parser.add_argument("--keep", action="store_true", help="keep the fixture running until Enter (server leg)")
     for hidden in ("--url", "--fixture-cmd", "--client-cmd"):
@@ -340,6 +348,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.leg == "client" and (args.keep or args.url or args.fixture_cmd):
         parser.error("--keep, --url and --fixture-cmd apply to the server leg only")
+    if args.leg == "client" and args.server != "trio":
+        parser.error("--server applies to the server leg only")
+    if args.server != "trio" and args.fixture_cmd:
+        parser.error("--server and --fixture-cmd exclude each other")
     if args.leg == "server" and args.client_cmd:
         parser.error("--client-cmd applies to the client leg only")
     run_dir = RESULTS / datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ") / args.leg

@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import trio
 from schema_check import assemble
@@ -333,7 +334,7 @@ def test_trigger_tools_notify_listen_streams(app: Any) -> None:
             while True:
                 try:
                     out.extend(channel.receive_nowait())
-                except trio.WouldBlock:
+                except anyio.WouldBlock:
                     break
             frames[flag] = _parse(out, "subscriptions/listen", final=False).messages
             app.close_stream(stream)

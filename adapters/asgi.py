@@ -1,0 +1,336 @@
+"""Streamable HTTP as an ASGI 3 application: serve an :class:`App` under uvicorn, hypercorn or
+any ASGI server, alone or mounted inside Starlette/FastAPI.
+
+The engine (``app.server.receive_http``) decides every answer, exactly as under the trio/h11
+driver (:mod:`mcpwire_adapters.http_server`); this module only translates between ASGI
+messages and engine events. It runs on asyncio and on trio (through anyio).
+
+Per ``http`` request:
+
+1. refuse a body over ``app.server.http.max_body_bytes`` with 413 (JSON-RPC -32600) as soon
+   as ``Content-Length`` says so, or as soon as the body received so far passes the limit,
+   without reading further; the whole body must arrive within ``body_timeout`` (408);
+2. hand ``HttpRequest(method, target, headers, body)`` to the engine, where ``target`` is the
+   request path relative to where this app is mounted (``scope["path"]`` without
+   ``scope["root_path"]``, re-quoted) plus the query string; the engine's
+   ``HttpPolicy(path=...)`` is compared with that path (see :func:`request_target`);
+3. write what the engine returns: ``ResponseHead`` -> ``http.response.start``,
+   ``ResponseBody`` -> ``http.response.body`` with ``more_body``. For an exchange, the handler
+   runs while ``receive()`` is watched: ``http.disconnect`` cancels the handler and the
+   exchange (HTTP cancellation, wire reference section 9). A listen stream is forwarded as
+   SSE with a ``: keepalive`` comment every ``sse_keepalive_interval`` until it ends, the
+   client disconnects, or the app drops it (then the response is left unfinished, which makes
+   the server close the connection: an abrupt end is never disguised as a complete stream).
+
+``lifespan``: startup is acknowledged; shutdown ends every listen stream with its listen
+result (``app.close_streams()``). ``websocket``: refused with the engine's own answer to a
+non-POST request (405 with ``Allow: POST`` through the WebSocket denial-response extension
+when the server offers it, otherwise a close before accept, which servers answer with 403).
+Any other scope type raises, as the ASGI specification asks.
+
+A send the server refuses (``OSError``: the client is gone) or that blocks for
+``send_timeout`` ends the response like a disconnect.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+import anyio
+import anyio.lowlevel
+import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from mcpwire import (
+    ErrorCode,
+    HttpExchange,
+    HttpListenStream,
+    HttpRequest,
+    RemoteProtocolError,
+    ResponseBody,
+    ResponseHead,
+    encode_comment,
+    error_reply,
+)
+
+from .app import App
+
+__all__ = ["AsgiApp", "AsgiConfig", "asgi_app", "request_target"]
+
+_log = logging.getLogger("mcpwire_adapters.asgi")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Output = ResponseHead | ResponseBody
+
+_KEEPALIVE = encode_comment("keepalive")
+# Characters left as they are when the decoded ASGI path is quoted again for the engine:
+# RFC 3986 pchar and "/". "?" and "#" (and "%") are escaped, so a decoded "%3F" cannot end the
+# path early.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+class AsgiConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """Limits of :class:`AsgiApp` (the engine's own limits are ``app.server.http``; connection
+    limits and header timeouts belong to the ASGI server).
+
+    ``body_timeout``: seconds for the whole request body (408 after). ``send_timeout``: seconds
+    one ``send()`` may block on a client that does not read before the response is abandoned.
+    ``sse_keepalive_interval``: seconds between ``: keepalive`` comments on an idle listen stream.
+    """
+
+    body_timeout: float = 30.0
+    send_timeout: float = 30.0
+    sse_keepalive_interval: float = 15.0
+
+
+_DEFAULT_CONFIG = AsgiConfig()
+
+
+class _PeerGone(Exception):
+    """The client disconnected, or the server refused or stalled a send."""
+
+
+def request_target(scope: Scope) -> str:
+    """The request target handed to the engine: the path relative to the app's mount point
+    (``path`` minus ``root_path``, as Starlette routes it; ``"/"`` when nothing is left),
+    percent-encoded again, plus ``?query`` when there is one."""
+    path: str = scope.get("path") or "/"
+    root: str = scope.get("root_path") or ""
+    if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
+        path = path[len(root):] or "/"
+    query: bytes = scope.get("query_string") or b""
+    target = quote(path, safe=_PATH_SAFE)
+    return f"{target}?{query.decode('latin-1')}" if query else target
+
+
+class AsgiApp:
+    """An ASGI 3 application serving ``app`` over Streamable HTTP.
+
+    Use it as the app of an ASGI server (``uvicorn.run(AsgiApp(app))``) or mount it
+    (``Mount("/mcp", app=AsgiApp(app))``). The endpoint path is the engine's
+    ``HttpPolicy(path=...)`` (``"/mcp"`` by default), compared with the path relative to the
+    mount point: mounted at ``/mcp`` under Starlette, build the App with
+    ``http=HttpPolicy(path="/")``. See ``docs/asgi.md``.
+    """
+
+    def __init__(self, app: App, *, config: AsgiConfig = _DEFAULT_CONFIG) -> None:
+        self.app = app
+        self.config = config
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await _Request(self, scope, receive, send).run()
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await self._refuse_websocket(scope, receive, send)
+        else:
+            raise RuntimeError(f"mcpwire's ASGI app does not serve {kind!r} scopes")
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.app.close_streams()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _refuse_websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "websocket.connect":
+            return
+        if "websocket.http.response" not in (scope.get("extensions") or {}):
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        # A WebSocket handshake is a GET: the engine answers it (405, Allow: POST).
+        request = HttpRequest(method="GET", target=request_target(scope), headers=_headers(scope))
+        reply = self.app.server.receive_http(request, now=time.time())
+        assert isinstance(reply, tuple)  # only POST can open an exchange or a stream
+        head, body = reply
+        await send({"type": "websocket.http.response.start", "status": head.status, "headers": list(head.headers)})
+        await send({"type": "websocket.http.response.body", "body": body.data})
+
+
+def asgi_app(app: App, *, config: AsgiConfig = _DEFAULT_CONFIG) -> AsgiApp:
+    """``AsgiApp(app, config=config)``: the ASGI 3 callable serving ``app``."""
+    return AsgiApp(app, config=config)
+
+
+class _Request:
+    """One ``http`` scope: read the body, ask the engine, write its answer."""
+
+    def __init__(self, owner: AsgiApp, scope: Scope, receive: Receive, send: Send) -> None:
+        self.app = owner.app
+        self.config = owner.config
+        self.scope = scope
+        self.receive = receive
+        self._send = send
+        self.started = False
+
+    async def run(self) -> None:
+        try:
+            body = await self._read_body()
+            if body is None:
+                return
+            reply = self.app.server.receive_http(
+                HttpRequest(
+                    method=self.scope["method"], target=request_target(self.scope),
+                    headers=_headers(self.scope), body=body,
+                ),
+                now=time.time(),
+            )
+            if isinstance(reply, HttpExchange):
+                await self._run_exchange(reply)
+            elif isinstance(reply, HttpListenStream):
+                await self._run_listen(reply)
+            else:
+                await self._emit(reply)
+        except _PeerGone:
+            pass
+        except Exception:  # noqa: BLE001 - a bug answers -32603 instead of the server's plain-text 500
+            _log.exception("unexpected error while serving an MCP request")
+            if not self.started:
+                try:
+                    await self._refuse(500, ErrorCode.INTERNAL_ERROR, "Internal error")
+                except _PeerGone:
+                    pass
+            # A response already started is left unfinished: the server closes the connection.
+
+    # -- reading --------------------------------------------------------------------------------
+    async def _read_body(self) -> bytes | None:
+        """The whole body, or None after answering 413/408 (or when the client left)."""
+        limit = self.app.server.http.max_body_bytes
+        too_big = f"Request body exceeds {limit} bytes"
+        length = _content_length(self.scope)
+        if length is not None and length > limit:
+            await self._refuse(413, ErrorCode.INVALID_REQUEST, too_big)
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        with anyio.move_on_after(self.config.body_timeout):
+            while size <= limit:
+                message = await self.receive()
+                if message["type"] == "http.disconnect":
+                    return None
+                if message["type"] != "http.request":
+                    continue
+                chunk = bytes(message.get("body", b""))
+                size += len(chunk)
+                chunks.append(chunk)
+                if not message.get("more_body", False) and size <= limit:
+                    return b"".join(chunks)
+        if size > limit:
+            await self._refuse(413, ErrorCode.INVALID_REQUEST, too_big)
+        else:
+            late = f"Request body not received within {self.config.body_timeout} s"
+            await self._refuse(408, ErrorCode.INVALID_REQUEST, late)
+        return None
+
+    async def _watch_disconnect(self, gone: Callable[[], None]) -> None:
+        """While a response is being produced: call ``gone()`` on ``http.disconnect``."""
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                gone()
+                return
+
+    # -- writing --------------------------------------------------------------------------------
+    async def _send_message(self, message: Message) -> None:
+        try:
+            with anyio.fail_after(self.config.send_timeout):
+                await self._send(message)
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            # OSError includes TimeoutError (fail_after) and servers' "client disconnected".
+            raise _PeerGone from exc
+
+    async def _emit(self, outputs: Sequence[Output]) -> None:
+        """ResponseHead -> ``http.response.start``; ResponseBody -> ``http.response.body``."""
+        for item in outputs:
+            if isinstance(item, ResponseHead):
+                self.started = True
+                await self._send_message(
+                    {"type": "http.response.start", "status": item.status, "headers": list(item.headers)}
+                )
+            elif item.data or not item.more:
+                await self._send_message({"type": "http.response.body", "body": item.data, "more_body": item.more})
+
+    async def _refuse(self, status: int, code: int, message: str) -> None:
+        head, body = error_reply(RemoteProtocolError(message, code=code, http_status=status))
+        await self._emit([head, body])
+
+    # -- the two long-lived shapes ----------------------------------------------------------------
+    async def _run_exchange(self, exchange: HttpExchange) -> None:
+        """Run the handler while watching for ``http.disconnect``, which cancels both (section 9)."""
+        async with anyio.create_task_group() as tasks:
+
+            def gone() -> None:
+                exchange.cancel()
+                tasks.cancel_scope.cancel()
+
+            async def send(outputs: Sequence[Output]) -> None:
+                try:
+                    await self._emit(outputs)
+                except _PeerGone:
+                    gone()
+                    await anyio.lowlevel.checkpoint()  # delivers the cancellation to the handler
+
+            tasks.start_soon(self._watch_disconnect, gone)
+            await self.app.dispatch(exchange, send)
+            tasks.cancel_scope.cancel()
+
+    async def _run_listen(self, stream: HttpListenStream) -> None:
+        """Forward a listen stream as SSE until it ends, the app drops it, or the client leaves."""
+        first = stream.start()
+        events = self.app.open_stream(stream)  # before the first await: no event can be missed
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(self._watch_disconnect, tasks.cancel_scope.cancel)
+                try:
+                    await self._emit(first)
+                    await self._forward(events)
+                except _PeerGone:
+                    pass
+                tasks.cancel_scope.cancel()
+        finally:
+            self.app.close_stream(stream)
+
+    async def _forward(self, events: MemoryObjectReceiveStream[Sequence[Output]]) -> None:
+        """Write the stream's output until its final event, or until the app drops it."""
+        with events:
+            while True:
+                outputs: Sequence[Output] | None = None
+                with anyio.move_on_after(self.config.sse_keepalive_interval):
+                    try:
+                        outputs = await events.receive()
+                    except anyio.EndOfStream:
+                        return  # dropped without its result: leave the response unfinished
+                if outputs is None:
+                    await self._send_message({"type": "http.response.body", "body": _KEEPALIVE, "more_body": True})
+                    continue
+                await self._emit(outputs)
+                if any(isinstance(o, ResponseBody) and not o.more for o in outputs):
+                    return
+
+
+def _headers(scope: Scope) -> list[tuple[bytes, bytes]]:
+    return [(bytes(name), bytes(value)) for name, value in scope.get("headers") or ()]
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers") or ():
+        if bytes(name).lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None  # the server validates framing; the body limit still applies as it arrives
+    return None
