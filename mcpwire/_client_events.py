@@ -111,7 +111,9 @@ class ResultReceived(msgspec.Struct, frozen=True, kw_only=True):
     ``value`` is the method's result Struct (see :data:`RESULT_TYPES`; for ``tools/list``
     tools with invalid ``x-mcp-header`` annotations are left out), or ``None`` when the method
     is not in the table, the result type is an extension's (for example ``"task"``), or the
-    result does not match the schema. ``data`` is always the decoded JSON object as received.
+    result does not match the schema. ``data`` is always the decoded JSON object as received,
+    and ``raw`` the result's exact bytes as received (tool schemas, for one, survive byte for
+    byte there: nothing is normalised, and no ``$ref`` is ever resolved).
     """
 
     request_id: RequestId
@@ -119,6 +121,7 @@ class ResultReceived(msgspec.Struct, frozen=True, kw_only=True):
     value: Any
     data: dict[str, Any]
     result_type: str = "complete"
+    raw: bytes = b""
 
 
 class ErrorResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -147,7 +147,10 @@ class _Tracker:
                     value = msgspec.convert(data, RESULT_TYPES[request.method])
                 except msgspec.ValidationError:
                     value = None
-        return ResultReceived(request_id=request.id, method=request.method, value=value, data=data, result_type=result_type)
+        return ResultReceived(
+            request_id=request.id, method=request.method, value=value, data=data, result_type=result_type,
+            raw=bytes(raw),
+        )
 
     def _tools(self, data: dict[str, Any]) -> ListToolsResult | None:
         # Tools are decoded one by one so a malformed one cannot hide the rest; each valid one

@@ -15,6 +15,8 @@ import msgspec
 import pytest
 from msgspec import UNSET
 
+import mcpwire
+
 from mcpwire import (
     CallToolResult,
     DiscoverResult,
@@ -382,3 +384,17 @@ def test_stdio_demultiplexes_requests_in_flight() -> None:
     d = client.call_tool("echo", {})
     conn.send(d)
     assert [e.request_id for e in conn.receive_eof()] == [d.id]  # type: ignore[union-attr]
+
+
+def test_result_keeps_the_exact_bytes_received() -> None:
+    # Tool schemas are kept byte for byte as received (issue: never normalise, never dereference).
+    client = mcpwire.Client(mcpwire.Implementation(name="c", version="1"))
+    request = client.list_tools()
+    schema = b'{"type" : "object","$ref":"http://example.invalid/s.json#/a","x":1.50}'
+    result = b'{"resultType":"complete","tools":[{"name":"t","description":"d","inputSchema":' + schema + b'}],"ttlMs":0,"cacheScope":"private"}'
+    body = b'{"jsonrpc":"2.0","id":%d,"result":' % request.id + result + b"}"
+    parser = mcpwire.HttpResponseParser(client, request, status=200, content_type="application/json")
+    events = parser.feed(body) + parser.close()
+    [event] = [e for e in events if isinstance(e, mcpwire.ResultReceived)]
+    assert event.raw == result
+    assert schema in event.raw
