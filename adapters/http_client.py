@@ -13,12 +13,21 @@ into :class:`ServerError`. :class:`HttpClient` adds one keep-alive connection (r
 requests, reopened when the server closed it), connect and read timeouts, and a response
 size limit. Requests on one HttpClient are sent one at a time. Cancelling the awaiting task
 closes the connection, which is how HTTP cancels a request (wire reference section 9).
+
+:meth:`Session.listen` opens a ``subscriptions/listen`` stream (section 11) as a
+:class:`Subscription`; over HTTP each one has its own connection, so requests keep flowing
+on the shared one while it is open::
+
+    async with c.listen({"toolsListChanged": True}) as sub:
+        async for event in sub:      # ListenAck, then ListChanged / ResourceUpdated
+            ...
 """
 
 from __future__ import annotations
 
 import inspect
 import ssl
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Self, TypeVar
 from urllib.parse import urlsplit
@@ -32,19 +41,24 @@ from mcpwire._client_events import (
     ClientEvent,
     ErrorResult,
     InputRequired,
+    ListChanged,
+    ListenAck,
     LogMessage,
     OutgoingRequest,
     Progress,
+    ResourceUpdated,
     ResultReceived,
 )
 from mcpwire._client_stream import TRANSPORT_ERROR, HttpResponseParser
-from mcpwire.types import InputRequest
+from mcpwire._envelope import RequestId
+from mcpwire.types import InputRequest, SubscriptionFilter
 
-__all__ = ["HttpClient", "InputHandler", "ServerError", "Session", "TransportError"]
+__all__ = ["HttpClient", "InputHandler", "ListenEvent", "ServerError", "Session", "Subscription", "TransportError"]
 
 T = TypeVar("T")
 InputHandler = Callable[[dict[str, InputRequest]], "Mapping[str, Any] | Awaitable[Mapping[str, Any]]"]
 EventHandler = Callable[[Any], "None | Awaitable[None]"]
+ListenEvent = ListenAck | ListChanged | ResourceUpdated
 
 
 class ServerError(Exception):
@@ -170,6 +184,111 @@ class Session:
                          on_input: InputHandler | None = None) -> ResultReceived:
         return await self.send(self.client.get_prompt(name, arguments), on_input=on_input)
 
+    def listen(self, notifications: Mapping[str, Any], **kw: Any) -> Subscription:
+        """A ``subscriptions/listen`` stream for ``notifications`` (a SubscriptionFilter object,
+        e.g. ``{"toolsListChanged": True}``); ``kw`` go to :meth:`Client.listen`. Nothing is
+        sent until the :class:`Subscription` is entered with ``async with``."""
+        return self._subscription(self.client.listen(notifications, **kw))
+
+    def _subscription(self, request: OutgoingRequest) -> Subscription:
+        raise NotImplementedError
+
+
+class Subscription:
+    """One ``subscriptions/listen`` stream (wire reference section 11), from :meth:`Session.listen`.
+
+    ``async with`` sends the request and waits for the acknowledgement (falling back once on
+    -32022), so the server is listening when the block runs; :attr:`acknowledged` is the
+    filter it honours. Iterating yields :class:`ListenAck` first, then :class:`ListChanged`
+    and :class:`ResourceUpdated` events, until the server ends the stream: :attr:`result` is
+    then its listen result (``None`` when the stream ended without one). Leaving the block
+    cancels the subscription: over HTTP its connection is closed, over stdio
+    ``notifications/cancelled`` is written. A JSON-RPC error answering the listen request
+    raises :class:`ServerError`; a broken connection :class:`TransportError`.
+    """
+
+    def __init__(self, session: Session, request: OutgoingRequest) -> None:
+        self.session = session
+        #: The listen request; after a -32022 fallback, the retried one.
+        self.request = request
+        self.acknowledged: SubscriptionFilter | None = None
+        self.result: ResultReceived | None = None
+        self._pending: deque[ListenEvent] = deque()
+        self._ended = False
+
+    @property
+    def subscription_id(self) -> RequestId:
+        """The listen request's id, which stamps every event of the stream."""
+        return self.request.id
+
+    async def __aenter__(self) -> Self:
+        version_retried = False
+        while True:
+            self.acknowledged, self.result, self._ended = None, None, False
+            self._pending.clear()
+            try:
+                await self._start()
+                while self.acknowledged is None and not self._ended:
+                    await self._pull()
+            except ServerError as exc:
+                await self._stop()
+                if exc.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and not version_retried:
+                    version_retried = True
+                    self.request = self.session.client.version_retry(self.request, exc.error)
+                    continue
+                raise
+            except BaseException:
+                await self._stop()
+                raise
+            return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stop()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> ListenEvent:
+        while not self._pending:
+            if self._ended:
+                raise StopAsyncIteration
+            await self._pull()
+        return self._pending.popleft()
+
+    async def _pull(self) -> None:
+        events = await self._receive()
+        if events is None:
+            self._ended = True
+            return
+        for event in events:
+            if isinstance(event, (ListenAck, ListChanged, ResourceUpdated)):
+                if isinstance(event, ListenAck):
+                    self.acknowledged = event.notifications
+                self._pending.append(event)
+            elif isinstance(event, ResultReceived):
+                self.result = event
+                self._ended = True
+            elif isinstance(event, (ErrorResult, InputRequired)):
+                self._ended = True
+                if isinstance(event, InputRequired):  # pragma: no cover - the engine refuses it first
+                    event = ErrorResult(request_id=event.request_id, code=ErrorCode.INTERNAL_ERROR,
+                                        message="input_required answering subscriptions/listen")
+                raise ServerError(event)
+            # Progress and log messages are not part of a listen stream: ignored.
+
+    # -- per transport ----------------------------------------------------------------------------
+    async def _start(self) -> None:
+        """Send :attr:`request`."""
+        raise NotImplementedError
+
+    async def _receive(self) -> list[ClientEvent] | None:
+        """The next events of the stream (possibly none), or ``None`` once it has ended."""
+        raise NotImplementedError
+
+    async def _stop(self) -> None:
+        """Close the stream; cancel the subscription unless it already ended. Idempotent."""
+        raise NotImplementedError
+
 
 class HttpClient(Session):
     """Streamable HTTP over one keep-alive h11 connection (http or https)."""
@@ -219,10 +338,8 @@ class HttpClient(Session):
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(stream)
 
-    async def _connect(self) -> tuple[trio.abc.Stream, h11.Connection]:
-        if self._stream is not None and self._conn is not None and self._conn.our_state is h11.IDLE:
-            return self._stream, self._conn
-        await self.aclose()
+    async def _open_stream(self) -> trio.abc.Stream:
+        """A new TCP (and TLS) connection to the server, within ``connect_timeout``."""
         try:
             with trio.fail_after(self.connect_timeout):
                 stream: trio.abc.Stream = await trio.open_tcp_stream(self._host, self._port)
@@ -234,8 +351,24 @@ class HttpClient(Session):
         except (OSError, trio.TooSlowError) as exc:
             raise TransportError(f"cannot connect to {self.url}: {exc!r}") from exc
         self.connections_opened += 1
+        return stream
+
+    async def _connect(self) -> tuple[trio.abc.Stream, h11.Connection]:
+        if self._stream is not None and self._conn is not None and self._conn.our_state is h11.IDLE:
+            return self._stream, self._conn
+        await self.aclose()
+        stream = await self._open_stream()
         self._stream, self._conn = stream, h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
         return self._stream, self._conn
+
+    def _request_bytes(self, conn: h11.Connection, request: OutgoingRequest) -> bytes:
+        headers = [(b"Host", self._authority), (b"Content-Length", str(len(request.body)).encode()),
+                   *request.headers, *self._extra]
+        return (conn.send(h11.Request(method=b"POST", target=self._target, headers=headers)) or b"") + (
+            conn.send(h11.Data(data=request.body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
+
+    def _subscription(self, request: OutgoingRequest) -> Subscription:
+        return _HttpSubscription(self, request)
 
     async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
         async with self._lock:
@@ -255,11 +388,8 @@ class HttpClient(Session):
 
     async def _round_trip(self, stream: trio.abc.Stream, conn: h11.Connection, request: OutgoingRequest,
                           on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
-        headers = [(b"Host", self._authority), (b"Content-Length", str(len(request.body)).encode()),
-                   *request.headers, *self._extra]
         try:
-            await stream.send_all(conn.send(h11.Request(method=b"POST", target=self._target, headers=headers))
-                                  + conn.send(h11.Data(data=request.body)) + conn.send(h11.EndOfMessage()))
+            await stream.send_all(self._request_bytes(conn, request))
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             raise _Stale() from exc
         parser: HttpResponseParser | None = None
@@ -318,6 +448,72 @@ class HttpClient(Session):
             else:
                 await on_event(event)
         return final
+
+
+class _HttpSubscription(Subscription):
+    """A listen stream on a connection of its own: closing that connection cancels it (section 9)."""
+
+    def __init__(self, session: HttpClient, request: OutgoingRequest) -> None:
+        super().__init__(session, request)
+        self._http = session
+        self._stream: trio.abc.Stream | None = None
+        self._conn: h11.Connection | None = None
+        self._parser: HttpResponseParser | None = None
+        self._finished = False  # the response body ended
+
+    async def _start(self) -> None:
+        self._parser, self._finished = None, False
+        self._stream = await self._http._open_stream()
+        self._conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        try:
+            await self._stream.send_all(self._http._request_bytes(self._conn, self.request))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise TransportError(f"cannot send to {self._http.url}: {exc!r}") from exc
+
+    async def _receive(self) -> list[ClientEvent] | None:
+        stream, conn, url = self._stream, self._conn, self._http.url
+        if self._finished or stream is None or conn is None:
+            return None
+        while True:
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise TransportError(f"invalid HTTP from {url}: {exc}") from exc
+            if event is h11.NEED_DATA:
+                # The server sends a keepalive comment every few seconds on an idle stream, so
+                # read_timeout of silence means the connection is dead.
+                try:
+                    with trio.fail_after(self._http.read_timeout):
+                        data = await stream.receive_some(65536)
+                except trio.TooSlowError:
+                    raise TransportError(f"no data from {url} for {self._http.read_timeout} s") from None
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                    raise TransportError(f"connection to {url} broke: {exc!r}") from exc
+                conn.receive_data(bytes(data))
+            elif isinstance(event, h11.Response):
+                if event.status_code in (301, 302, 307, 308):
+                    raise TransportError(f"{url} redirects (HTTP {event.status_code}); not followed")
+                ctype = dict(event.headers).get(b"content-type", b"")
+                limit = self._http.max_response_bytes
+                self._parser = HttpResponseParser(self._http.client, self.request, status=event.status_code,
+                                                  content_type=ctype, max_body_bytes=limit, max_event_bytes=limit)
+            elif isinstance(event, h11.Data):
+                assert self._parser is not None
+                events = self._parser.feed(bytes(event.data))
+                if events:
+                    return events
+            elif isinstance(event, h11.EndOfMessage):
+                assert self._parser is not None
+                self._finished = True
+                return self._parser.close()
+            elif isinstance(event, h11.ConnectionClosed):
+                raise TransportError(f"{url} closed the listen stream mid-response")
+
+    async def _stop(self) -> None:
+        stream, self._stream, self._conn = self._stream, None, None
+        if stream is not None:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
 
 
 class _Stale(Exception):

@@ -11,6 +11,13 @@ one reader task routes each event to the task awaiting that request. Cancelling 
 awaiting task writes ``notifications/cancelled`` for its request (wire reference section 9).
 Leaving the ``async with`` closes the server's stdin, waits ``exit_timeout`` seconds for it
 to exit, then kills it. The MRTR loop, version fallback and pagination are :class:`Session`'s.
+
+``c.listen({...})`` opens a ``subscriptions/listen`` stream on the same pipes (its events are
+routed by subscription id); leaving its ``async with`` writes ``notifications/cancelled``::
+
+    async with c.listen({"toolsListChanged": True}) as sub:
+        async for event in sub:
+            ...
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from mcpwire._client import Client
 from mcpwire._client_events import ClientEvent, ErrorResult, InputRequired, OutgoingRequest, ResultReceived
 from mcpwire._client_stream import TRANSPORT_ERROR, ClientStdioConnection
 
-from .http_client import Session, TransportError
+from .http_client import Session, Subscription, TransportError
 
 __all__ = ["StdioClient"]
 
@@ -95,6 +102,8 @@ class StdioClient(Session):
     def _route(self, events: list[ClientEvent]) -> None:
         for event in events:
             request_id = getattr(event, "request_id", None)
+            if request_id is None:  # listen events carry the listen request's id as subscription_id
+                request_id = getattr(event, "subscription_id", None)
             channel = self._waiters.get((type(request_id), request_id)) if request_id is not None else None
             if channel is not None:
                 try:
@@ -136,3 +145,48 @@ class StdioClient(Session):
                         await self._write(self._conn.cancel(request, "cancelled by the client"))
                     except TransportError:
                         pass
+
+    def _subscription(self, request: OutgoingRequest) -> Subscription:
+        return _StdioSubscription(self, request)
+
+
+class _StdioSubscription(Subscription):
+    """A listen stream sharing the process's pipes; cancelled with ``notifications/cancelled``."""
+
+    def __init__(self, session: StdioClient, request: OutgoingRequest) -> None:
+        super().__init__(session, request)
+        self._stdio = session
+        self._channel: trio.MemoryReceiveChannel[ClientEvent] | None = None
+
+    def _key(self) -> tuple[type, Any]:
+        return (type(self.request.id), self.request.id)
+
+    async def _start(self) -> None:
+        client = self._stdio
+        if client._process is None or client._closed:
+            raise TransportError("the server process is not running")
+        send, self._channel = trio.open_memory_channel[ClientEvent](math.inf)
+        client._waiters[self._key()] = send
+        await client._write(client._conn.send(self.request))
+
+    async def _receive(self) -> list[ClientEvent] | None:
+        if self._channel is None:
+            return None
+        try:
+            return [await self._channel.receive()]
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            return None  # the server closed its stdout
+
+    async def _stop(self) -> None:
+        client = self._stdio
+        channel, self._channel = self._channel, None
+        if channel is None:
+            return
+        client._waiters.pop(self._key(), None)
+        channel.close()
+        if not self._ended and not client._closed:
+            with trio.CancelScope(shield=True):
+                try:
+                    await client._write(client._conn.cancel(self.request, "subscription closed by the client"))
+                except TransportError:
+                    pass

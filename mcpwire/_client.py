@@ -28,7 +28,7 @@ from msgspec import UNSET, UnsetType
 
 from ._client_events import ErrorResult, InputRequired, OutgoingRequest, ResultReceived
 from ._envelope import RequestId, encode_notification, encode_request
-from ._errors import ErrorCode, LocalProtocolError
+from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from ._headers import InvalidParamHeader, ParamHeader, param_headers, request_headers
 from ._meta import (
     CLIENT_CAPABILITIES_KEY,
@@ -62,6 +62,15 @@ _ITEM_TYPES: Final[dict[str, type[msgspec.Struct]]] = {
 }
 
 
+def _check_own_capabilities(caps: Mapping[str, Any]) -> None:
+    # The same rules the server applies (section 2 step 9), but a bad object here is the
+    # host's mistake, so it is a LocalProtocolError rather than an answer for a peer.
+    try:
+        check_client_capabilities(caps)
+    except RemoteProtocolError as exc:
+        raise LocalProtocolError(exc.message, code=exc.code, data=exc.data) from None
+
+
 class Client:
     """A sans-IO MCP 2026-07-28 client engine. One per connection or per logical client.
 
@@ -81,7 +90,7 @@ class Client:
         supported_versions: tuple[str, ...] = (PROTOCOL_VERSION,),
     ) -> None:
         caps = dict(capabilities or {})
-        check_client_capabilities(caps)
+        _check_own_capabilities(caps)
         self.client_info = client_info
         self.capabilities = caps
         self.protocol_version = protocol_version
@@ -115,7 +124,7 @@ class Client:
             raise LocalProtocolError(f"Unknown log level {log_level!r}")
         caps = self.capabilities if capabilities is None else dict(capabilities)
         if capabilities is not None:
-            check_client_capabilities(caps)
+            _check_own_capabilities(caps)
         out = dict(params or {})
         meta: dict[str, Any] = dict(out.pop("_meta", None) or {})
         meta[PROTOCOL_VERSION_KEY] = self.protocol_version

@@ -67,8 +67,9 @@ class OutgoingRequest(msgspec.Struct, frozen=True, kw_only=True):
     """One request ready to send.
 
     HTTP: POST ``body`` with ``headers`` (Content-Length and Host are the transport's).
-    stdio: write ``line``. Then read the answer with ``client.http_response(request, ...)`` or
-    a :class:`~mcpwire.ClientStdioConnection`. ``params`` is what was sent (do not mutate).
+    stdio: write ``line``. Then read the answer with
+    ``HttpResponseParser(client, request, status=..., content_type=...)`` or a
+    :class:`~mcpwire.ClientStdioConnection`. ``params`` is what was sent (do not mutate).
     """
 
     id: RequestId

@@ -211,7 +211,10 @@ class _Tracker:
                 )]
             if method == "notifications/message":
                 m = msgspec.json.decode(note.params, type=LoggingMessageNotificationParams)
-                owner_id = next(iter(self.requests.values())).id if len(self.requests) == 1 else None
+                # Log messages carry no request id (section 8.1): attribute one only when a
+                # single ordinary request is in flight (listen streams never produce logs).
+                calls = [r for r in self.requests.values() if r.method != "subscriptions/listen"]
+                owner_id = calls[0].id if len(calls) == 1 else None
                 return [LogMessage(request_id=owner_id, level=m.level, data=m.data,
                                    logger=None if m.logger is UNSET else m.logger)]
             if method == "notifications/subscriptions/acknowledged":

@@ -141,7 +141,7 @@ def test_request_meta_headers_and_unique_ids() -> None:
     assert b"Mcp-Name" not in dict(b.headers)
     with pytest.raises(LocalProtocolError):
         client.request("tools/list", log_level="loud")
-    with pytest.raises(RemoteProtocolError):
+    with pytest.raises(LocalProtocolError):
         client.request("tools/list", capabilities={"roots": True})
 
 
