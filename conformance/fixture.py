@@ -453,7 +453,6 @@ def _mrtr_tools(app: App) -> None:
             "greeting": Ask(_sample("Generate a greeting", 50), _sampled_text),
             "client_roots": Ask(_roots(), _root_uris),
         }
-        caps = ctx.meta.client_capabilities
         asks = {k: a for k, a in every.items() if not ctx.meta.missing_capabilities({k: a.request})}
         if not asks:
             # Nothing this client can answer: asking anyway makes the engine refuse with -32021,
@@ -688,10 +687,10 @@ async def _serve_asgi(app: App, sock: socket.socket, server: str) -> None:
                 from hypercorn.trio import serve as hypercorn_serve
             else:
                 from hypercorn.asyncio import serve as hypercorn_serve  # type: ignore[assignment]
-            config = HypercornConfig()
-            config.graceful_timeout = 2.0
-            config.bind = [f"fd://{sock.detach()}"]  # already listening; hypercorn now owns the fd
-            tasks.start_soon(lambda: hypercorn_serve(asgi, config, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
+            hconfig = HypercornConfig()
+            hconfig.graceful_timeout = 2.0
+            hconfig.bind = [f"fd://{sock.detach()}"]  # already listening; hypercorn now owns the fd
+            tasks.start_soon(lambda: hypercorn_serve(asgi, hconfig, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
         _announce(app, host, port)
         await anyio.to_thread.run_sync(_read_stdin_to_eof, abandon_on_cancel=True)
         _log("stdin closed; shutting down")

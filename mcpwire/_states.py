@@ -16,6 +16,8 @@ __all__ = ["ExchangeState", "ListenState", "EXCHANGE_TRANSITIONS", "LISTEN_TRANS
 
 
 class ExchangeState(Enum):
+    """The state of one request exchange: ``Exchange.state``. Transitions: ``EXCHANGE_TRANSITIONS``."""
+
     # Members are singletons compared by identity; identity hashing keeps the transition-table
     # lookups on the request path cheap (Enum's default hashes the name in Python code).
     __hash__ = object.__hash__
@@ -27,6 +29,8 @@ class ExchangeState(Enum):
 
 
 class ListenState(Enum):
+    """The state of one subscriptions/listen stream: ``ListenStream.state``. Transitions: ``LISTEN_TRANSITIONS``."""
+
     __hash__ = object.__hash__
 
     OPEN = "open"            # acknowledged; events flow

@@ -392,7 +392,7 @@ def test_result_keeps_the_exact_bytes_received() -> None:
     request = client.list_tools()
     schema = b'{"type" : "object","$ref":"http://example.invalid/s.json#/a","x":1.50}'
     result = b'{"resultType":"complete","tools":[{"name":"t","description":"d","inputSchema":' + schema + b'}],"ttlMs":0,"cacheScope":"private"}'
-    body = b'{"jsonrpc":"2.0","id":%d,"result":' % request.id + result + b"}"
+    body = b'{"jsonrpc":"2.0","id":%d,"result":' % int(request.id) + result + b"}"
     parser = mcpwire.HttpResponseParser(client, request, status=200, content_type="application/json")
     events = parser.feed(body) + parser.close()
     [event] = [e for e in events if isinstance(e, mcpwire.ResultReceived)]

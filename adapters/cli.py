@@ -1,0 +1,515 @@
+"""The ``mcpwire`` command line: serve an App, inspect any MCP 2026-07-28 server, call a tool.
+
+    mcpwire serve MODULE:APP [--transport http|stdio] [--host 127.0.0.1] [--port 8000]
+    mcpwire inspect URL [--json]
+    mcpwire call URL TOOL [JSON] [--log-level LEVEL] [--root URI]... [--no-input] [--json]
+
+(also ``python -m mcpwire_adapters.cli``). Results go to stdout; everything else (progress,
+log messages, the questions a server asks, errors) goes to stderr, so ``mcpwire call ... >
+out.txt`` captures the result alone. Exit codes: 0 success, 1 the tool answered ``isError``,
+2 a JSON-RPC error, 3 the server could not be reached or broke the protocol, 4 a bad command
+line (URL, JSON, app), 130 interrupted. Strings a server sends are shown with control
+characters escaped, so a server cannot drive the terminal. See docs/cli.md.
+
+The client side runs on :class:`mcpwire_adapters.http_client.HttpClient` (the -32022 version
+fallback and the multi round-trip loop are its :class:`Session`'s); ``inspect`` reads results
+as plain JSON so a server that leaves out optional fields, or breaks the schema in an
+unimportant way, is still shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.util
+import inspect as pyinspect
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import traceback
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import h11
+import msgspec
+import trio
+
+import mcpwire
+from mcpwire import Client, ErrorCode, Implementation, LocalProtocolError, RemoteProtocolError
+from mcpwire._meta import SERVER_INFO_KEY
+
+from ._cli_io import (
+    _COLUMNS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_RPC_ERROR,
+    EXIT_TOOL_ERROR,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    Answerer,
+    CliError,
+    Terminal,
+    _root_uri,
+    capabilities_text,
+    clean,
+    summary,
+    table,
+)
+from .app import App
+from .http_client import HttpClient, ServerError, Session, TransportError
+
+__all__ = ["CliError", "load_app", "main"]
+
+T = TypeVar("T")
+
+_LISTS = (  # method, result key, heading, the discover capability that offers it
+    ("tools/list", "tools", "Tools", "tools"),
+    ("resources/list", "resources", "Resources", "resources"),
+    ("resources/templates/list", "resourceTemplates", "Resource templates", "resources"),
+    ("prompts/list", "prompts", "Prompts", "prompts"),
+)
+_MAX_PAGES = 100
+_CODE_NAMES: dict[int, str] = {
+    ErrorCode.PARSE_ERROR: "parse error", ErrorCode.INVALID_REQUEST: "invalid request",
+    ErrorCode.METHOD_NOT_FOUND: "method not found", ErrorCode.INVALID_PARAMS: "invalid params",
+    ErrorCode.INTERNAL_ERROR: "internal error", ErrorCode.HEADER_MISMATCH: "header mismatch",
+    ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY: "missing client capability",
+    ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: "unsupported protocol version",
+}
+# -- talking to a server ------------------------------------------------------------------------------
+def _url(text: str) -> str:
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CliError(f"not an http(s) URL: {text!r} (for example http://127.0.0.1:8000/mcp)", EXIT_USAGE)
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise CliError(f"bad URL {text!r}: {exc}", EXIT_USAGE) from None
+    if not parts.path:  # a bare origin: the endpoint path MCP servers use by convention
+        parts = parts._replace(path="/mcp")
+    return urlunsplit(parts)
+
+
+def _headers(values: Sequence[str]) -> list[tuple[bytes, bytes]]:
+    out = []
+    for value in values:
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            raise CliError(f"--header needs 'Name: value', got {value!r}", EXIT_USAGE)
+        out.append((name.strip().encode("latin-1"), content.strip().encode("latin-1")))
+    return out
+
+
+def _session(args: argparse.Namespace, capabilities: Mapping[str, Any] | None = None) -> HttpClient:
+    client = Client(Implementation(name="mcpwire-cli", version=mcpwire.__version__), capabilities=capabilities)
+    try:
+        return HttpClient(_url(args.url), client, read_timeout=args.timeout, connect_timeout=min(args.timeout, 10.0),
+                          extra_headers=_headers(args.header))
+    except (ValueError, UnicodeError) as exc:
+        raise CliError(f"bad URL {args.url!r}: {exc}", EXIT_USAGE) from None
+
+
+async def list_all(session: Session, method: str, key: str) -> list[dict[str, Any]]:
+    """Every item of a list method as plain JSON objects, following ``nextCursor`` (bounded)."""
+    items: list[dict[str, Any]] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(_MAX_PAGES):
+        page = await session.send(session.client.request(method, None if cursor is None else {"cursor": cursor}))
+        raw = page.data.get(key)
+        items.extend(item for item in (raw if isinstance(raw, list) else []) if isinstance(item, dict))
+        cursor = page.data.get("nextCursor")
+        if not isinstance(cursor, str) or cursor in seen:
+            break
+        seen.add(cursor)
+    return items
+
+
+def _error_text(error: ServerError) -> str:
+    name = _CODE_NAMES.get(error.code)
+    text = f"JSON-RPC error {error.code}{f' ({name})' if name else ''}: {clean(error.error.message)}"
+    if error.data is not msgspec.UNSET and error.data is not None:
+        text += f"\n  data: {clean(json.dumps(error.data, ensure_ascii=False))}"
+    return text
+
+
+# -- inspect ---------------------------------------------------------------------------------------
+async def inspect_server(args: argparse.Namespace, term: Terminal) -> int:
+    status = EXIT_OK
+    report: dict[str, Any] = {}
+    async with _session(args) as session:
+        try:
+            discovered: dict[str, Any] | None = (await session.discover()).data
+        except ServerError as exc:
+            if exc.code != ErrorCode.METHOD_NOT_FOUND:
+                raise
+            term.say(f"warning: no server/discover ({_error_text(exc)}); listing anyway")
+            discovered, status = None, EXIT_RPC_ERROR
+        report["discover"] = discovered
+        capabilities = discovered.get("capabilities") if discovered is not None else None
+        for method, key, _, capability in _LISTS:
+            if isinstance(capabilities, dict) and capability not in capabilities:
+                report[key] = None  # not offered
+                continue
+            try:
+                report[key] = await list_all(session, method, key)
+            except ServerError as exc:
+                report[key] = {"error": {"code": exc.code, "message": exc.error.message}}
+                status = EXIT_RPC_ERROR
+        version = session.client.protocol_version
+    if args.json:
+        term.out(json.dumps({"url": session.url, "protocolVersion": version, **report}, indent=2, ensure_ascii=False))
+        return status
+    _show_discover(term, session.url, version, discovered)
+    for method, key, heading, _ in _LISTS:
+        term.out()
+        value = report[key]
+        if value is None:
+            term.out(f"{heading}: not offered")
+        elif isinstance(value, dict):
+            term.out(f"{heading}: {method} failed with error {value['error']['code']}: {clean(value['error']['message'])}")
+        elif not value:
+            term.out(f"{heading}: none")
+        else:
+            headers, row = _COLUMNS[key]
+            term.out(f"{heading} ({len(value)})")
+            for line in table(headers, [row(item) for item in value], term.out_width):
+                term.out(line)
+    return status
+
+
+def _show_discover(term: Terminal, url: str, version: str, found: dict[str, Any] | None) -> None:
+    meta = found.get("_meta") if found is not None else None
+    info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
+    if isinstance(info, dict) and info.get("name"):
+        title = f" - {clean(info['title'])}" if info.get("title") else ""
+        term.out(f"{clean(info['name'])} {clean(info.get('version', ''))}{title}".rstrip())
+    else:
+        term.out("(the server did not name itself)")
+    rows = [("url", url), ("protocol", version)]
+    if found is not None:
+        supported = found.get("supportedVersions")
+        if isinstance(supported, list):
+            rows.append(("supports", ", ".join(clean(v) for v in supported)))
+        rows.append(("capabilities", capabilities_text(found.get("capabilities"))))
+    for label, value in rows:
+        term.out(f"  {label:<13} {value}")
+    instructions = found.get("instructions") if found is not None else None
+    if isinstance(instructions, str) and instructions.strip():
+        lines = clean(instructions, keep_newlines=True).strip().splitlines()
+        term.out(f"  {'instructions':<13} {lines[0]}")
+        for extra in lines[1:]:
+            term.out(f"  {'':<13} {extra}")
+
+
+# -- call -----------------------------------------------------------------------------------------------
+def _arguments_json(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"the arguments are not valid JSON: {exc}", EXIT_USAGE) from None
+    if not isinstance(value, dict):
+        raise CliError('the arguments must be a JSON object, for example \'{"text": "hi"}\'', EXIT_USAGE)
+    return value
+
+
+async def call_tool(args: argparse.Namespace, term: Terminal) -> int:
+    arguments = _arguments_json(args.arguments)
+    capabilities: dict[str, Any] = {} if args.no_input else {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
+    answerer = Answerer(term, [_root_uri(r) for r in args.root])
+
+    def on_log(event: Any) -> None:
+        logger = f" {clean(event.logger)}:" if event.logger else ""
+        term.say(f"log [{event.level}]{logger} {clean(event.data)}")
+
+    async with _session(args, capabilities) as session:
+        try:  # learn the tools' x-mcp-header annotations (the engine mirrors them into headers)
+            await list_all(session, "tools/list", "tools")
+        except ServerError:
+            pass  # no tools/list: call anyway, the server has the last word
+        result = await session.call_tool(
+            args.tool, arguments, on_input=None if args.no_input else answerer,
+            on_progress=lambda p: term.progress(p.progress, p.total, p.message),
+            on_log=on_log, log_level=args.log_level,
+        )
+    term.end_progress()
+    data = result.data
+    if args.json:
+        term.out(json.dumps(data, indent=2, ensure_ascii=False))
+    elif result.result_type != "complete":
+        term.say(f"note: the server answered with resultType {clean(result.result_type)!r}; the raw result:")
+        term.out(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        content = data.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "text":
+                text = str(block.get("text", ""))
+                term.out(clean(text, keep_newlines=True) if term.out_width else text)
+            else:
+                term.out(summary(block))
+        if "structuredContent" in data:
+            term.out("structuredContent:")
+            term.out(json.dumps(data["structuredContent"], indent=2, ensure_ascii=False))
+    if data.get("isError") is True:
+        term.say("error: the tool reported an error (isError)")
+        return EXIT_TOOL_ERROR
+    return EXIT_OK
+
+
+# -- serve -----------------------------------------------------------------------------------------------
+def load_app(spec: str) -> App:
+    """The App named by ``MODULE[:ATTR]`` or ``path/to/file.py[:ATTR]`` (ATTR defaults to
+    ``app``): an App instance, or a zero-argument callable returning one."""
+    module_name, _, attr = spec.partition(":")
+    attr = attr or "app"
+    if not module_name:
+        raise CliError(f"expected MODULE:APP, got {spec!r}", EXIT_USAGE)
+    try:
+        if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
+            path = Path(module_name).resolve()
+            if not path.is_file():
+                raise CliError(f"no such file: {module_name}", EXIT_USAGE)
+            sys.path.insert(0, str(path.parent))
+            found = importlib.util.spec_from_file_location(path.stem, path)
+            assert found is not None and found.loader is not None
+            module = importlib.util.module_from_spec(found)
+            sys.modules[path.stem] = module
+            found.loader.exec_module(module)
+        else:
+            if os.getcwd() not in sys.path and "" not in sys.path:  # as `python -m` does
+                sys.path.insert(0, os.getcwd())
+            module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
+            raise CliError(f"cannot import {module_name!r}: {exc}", EXIT_USAGE) from None
+        raise CliError(f"importing {module_name!r} failed:\n{traceback.format_exc()}", EXIT_USAGE) from None
+    except CliError:
+        raise
+    except Exception:
+        raise CliError(f"importing {module_name!r} failed:\n{traceback.format_exc()}", EXIT_USAGE) from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise CliError(f"{module_name!r} has no attribute {attr!r}", EXIT_USAGE)
+        obj = getattr(obj, part)
+    if isinstance(obj, App):
+        return obj
+    if callable(obj):
+        try:
+            pyinspect.signature(obj).bind()
+        except TypeError:
+            raise CliError(f"{spec} is neither an App nor callable without arguments", EXIT_USAGE) from None
+        except ValueError:
+            pass  # no signature to check: just call it
+        made = obj()
+        if isinstance(made, App):
+            return made
+        raise CliError(f"{spec}() returned {type(made).__name__}, not a mcpwire_adapters.App", EXIT_USAGE)
+    raise CliError(f"{spec} is a {type(obj).__name__}, not a mcpwire_adapters.App", EXIT_USAGE)
+
+
+async def serve_http(app: App, host: str, port: int, grace: float, term: Terminal) -> None:
+    from .http_server import serve_http_until
+
+    stop = trio.Event()
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def run_server(task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
+                await serve_http_until(app, host, port, stop=stop, grace_period=grace, task_status=task_status)
+                nursery.cancel_scope.cancel()  # stopped: end the signal watcher too
+
+            bound = await nursery.start(run_server)
+            authority = f"[{host}]" if ":" in host else host
+            info = app.server.info
+            term.say(f"mcpwire: serving {info.name} {info.version} at http://{authority}:{bound[1]}"
+                     f"{app.server.http.path} (Ctrl-C to stop)")
+            async for _ in signals:
+                if stop.is_set():
+                    term.say("mcpwire: stopping now")
+                    nursery.cancel_scope.cancel()
+                    return
+                term.say(f"mcpwire: stopping (finishing requests for up to {grace:g} s; Ctrl-C again to force)")
+                stop.set()
+
+
+async def serve_stdio(app: App, grace: float, term: Terminal) -> None:
+    from .stdio_server import serve_stdio as serve
+
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def run_server() -> None:
+                await serve(app, grace_period=grace)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(run_server)
+            term.say(f"mcpwire: serving {app.server.info.name} {app.server.info.version} on stdio (NDJSON); "
+                     "close stdin to stop")
+            async for _ in signals:
+                nursery.cancel_scope.cancel()
+                return
+
+
+def _serve(args: argparse.Namespace, term: Terminal) -> int:
+    logging.basicConfig(level=logging.WARNING, stream=term.stderr, format="mcpwire: %(levelname)s %(name)s: %(message)s")
+    if args.transport == "stdio":
+        # stdout carries protocol lines only (the driver writes to fd 1 directly): a print() in
+        # the app, at import or in a handler, goes to stderr instead.
+        with contextlib.redirect_stdout(term.stderr):
+            _trio_run(serve_stdio, load_app(args.app), args.grace_period, term)
+    else:
+        app = load_app(args.app)
+        try:
+            _trio_run(serve_http, app, args.host, args.port, args.grace_period, term)
+        except OSError as exc:
+            raise CliError(f"cannot listen on {args.host}:{args.port}: {_os_reason(exc)}", EXIT_UNREACHABLE) from None
+    term.say("mcpwire: stopped")
+    return EXIT_OK
+
+
+# -- the command line -----------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # exit 4, keeping 2 for JSON-RPC errors
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError("a port is 0 to 65535")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mcpwire", description="Serve, inspect and call Model Context Protocol "
+                     f"({mcpwire.PROTOCOL_VERSION}) servers.", epilog="Exit codes: 0 ok, 1 tool isError, "
+                     "2 JSON-RPC error, 3 unreachable or broken server, 4 bad command line, 130 interrupted.")
+    parser.add_argument("--version", action="version", version=f"mcpwire {mcpwire.__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="serve an App over HTTP or stdio")
+    serve.add_argument("app", metavar="MODULE:APP", help="an App, or a function returning one (APP defaults to app)")
+    serve.add_argument("--transport", choices=("http", "stdio"), default="http")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=_port, default=8000, help="0 picks a free port (default 8000)")
+    serve.add_argument("--grace-period", type=_seconds, default=10.0, metavar="SECONDS",
+                       help="time requests in flight get to finish when stopping (default 10)")
+
+    def client_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument("url", metavar="URL", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp")
+        command.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
+                             help="an extra HTTP header (repeatable), e.g. 'Authorization: Bearer ...'")
+        command.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
+                             help="longest wait for the server (default 60)")
+        command.add_argument("--json", action="store_true", help="print the raw JSON results")
+
+    inspect = commands.add_parser("inspect", help="show what a server offers")
+    client_options(inspect)
+
+    call = commands.add_parser("call", help="call a tool")
+    client_options(call)
+    call.add_argument("tool", metavar="TOOL")
+    call.add_argument("arguments", metavar="JSON", nargs="?", default="{}", help="the arguments object (default {})")
+    call.add_argument("--log-level", choices=mcpwire.LOG_LEVELS, help="ask for log messages at this level and above")
+    call.add_argument("--root", action="append", default=[], metavar="URI",
+                      help="answer roots requests with this URI or path (repeatable) instead of asking")
+    call.add_argument("--no-input", action="store_true",
+                      help="declare no client capabilities: a server that needs input fails the call")
+    return parser
+
+
+def _os_reason(exc: BaseException) -> str:
+    """What the innermost OSError behind ``exc`` says ("Connection refused")."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, BaseExceptionGroup):
+            seen = seen.exceptions[0]
+            continue
+        if isinstance(seen, socket.gaierror) and seen.strerror:
+            return seen.strerror
+        if isinstance(seen, OSError) and isinstance(seen.errno, int) and seen.errno > 0:
+            return os.strerror(seen.errno)
+        seen = seen.__cause__ or seen.__context__
+    return str(exc)
+
+
+def _transport_text(exc: TransportError, url: str) -> str:
+    if str(exc).startswith("cannot connect to "):
+        return f"cannot connect to {url}: {_os_reason(exc)}"
+    return str(exc)
+
+
+def _protocol_text(exc: RemoteProtocolError | h11.RemoteProtocolError) -> str:
+    text = f"unexpected answer from the server: {clean(str(exc))}"
+    data = getattr(exc, "data", None)
+    if isinstance(data, dict) and data.get("status") in (404, 405):
+        text += " (is the URL the server's MCP endpoint?)"
+    return text
+
+
+def _trio_run(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """``trio.run``, with a nursery's group of one exception turned back into that exception."""
+    try:
+        return trio.run(fn, *args)
+    except BaseExceptionGroup as group:
+        leaf: BaseException = group
+        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
+            leaf = leaf.exceptions[0]
+        if leaf is group:
+            raise
+        raise leaf from None
+
+
+def run(argv: Sequence[str] | None, term: Terminal) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "serve":
+            return _serve(args, term)
+        return _trio_run(partial(inspect_server if args.command == "inspect" else call_tool, args, term))
+    except CliError as exc:
+        term.say(f"error: {exc}")
+        return exc.exit_code
+    except ServerError as exc:
+        term.say(f"error: {_error_text(exc)}")
+        return EXIT_RPC_ERROR
+    except TransportError as exc:
+        term.say(f"error: {_transport_text(exc, args.url)}")
+        return EXIT_UNREACHABLE
+    except (RemoteProtocolError, h11.RemoteProtocolError) as exc:
+        term.say(f"error: {_protocol_text(exc)}")
+        return EXIT_UNREACHABLE
+    except LocalProtocolError as exc:  # e.g. no common protocol version
+        term.say(f"error: {clean(exc)}")
+        return EXIT_UNREACHABLE
+    except KeyboardInterrupt:
+        term.say("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # stdout closed early (| head): nothing more to say
+        return EXIT_OK
+    finally:
+        term.end_progress()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mcpwire`` command; returns the exit code."""
+    return run(argv, Terminal(sys.stdin, sys.stdout, sys.stderr))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

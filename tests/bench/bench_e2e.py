@@ -1,0 +1,291 @@
+"""End to end over loopback HTTP: our trio/h11 server, our ASGI app under uvicorn and the SDK's
+app under uvicorn, each in its own process, driven by one bounded load generator in another.
+
+Three roles, one module (so every process runs the same code)::
+
+    python -m tests.bench.bench_e2e serve ours|ours-asgi|sdk   # prints the bound port, serves
+                                                            # until stdin closes
+    python -m tests.bench.bench_e2e load PORT CONNS REQUESTS SECONDS   # prints a JSON result
+
+The load generator opens CONNS keep-alive connections to 127.0.0.1:PORT and sends the small
+``tools/call`` (the same bytes as the in-process rows) back to back on each, until REQUESTS
+answers have come back or SECONDS have passed, whichever is first. It checks every answer
+(status 200, the echoed text) and reports requests/s and latency percentiles. Its HTTP/1.1
+client is minimal on purpose (pre-built request bytes, Content-Length framing) so that it
+costs the generator little and both servers get the same client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+# -- servers ----------------------------------------------------------------------------------------
+
+
+def _stop_on_stdin_eof(stop: Any) -> None:
+    def wait() -> None:
+        sys.stdin.read()
+        stop()
+
+    threading.Thread(target=wait, daemon=True).start()
+
+
+def serve_ours() -> None:
+    import trio
+
+    from mcpwire_adapters import serve_http
+
+    from ._workload import our_app
+
+    app = our_app()
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            _host, port = await nursery.start(serve_http, app, "127.0.0.1", 0)
+            print(port, flush=True)
+            await trio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
+def serve_ours_asgi() -> None:
+    from mcpwire_adapters import asgi_app
+
+    from ._workload import our_app
+
+    _uvicorn(asgi_app(our_app()))
+
+
+def serve_sdk() -> None:
+    from ._workload import sdk_asgi, sdk_small_server
+
+    _uvicorn(sdk_asgi(sdk_small_server()))
+
+
+def _uvicorn(app: Any) -> None:
+    """Serve an ASGI app under uvicorn (h11, asyncio) on a free loopback port."""
+    import logging
+    import socket
+
+    import uvicorn
+
+    logging.disable(logging.INFO)
+    # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say so (as uvicorn's own
+    # bind does); with proto 0 every response body would wait ~40 ms on Nagle + delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    config = uvicorn.Config(app, http="h11", loop="asyncio", lifespan="on", log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    print(sock.getsockname()[1], flush=True)
+
+    def stop() -> None:
+        server.should_exit = True
+
+    _stop_on_stdin_eof(stop)
+    server.run(sockets=[sock])
+
+
+# -- load generator -----------------------------------------------------------------------------------
+
+
+def _request_bytes(port: int) -> bytes:
+    from ._workload import CALL, CALL_HEADERS
+
+    head = [b"POST /mcp HTTP/1.1"]
+    for name, value in CALL_HEADERS:
+        head.append(name + b": " + (f"127.0.0.1:{port}".encode() if name == b"host" else value))
+    return b"\r\n".join(head) + b"\r\n\r\n" + CALL
+
+
+async def _load(port: int, conns: int, requests: int, seconds: float) -> dict[str, Any]:
+    payload = _request_bytes(port)
+    latencies: list[int] = []
+    errors: list[str] = []
+    budget = [requests]
+    deadline = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            while budget[0] > 0 and time.perf_counter() < deadline:
+                budget[0] -= 1
+                t0 = time.perf_counter_ns()
+                writer.write(payload)
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.split(b"\r\n")
+                status = int(lines[0].split(b" ", 2)[1])
+                length = -1
+                chunked = False
+                for line in lines[1:]:
+                    name, _, value = line.partition(b":")
+                    name = name.strip().lower()
+                    if name == b"content-length":
+                        length = int(value)
+                    elif name == b"transfer-encoding" and b"chunked" in value.lower():
+                        chunked = True
+                if chunked:
+                    body = b""
+                    while True:
+                        size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                        body += await reader.readexactly(size + 2)
+                        if size == 0:
+                            break
+                else:
+                    body = await reader.readexactly(length)
+                latencies.append(time.perf_counter_ns() - t0)
+                if status != 200 or b'"text":"hello"' not in body:
+                    errors.append(f"{status} {body[:200]!r}")
+        finally:
+            writer.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(conns)))
+    elapsed = time.perf_counter() - started
+    lat = sorted(latencies)
+
+    def pct(p: float) -> float:
+        if not lat:
+            return float("nan")
+        return lat[min(len(lat) - 1, max(0, round(p / 100 * len(lat) + 0.5) - 1))] / 1e6
+
+    return {
+        "requests": len(lat), "errors": len(errors), "first_error": errors[0] if errors else None,
+        "seconds": elapsed, "rps": len(lat) / elapsed if elapsed else 0.0,
+        "p50_ms": pct(50), "p90_ms": pct(90), "p99_ms": pct(99), "max_ms": lat[-1] / 1e6 if lat else float("nan"),
+        "conns": conns, "hit_time_cap": len(lat) < requests,
+    }
+
+
+# -- the parent's side ---------------------------------------------------------------------------------
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class ServerProcess:
+    """A server in a child process we started; stopped by closing its stdin, then by its pid."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.bench.bench_e2e", "serve", kind], cwd=REPO,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.strip().isdigit():
+            self.stop()
+            raise RuntimeError(f"{kind} server did not start: {line!r} {self.stderr()}")
+        self.port = int(line)
+
+    def cpu_seconds(self) -> float:
+        return _cpu_seconds(self.proc.pid)
+
+    def stderr(self) -> str:
+        return self.proc.stderr.read()[-2000:] if self.proc.stderr and self.proc.poll() is not None else ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None and self.proc.stdin is not None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+
+
+def run_load(port: int, conns: int, requests: int, seconds: float) -> dict[str, Any]:
+    """One load run in a fresh generator process (never sharing a GIL with a server)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.bench.bench_e2e", "load", str(port), str(conns), str(requests), str(seconds)],
+        cwd=REPO, capture_output=True, text=True, timeout=seconds + 60,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"load generator failed: {done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def measure(
+    kinds: list[str], *, conns: int, requests: int, seconds: float, rounds: int, warmup: int,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """Start each server, then alternate load runs across them for ``rounds`` rounds.
+
+    Per server: the median round by requests/s, plus the per-round figures.
+    """
+    servers: dict[str, ServerProcess] = {}
+    failed: dict[str, str] = {}
+    runs: dict[str, list[dict[str, Any]]] = {}
+    try:
+        for kind in kinds:
+            try:
+                servers[kind] = ServerProcess(kind)
+                run_load(servers[kind].port, conns, warmup, 30)
+                runs[kind] = []
+            except Exception as exc:  # report it; the other servers still run
+                failed[kind] = f"{type(exc).__name__}: {exc}"[:500]
+        for r in range(rounds):
+            order = list(runs) if r % 2 == 0 else list(reversed(runs))
+            for kind in order:
+                server = servers[kind]
+                cpu0 = server.cpu_seconds()
+                result = run_load(server.port, conns, requests, seconds)
+                cpu = server.cpu_seconds() - cpu0
+                result["server_cpu_us_per_request"] = cpu * 1e6 / result["requests"] if result["requests"] else None
+                runs[kind].append(result)
+                if progress is not None:
+                    errors = f", {result['errors']} errors" if result["errors"] else ""
+                    progress(f"e2e {kind} round {r + 1}/{rounds}: {result['rps']:.0f} req/s, "
+                             f"p99 {result['p99_ms']:.2f} ms{errors}")
+    finally:
+        for server in servers.values():
+            server.stop()
+    out: dict[str, Any] = {}
+    for kind in kinds:
+        if kind in failed:
+            out[kind] = failed[kind]
+            continue
+        results = runs[kind]
+        ranked = sorted(results, key=lambda x: x["rps"])
+        median = dict(ranked[len(ranked) // 2])
+        median["rounds"] = results
+        out[kind] = median
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["serve"]:
+        {"ours": serve_ours, "ours-asgi": serve_ours_asgi, "sdk": serve_sdk}[argv[1]]()
+        return 0
+    if argv[:1] == ["load"]:
+        port, conns, requests, seconds = int(argv[1]), int(argv[2]), int(argv[3]), float(argv[4])
+        print(json.dumps(asyncio.run(_load(port, conns, requests, seconds))))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

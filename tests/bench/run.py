@@ -1,0 +1,417 @@
+"""The benchmark command: every measurement side by side in one run, ratios, targets, JSON.
+
+    .venv/bin/python tests/bench/run.py [--quick] [--json PATH] [--no-sdk] [--no-e2e] [--profile]
+
+Stages, in order: in-process timings (the msgspec floor, our engines, the SDK's ASGI app and
+types, all interleaved in the same rounds), memory per in-flight request / listen stream,
+import cost, end to end over loopback HTTP, and optionally a cProfile of our small tools/call.
+Prints one markdown table of measurements and one of targets (MET / MISSED), and writes
+everything (with per-round samples and the machine description) as JSON. ``--quick`` finishes
+in under a minute; the full run in a few minutes. See docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import math
+import os
+import pstats
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make `tests.bench` importable from the repo root
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.bench import bench_e2e, bench_engine, bench_memory
+from tests.bench._harness import Variant, machine, run_interleaved
+from tests.bench.bench_memory import OWN_PACKAGES
+from tests.bench._workload import LIST_TOOLS, PROGRESS_FRAMES, sdk_available
+
+DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
+
+QUICK = {"rounds": 15, "target_ms": 10.0, "mem_n": 300, "import_samples": 3,
+         "e2e": {"conns": 8, "requests": 1000, "seconds": 3.0, "rounds": 3, "warmup": 200}}
+FULL = {"rounds": 41, "target_ms": 50.0, "mem_n": 2000, "import_samples": 11,
+        "e2e": {"conns": 8, "requests": 20000, "seconds": 25.0, "rounds": 3, "warmup": 1000}}
+
+# Targets of the issue: (key, description, threshold text)
+TARGETS = [
+    ("floor", "server engine small tools/call <= 3x the msgspec floor"),
+    ("sdk_cpu", ">= 20x less CPU per in-process tools/call than the SDK's ASGI path"),
+    ("e2e_rps", ">= 3x the SDK's requests/s end to end (same load, same concurrency)"),
+    ("e2e_p99", "lower p99 latency than the SDK end to end"),
+    ("import_ms", "import mcpwire < 50 ms (CPU time of the import, fresh interpreter)"),
+    ("import_modules", "import mcpwire loads a small fraction (<= 10%) of the modules of import mcp.server"),
+]
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# -- stages -------------------------------------------------------------------------------------------
+
+
+def stage_inprocess(cfg: dict[str, Any], with_sdk: bool) -> tuple[dict[str, Variant], dict[str, str]]:
+    """Build every variant (a failure becomes a note, not an abort), then time them together."""
+    from tests.bench._asgi import AsgiDriver
+
+    drivers: list[AsgiDriver] = []
+    todo = bench_engine.factories(drivers)
+    if with_sdk:
+        from tests.bench import bench_sdk
+
+        todo += bench_sdk.factories(drivers)
+    variants: list[Variant] = []
+    failed: dict[str, str] = {}
+    for key, build in todo:
+        try:
+            variants.append(build())
+        except Exception as exc:
+            failed[key] = f"{type(exc).__name__}: {exc}"[:300]
+            log(f"variant {key} could not be built: {failed[key]}")
+    client, client_note = bench_engine.client_variants()
+    variants += client
+    if client_note is not None:
+        failed["client"] = client_note
+    log(f"in-process: {len(variants)} variants x {cfg['rounds']} rounds of ~{cfg['target_ms']:.0f} ms")
+    try:
+        run_interleaved(variants, rounds=cfg["rounds"], target_ms=cfg["target_ms"], progress=log)
+    finally:
+        for d in drivers:
+            d.close()
+    return {v.key: v for v in variants}, failed
+
+
+def stage_memory(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
+    n = cfg["mem_n"]
+    log(f"memory: {n} in-flight requests / listen streams per measurement")
+    todo: list[tuple[str, Any]] = [
+        ("ours.engine_in_flight", bench_memory.engine_in_flight), ("ours.app_in_flight", bench_memory.app_in_flight),
+        ("ours.asgi_in_flight", bench_memory.asgi_in_flight), ("ours.listen_stream", bench_memory.listen_streams),
+    ]
+    if with_sdk:
+        todo.append(("sdk.in_flight", bench_memory.sdk_in_flight))
+    out: dict[str, Any] = {}
+    for key, measure in todo:
+        try:
+            out[key] = float(measure(n))
+        except Exception as exc:
+            out[key] = f"{type(exc).__name__}: {exc}"[:300]
+            log(f"memory {key} failed: {out[key]}")
+    return out
+
+
+def stage_import(cfg: dict[str, Any], with_sdk: bool) -> dict[str, dict[str, Any]]:
+    modules = ["msgspec", "mcpwire", "mcpwire_adapters"] + (["mcp.server"] if with_sdk else [])
+    log(f"import: {cfg['import_samples']} fresh interpreters per module ({', '.join(modules)})")
+    return bench_memory.import_cost(modules, cfg["import_samples"])
+
+
+def stage_e2e(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
+    e = cfg["e2e"]
+    kinds = ["ours", "ours-asgi"] + (["sdk"] if with_sdk else [])
+    log(f"end to end: {', '.join(kinds)}; {e['conns']} connections, {e['requests']} requests "
+        f"(cap {e['seconds']:.0f} s), {e['rounds']} round(s)")
+    try:
+        return bench_e2e.measure(kinds, conns=e["conns"], requests=e["requests"], seconds=e["seconds"],
+                                 rounds=e["rounds"], warmup=e["warmup"], progress=log)
+    except Exception as exc:
+        log(f"end to end failed: {exc}")
+        return {"error": f"{type(exc).__name__}: {exc}"[:500]}
+
+
+def stage_profile(n: int = 30000, top: int = 25) -> str:
+    """cProfile of the engine's small tools/call (receive_http -> complete), top by own time."""
+    from tests.bench._workload import CALL, CALL_HEADERS, NOW, echo_result, http, small_server
+
+    server = small_server()
+    req = http(CALL, CALL_HEADERS)
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(n):
+        ex = server.receive_http(req, now=NOW)
+        ex.complete(echo_result(ex.event.arguments.text))  # type: ignore[union-attr]
+    prof.disable()
+    buf = io.StringIO()
+    stats = pstats.Stats(prof, stream=buf)
+    stats.strip_dirs().sort_stats("tottime").print_stats(top)
+    buf.write("\n")
+    stats.sort_stats("cumulative").print_stats(top)
+    return f"{n} calls\n" + buf.getvalue()
+
+
+# -- the report ------------------------------------------------------------------------------------------
+
+
+def _us(v: dict[str, Variant], key: str) -> float | None:
+    return v[key].median_ns / 1000 if key in v else None
+
+
+def _fmt(x: float | None, digits: int = 1) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}f}"
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+INPROCESS_ROWS = [
+    # key, measurement, unit, ratio against (key), ratio label
+    ("floor.call", "floor: msgspec decodes the tools/call bytes into a typed envelope, encodes the same "
+     "response bytes", "us/op", None, ""),
+    ("ours.call", "ours: small tools/call, HttpRequest -> Server.receive_http -> HttpExchange.complete -> bytes "
+     "(Struct-typed tool)", "us/op", "floor.call", "x floor"),
+    ("ours.call_jsonschema", "ours: same call, tool declared by raw JSON Schema (jsonschema validator)", "us/op",
+     "floor.call", "x floor"),
+    ("ours.stdio_call", "ours: same call as an NDJSON line through StdioConnection", "us/op", "floor.call", "x floor"),
+    ("ours.app_call", "ours: same call through the adapters' App.dispatch (trio; the handler runs)", "us/op",
+     "floor.call", "x floor"),
+    ("ours.asgi_call", "ours: same call into our adapters' ASGI app (AsgiApp on asyncio; handler runs)", "us/op",
+     "floor.call", "x floor"),
+    ("ours.list_1000", f"ours: tools/list of {LIST_TOOLS:,} tools, paging through all 10 pages of 100", "us/listing",
+     None, ""),
+    ("floor.read_1mib", "floor: msgspec decodes the resources/read bytes, encodes the same 1 MiB response", "us/op",
+     None, ""),
+    ("ours.read_1mib", "ours: resources/read of 1 MiB text", "us/op", "floor.read_1mib", "x floor"),
+    ("ours.progress_sse", f"ours: progress-streaming call ({PROGRESS_FRAMES} progress frames + final, SSE)", "us/op",
+     "floor.call", "x floor"),
+    ("ours.mrtr_2_rounds", "ours: MRTR, round 1 input_required + requestState, round 2 retry verified", "us/op",
+     "floor.call", "x floor"),
+    ("client.build_call", "ours client engine: build the tools/call (body + headers)", "us/op", "floor.call",
+     "x floor"),
+    ("client.parse_json", "ours client engine: parse the JSON response (HttpResponseParser)", "us/op", "floor.call",
+     "x floor"),
+    ("client.parse_sse", f"ours client engine: parse the SSE response ({PROGRESS_FRAMES} progress + final)", "us/op",
+     "floor.call", "x floor"),
+    ("sdk.call", "SDK: same tools/call into its ASGI app (stateless, json_response=True)", "us/op", "ours.call",
+     "x ours engine"),
+    ("sdk.call_sse_mode", "SDK: same, default response mode (json_response=False, SSE-capable)", "us/op", "ours.call",
+     "x ours engine"),
+    ("sdk.call@asgi", "SDK ASGI tools/call vs our ASGI app (same driver, both run the handler)", "", "ours.asgi_call",
+     "x ours ASGI"),
+    ("sdk.list_1000", f"SDK: tools/list of {LIST_TOOLS:,} tools into its ASGI app (one page: it does not paginate)",
+     "us/listing", "ours.list_1000", "x ours"),
+    ("sdk.types_call", "SDK types: pydantic parses the request, serializes the same response", "us/op", "floor.call",
+     "x floor"),
+]
+
+E2E_LABELS = {"ours": "ours (trio + h11 driver, App)", "ours-asgi": "ours (uvicorn + h11, our AsgiApp)",
+              "sdk": "SDK (uvicorn + h11, its Starlette app)"}
+
+
+def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any], imp: dict[str, dict[str, Any]],
+               e2e: dict[str, Any], with_sdk: bool) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+
+    def row(section: str, label: str, value: float | None, unit: str, ratio: float | None = None,
+            against: str = "", key: str = "") -> None:
+        rows.append({"section": section, "measurement": label, "value": value, "unit": unit, "ratio": ratio,
+                     "against": against, "key": key})
+
+    for key, label, unit, base, against in INPROCESS_ROWS:
+        if key.startswith("sdk.") and not with_sdk:
+            continue
+        if key == "sdk.call@asgi":  # a ratio only
+            if "sdk.call" in v and "ours.asgi_call" in v:
+                row("in-process", label, None, "", _ratio(_us(v, "sdk.call"), _us(v, base or "")), against, key)
+            continue
+        if key.startswith("client.") and "client" in failed:
+            if key == "client.build_call":
+                row("in-process", f"TODO client engine: not available ({failed['client']})", None, "", key="client")
+            continue
+        if key not in v:
+            reason = failed.get(key, "not measured")
+            row("in-process", f"{label} -- FAILED: {reason}", None, unit, key=key)
+            continue
+        row("in-process", label, _us(v, key), unit, _ratio(_us(v, key), _us(v, base)) if base else None, against, key)
+
+    sdk = e2e.get("sdk") if isinstance(e2e.get("sdk"), dict) else None
+    for kind, r in e2e.items():
+        if isinstance(r, str):
+            row("end to end", f"{E2E_LABELS.get(kind, kind)} -- FAILED: {r}", None, "")
+            continue
+        label = E2E_LABELS.get(kind, kind)
+        theirs = sdk if kind != "sdk" else None
+        row("end to end", f"{label}: requests/s, {r['conns']} keep-alive connections", r["rps"], "req/s",
+            _ratio(r["rps"], theirs["rps"]) if theirs else None, "x SDK", f"e2e.{kind}.rps")
+        row("end to end", f"{label}: p50 latency", r["p50_ms"], "ms",
+            _ratio(r["p50_ms"], theirs["p50_ms"]) if theirs else None, "x SDK", f"e2e.{kind}.p50")
+        row("end to end", f"{label}: p99 latency", r["p99_ms"], "ms",
+            _ratio(r["p99_ms"], theirs["p99_ms"]) if theirs else None, "x SDK", f"e2e.{kind}.p99")
+        row("end to end", f"{label}: server process CPU per request", r["server_cpu_us_per_request"], "us/req",
+            _ratio(r["server_cpu_us_per_request"], theirs["server_cpu_us_per_request"]) if theirs else None,
+            "x SDK", f"e2e.{kind}.cpu")
+
+    labels = {
+        "ours.engine_in_flight": "ours engine: per in-flight request (HttpRequest + exchange + event)",
+        "ours.app_in_flight": "ours App under trio (task parked in the handler): per in-flight request",
+        "ours.asgi_in_flight": "ours AsgiApp on asyncio (task parked in the handler): per in-flight request",
+        "sdk.in_flight": "SDK ASGI app on asyncio (task parked in the tool): per in-flight request",
+        "ours.listen_stream": "ours engine: per open subscriptions/listen stream (admitted and started)",
+    }
+    for key, label in labels.items():
+        if key not in mem:
+            continue
+        value = mem[key]
+        if isinstance(value, str):
+            row("memory", f"{label} -- FAILED: {value}", None, "bytes", key=f"mem.{key}")
+            continue
+        base = mem.get("sdk.in_flight")
+        comparable = key.endswith("in_flight") and key != "sdk.in_flight" and isinstance(base, float)
+        ratio = _ratio(value, base) if comparable else None
+        row("memory", label, value, "bytes", ratio, "x SDK", f"mem.{key}")
+
+    base_imp = imp.get("mcp.server")
+    for module, r in imp.items():
+        cmp = base_imp is not None and module != "mcp.server"
+        row("import", f"import {module}: wall time (fresh interpreter, median)", r["ms"], "ms",
+            _ratio(r["ms"], base_imp["ms"]) if cmp and base_imp else None, "x SDK", f"import.{module}.ms")
+        row("import", f"import {module}: CPU time (same samples)", r["cpu_ms"], "ms",
+            _ratio(r["cpu_ms"], base_imp["cpu_ms"]) if cmp and base_imp else None, "x SDK", f"import.{module}.cpu_ms")
+        row("import", f"import {module}: modules added to sys.modules", r["modules"], "modules",
+            _ratio(r["modules"], base_imp["modules"]) if cmp and base_imp else None, "x SDK",
+            f"import.{module}.modules")
+        if module != "msgspec":
+            row("import", f"import {module}: of which outside its own packages ({', '.join(OWN_PACKAGES[module])})",
+                r["foreign_modules"], "modules",
+                _ratio(r["foreign_modules"], base_imp["foreign_modules"]) if cmp and base_imp else None, "x SDK",
+                f"import.{module}.foreign")
+    return rows
+
+
+def build_targets(v: dict[str, Variant], imp: dict[str, dict[str, Any]], e2e: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+
+    def target(key: str, measured: str, ok: bool | None) -> None:
+        text = dict(TARGETS)[key]
+        out.append({"key": key, "target": text, "measured": measured,
+                    "status": "n/a" if ok is None else ("MET" if ok else "MISSED")})
+
+    floor, ours = _us(v, "floor.call"), _us(v, "ours.call")
+    r = _ratio(ours, floor)
+    target("floor", f"{_fmt(r, 2)}x floor ({_fmt(ours, 2)} vs {_fmt(floor, 2)} us)", None if r is None else r <= 3)
+    sdk = _us(v, "sdk.call")
+    r = _ratio(sdk, ours)
+    target("sdk_cpu", f"SDK/ours = {_fmt(r, 1)}x ({_fmt(sdk, 1)} vs {_fmt(ours, 2)} us)" if r else "not measured",
+           None if r is None else r >= 20)
+    o, k = e2e.get("ours"), e2e.get("sdk")
+    if isinstance(o, dict) and isinstance(k, dict):
+        r = o["rps"] / k["rps"]
+        # Also the median of per-round ratios (each round runs both back to back): less
+        # sensitive to the machine's load drifting between rounds.
+        paired = sorted(a["rps"] / b["rps"] for a, b in zip(o.get("rounds", []), k.get("rounds", []), strict=False))
+        extra = f"; per-round ratios {', '.join(f'{p:.2f}' for p in paired)}" if len(paired) > 1 else ""
+        target("e2e_rps", f"{r:.2f}x ({o['rps']:,.0f} vs {k['rps']:,.0f} req/s{extra})", r >= 3)
+        target("e2e_p99", f"{o['p99_ms']:.2f} vs {k['p99_ms']:.2f} ms", o["p99_ms"] < k["p99_ms"])
+    else:
+        target("e2e_rps", "not measured", None)
+        target("e2e_p99", "not measured", None)
+    m = imp.get("mcpwire")
+    # Judged on CPU time: on a loaded machine the wall clock also counts other processes' turns.
+    floor_ms = imp["msgspec"]["cpu_ms"] if "msgspec" in imp else float("nan")
+    measured = f"{m['cpu_ms']:.1f} ms CPU, {m['ms']:.1f} ms wall (msgspec alone: {floor_ms:.1f} ms CPU)" if m else ""
+    target("import_ms", measured or "not measured", None if m is None else m["cpu_ms"] < 50)
+    base = imp.get("mcp.server")
+    if m and base:
+        r = m["modules"] / base["modules"]
+        target("import_modules", f"{m['modules']:.0f} vs {base['modules']:.0f} modules ({100 * r:.0f}%)", r <= 0.10)
+    else:
+        target("import_modules", "not measured", None)
+    return out
+
+
+def _load(info: dict[str, Any]) -> str:
+    def first(la: Any) -> str:
+        return "?" if not la else f"{la[0]:.1f}"
+
+    return f"{first(info.get('loadavg_at_start'))} at start, {first(info.get('loadavg_at_end'))} at end"
+
+
+def render(rows: list[dict[str, Any]], targets: list[dict[str, Any]], cfg_name: str, info: dict[str, Any]) -> str:
+    lines = [
+        f"mcpwire benchmarks ({cfg_name}) on {info['nproc']} x {info['cpu_model']}, Python {info['python']}, "
+        f"msgspec {info['versions'].get('msgspec', '?')}, mcp {info['versions'].get('mcp', 'absent')}; "
+        f"load average {_load(info)}",
+        "",
+        "| section | measurement | value | unit | ratio |",
+        "|---|---|---:|---|---:|",
+    ]
+    for r in rows:
+        ratio = f"{_fmt(r['ratio'], 2)} {r['against']}" if r["ratio"] is not None else ""
+        if r["value"] is not None:
+            value = _fmt(r["value"], 2 if r["unit"] in ("us/op", "ms") else 1)
+        else:
+            value = "TODO" if r["key"] == "client" else ("" if r["ratio"] is not None else "n/a")
+        lines.append(f"| {r['section']} | {r['measurement']} | {value} | {r['unit']} | {ratio} |")
+    lines += ["", "| target | measured | status |", "|---|---|---|"]
+    for t in targets:
+        lines.append(f"| {t['target']} | {t['measured']} | **{t['status']}** |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and requests: under a minute")
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"results file (default {DEFAULT_JSON})")
+    parser.add_argument("--no-sdk", action="store_true", help="skip every SDK measurement")
+    parser.add_argument("--no-e2e", action="store_true", help="skip the loopback HTTP runs")
+    parser.add_argument("--profile", action="store_true", help="also print a cProfile of our small tools/call")
+    parser.add_argument("--rounds", type=int, help="override the number of in-process rounds")
+    parser.add_argument("--conns", type=int, help="override the end-to-end concurrency")
+    args = parser.parse_args(argv)
+
+    cfg: dict[str, Any] = json.loads(json.dumps(QUICK if args.quick else FULL))
+    if args.rounds:
+        cfg["rounds"] = args.rounds
+    if args.conns:
+        cfg["e2e"]["conns"] = args.conns
+    with_sdk = not args.no_sdk
+    if with_sdk and not sdk_available():
+        log("the official SDK is not installed (pip install -e '.[bench]'): SDK rows skipped")
+        with_sdk = False
+    warnings.simplefilter("ignore")  # the SDK's deprecation notices would clutter the output
+
+    started = time.perf_counter()
+    info = machine()
+    v, failed = stage_inprocess(cfg, with_sdk)
+    mem = stage_memory(cfg, with_sdk)
+    imp = stage_import(cfg, with_sdk)
+    e2e = {} if args.no_e2e else stage_e2e(cfg, with_sdk)
+    profile = stage_profile() if args.profile else None
+    elapsed = time.perf_counter() - started
+    info["loadavg_at_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
+
+    rows = build_rows(v, failed, mem, imp, e2e, with_sdk)
+    targets = build_targets(v, imp, e2e)
+    cfg_name = "quick" if args.quick else "full"
+    print(render(rows, targets, cfg_name, info))
+    print(f"\n(wall time {elapsed:.0f} s; in-process figures are medians of {cfg['rounds']} interleaved rounds)")
+    if profile is not None:
+        print("\n## cProfile: ours small tools/call\n")
+        print(profile)
+
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    results = {
+        "mode": cfg_name, "config": cfg, "machine": info, "wall_seconds": elapsed, "failed": failed,
+        "rows": rows, "targets": targets,
+        "inprocess": {k: var.summary() | {"samples_ns": var.samples} for k, var in v.items()},
+        "memory_bytes": mem, "import": imp, "e2e": e2e, "profile": profile,
+    }
+    args.json.write_text(json.dumps(results, indent=1, default=str))
+    log(f"results written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
