@@ -446,6 +446,9 @@ def check_request_headers(
             raise HeaderMismatch(f"{label} does not match the request body")
 
 
+_KNOWN_VERSIONS: dict[bytes, str] = {b"2026-07-28": "2026-07-28"}
+
+
 def protocol_version_header(view: HeaderView) -> str | None:
     """The ``MCP-Protocol-Version`` value, or None when absent (section 13.4).
 
@@ -455,6 +458,9 @@ def protocol_version_header(view: HeaderView) -> str | None:
     raw = view.get_one(MCP_PROTOCOL_VERSION, "MCP-Protocol-Version")
     if raw is None:
         return None
+    known = _KNOWN_VERSIONS.get(raw)  # the common case: skip the character check
+    if known is not None:
+        return known
     if _VCHARS.fullmatch(raw) is None:
         raise HeaderMismatch("MCP-Protocol-Version is malformed")
     return raw.decode("ascii")

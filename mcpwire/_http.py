@@ -101,7 +101,7 @@ class HttpPolicy(msgspec.Struct, frozen=True, kw_only=True):
 
 def json_reply(status: int, body: bytes, extra: tuple[tuple[bytes, bytes], ...] = ()) -> HttpReply:
     """A complete ``application/json`` response."""
-    headers = _JSON_HEADERS + ((b"content-length", str(len(body)).encode()),) + extra
+    headers = _JSON_HEADERS + ((b"content-length", b"%d" % len(body)),) + extra
     return ResponseHead(status=status, headers=headers), ResponseBody(data=body)
 
 
@@ -188,8 +188,8 @@ def admit(request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = No
     """
     if request.method != "POST":
         return _refuse(405, "Streamable HTTP accepts POST only", ((b"allow", b"POST"),))
-    path = request.target.split("?", 1)[0]
-    if path != policy.path:
+    path = request.target
+    if path != policy.path and (path := path.split("?", 1)[0]) != policy.path:
         return _refuse(404, f"No MCP endpoint at {path}")
     if view is None:
         view = HeaderView(request.headers)

@@ -128,9 +128,10 @@ def _check_meta_object(meta: Any) -> dict[str, Any]:
         return {}
     if type(meta) is not dict:
         raise _invalid_params("_meta must be an object")
-    for key in meta:
-        if key not in _KNOWN_KEYS and _KEY_RE.fullmatch(key) is None:
-            raise _invalid_params("_meta contains an invalid key or non-JSON value")
+    if not meta.keys() <= _KNOWN_KEYS:  # only unfamiliar keys need the syntax check
+        for key in meta:
+            if key not in _KNOWN_KEYS and _KEY_RE.fullmatch(key) is None:
+                raise _invalid_params("_meta contains an invalid key or non-JSON value")
     token = meta.get(PROGRESS_TOKEN_KEY, msgspec.UNSET)
     if token is not msgspec.UNSET and check_request_id(token) is None:
         raise _invalid_params("progressToken must be a string of at most 256 bytes or an int64 integer")

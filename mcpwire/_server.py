@@ -132,7 +132,8 @@ class Server:
         self._state_codec = RequestStateCodec(keyring, ttl_seconds=request_state_ttl)
         self._cursor_codec = CursorCodec(keyring)
         self._info_builtins = msgspec.to_builtins(info)
-        self._meta_json = _encoder.encode({SERVER_INFO_KEY: self._info_builtins})
+        self._result_meta = {SERVER_INFO_KEY: self._info_builtins}
+        self._meta_json = _encoder.encode(self._result_meta)
         self._tools: Listing[ToolEntry] = Listing(lambda e: e.tool.name)
         self._resources: Listing[Resource] = Listing(resource_key)
         self._templates: Listing[TemplateEntry] = Listing(lambda e: e.template.uri_template)
@@ -567,8 +568,10 @@ class Server:
             total = result.completion.total
             if total is not UNSET and total < len(values):
                 raise LocalProtocolError("Completion total must be at least the number of values")
-        meta = result.meta if result.meta is not UNSET else {}
-        changes["meta"] = {**meta, SERVER_INFO_KEY: self._info_builtins}
+        # Result _meta: the host's keys plus serverInfo (section 3). The common case, no host
+        # _meta, shares one prebuilt dict: the result is encoded at once and then dropped.
+        meta = result.meta
+        changes["meta"] = self._result_meta if meta is UNSET else {**meta, SERVER_INFO_KEY: self._info_builtins}
         return msgspec.structs.replace(result, **changes)
 
 
