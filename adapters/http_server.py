@@ -349,9 +349,11 @@ class _Connection:
         gone()
 
     # -- writing --------------------------------------------------------------------------------
-    async def _send(self, event: h11.Event) -> None:
+    async def _send(self, *events: h11.Event) -> None:
+        # One write (one syscall, one deadline) for everything the engine produced at once:
+        # a JSON answer's head, body and end go out together.
         async with self._send_lock:
-            data = self.h11.send(event)
+            data = b"".join(self.h11.send(event) or b"" for event in events)
             if not data:
                 return
             try:
@@ -364,17 +366,19 @@ class _Connection:
         """Write engine output events: ResponseHead -> h11.Response (no Content-Length on SSE
         heads, so h11 frames the body chunked), ResponseBody -> Data, and EndOfMessage when
         ``more`` is False."""
+        events: list[h11.Event] = []
         for item in outputs:
             if isinstance(item, ResponseHead):
                 headers = list(item.headers)
                 if self.server.draining:
                     headers.append((b"connection", b"close"))
-                await self._send(h11.Response(status_code=item.status, headers=headers, reason=_reason(item.status)))
+                events.append(h11.Response(status_code=item.status, headers=headers, reason=_reason(item.status)))
             else:
                 if item.data and not self._head_request:
-                    await self._send(h11.Data(data=item.data))
+                    events.append(h11.Data(data=item.data))
                 if not item.more:
-                    await self._send(h11.EndOfMessage())
+                    events.append(h11.EndOfMessage())
+        await self._send(*events)
 
     async def _refuse(self, status: int, code: int, message: str) -> None:
         """Answer with a JSON-RPC error body and ``connection: close``; raises :class:`_Refused`."""
