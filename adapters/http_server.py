@@ -198,6 +198,7 @@ class _Connection:
         self._idle: trio.CancelScope | None = None
         self._head_request = False
         self._linger = False
+        self._overflow = False  # pipelined bytes past max_header_bytes were dropped: close after this response
 
     # -- lifecycle ------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -265,7 +266,10 @@ class _Connection:
             await self._run_listen(reply)
         else:
             await self._emit(reply)
-        return self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE and not self.server.draining
+        return (
+            self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE
+            and not self.server.draining and not self._overflow
+        )
 
     # -- reading --------------------------------------------------------------------------------
     async def _receive(self) -> None:
@@ -274,6 +278,13 @@ class _Connection:
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             raise _PeerGone from exc
         self.h11.receive_data(data)
+
+    def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        try:
+            return self.h11.next_event()
+        except ValueError as exc:
+            # h11 < 0.15 runs int() on a Content-Length of any length: past 4300 digits it raises.
+            raise h11.RemoteProtocolError("bad Content-Length", error_status_hint=400) from exc
 
     async def _read_head(self, first: bool) -> h11.Request | None:
         """The next request head, or None when the client closed, idled out or was too slow."""
@@ -286,7 +297,7 @@ class _Connection:
         with trio.CancelScope() as scope:
             self._idle = scope if waiting_idle else None
             while True:
-                event = self.h11.next_event()
+                event = self._next_event()
                 if isinstance(event, h11.Request):
                     self._idle = None
                     return event
@@ -341,9 +352,13 @@ class _Connection:
                 data = await self.stream.receive_some(_RECEIVE_BYTES)
                 if not data:
                     break
+                if self._overflow:
+                    continue  # still read, so that a disconnect is seen, but hold nothing more
                 self.h11.receive_data(data)  # a pipelined next request waits in h11's buffer
                 if len(self.h11.trailing_data[0]) > self.config.max_header_bytes:
-                    await trio.sleep_forever()  # bounded: stop reading until this response is done
+                    # Too much pipelined to hold: that request is dropped and the connection
+                    # closes after this response (RFC 9112 9.3.2: the client retries it).
+                    self._overflow = True
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         gone()
