@@ -19,7 +19,7 @@ from ._catalog import SchemaCheck, ValidatorFactory
 from ._client import HTTP_ACCEPT, Client, OutgoingRequest, Paginator
 from ._client_events import *  # noqa: F403
 from ._client_events import __all__ as _client_events_all
-from ._client_stream import TRANSPORT_ERROR, ClientStdioConnection, HttpResponseParser
+from ._client_stream import TRANSPORT_ERROR, ClientStdioConnection, HttpResponseParser, MalformedResult
 from ._envelope import ErrorObject, Notification, Request, RequestId, Response, decode_message
 from ._errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError, http_status_for
 from ._events import Cancelled, CompletionRequest, PromptGet, ResourceRead, ServerEvent, ToolCall
@@ -59,7 +59,7 @@ __all__ = [
     "StdioConnection", "StdioOutput", "ParamHeader",
     # client engine
     "Client", "OutgoingRequest", "Paginator", "HTTP_ACCEPT", "HttpResponseParser", "ClientStdioConnection",
-    "TRANSPORT_ERROR",
+    "TRANSPORT_ERROR", "MalformedResult",
     # HTTP
     "HttpRequest", "HttpPolicy", "ResponseHead", "ResponseBody", "HttpReply", "HttpOutput", "error_reply",
     # framing

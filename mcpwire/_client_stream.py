@@ -58,7 +58,7 @@ from .types import (
 if TYPE_CHECKING:
     from ._client import Client
 
-__all__ = ["TRANSPORT_ERROR", "ClientStdioConnection", "HttpResponseParser"]
+__all__ = ["TRANSPORT_ERROR", "ClientStdioConnection", "HttpResponseParser", "MalformedResult"]
 
 #: Code of errors about the transport itself (not JSON-RPC), as snodo's client uses.
 TRANSPORT_ERROR: Final = -32000
@@ -124,12 +124,17 @@ class _Tracker:
             e = response.error
             return [ErrorResult(request_id=request.id, code=e.code, message=e.message, data=e.data)]
         assert response.result is not UNSET
-        return [self._result(request, response.result)]
+        try:
+            return [self._result(request, response.result)]
+        except RemoteProtocolError as exc:
+            # The request is out of flight now: say which one the malformed result answered,
+            # so a stdio host can end that request instead of waiting for it forever.
+            raise MalformedResult(exc.message, code=exc.code, data=exc.data, request_id=request.id) from None
 
     def _result(self, request: OutgoingRequest, raw: msgspec.Raw) -> ClientEvent:
         try:
             data = msgspec.json.decode(raw)
-        except msgspec.DecodeError:  # pragma: no cover - the envelope already parsed it
+        except msgspec.DecodeError:  # JSON, but with a number Python cannot hold (1e400)
             raise RemoteProtocolError("result is not JSON") from None
         if type(data) is not dict:
             raise RemoteProtocolError("result must be an object", request_id=request.id)
@@ -238,6 +243,11 @@ class _Tracker:
         return listen.id
 
 
+class MalformedResult(RemoteProtocolError):
+    """A response to one of our requests whose result breaks the protocol; ``request_id`` is
+    that request (it is out of flight: this is its final word)."""
+
+
 class HttpResponseParser:
     """The events of one HTTP response to ``request`` (sections 8.3, 13.3).
 
@@ -273,8 +283,10 @@ class HttpResponseParser:
         self._size = 0
         self._sse = SSEReader(max_event_bytes) if media == "text/event-stream" else None
         self._json = media == "application/json" or media.endswith("+json")
+        self._pending: RemoteProtocolError | None = None
 
     def feed(self, chunk: bytes) -> list[ClientEvent]:
+        self._raise_pending()
         if self._sse is not None:
             return self._events(self._sse.feed(chunk))
         self._size += len(chunk)
@@ -284,8 +296,10 @@ class HttpResponseParser:
         return []
 
     def close(self) -> list[ClientEvent]:
+        self._raise_pending()
         if self._sse is not None:
             out = self._events(self._sse.close())
+            self._raise_pending()
         else:
             body = b"".join(self._body)
             self._body = []
@@ -300,12 +314,25 @@ class HttpResponseParser:
                                       code=TRANSPORT_ERROR)
         return out
 
+    def _raise_pending(self) -> None:
+        if self._pending is not None:
+            error, self._pending = self._pending, None
+            raise error
+
     def _events(self, frames: list[Any]) -> list[ClientEvent]:
+        # Events decoded before a protocol error in the same chunk are returned first and the
+        # error raised by the next call, so chunking never changes what the host sees.
         out: list[ClientEvent] = []
         for frame in frames:
             if not frame.data.strip() or self.done:
                 continue  # an empty priming event, or anything after the response
-            out.extend(self._events_json(frame.data))
+            try:
+                out.extend(self._events_json(frame.data))
+            except RemoteProtocolError as exc:
+                if not out:
+                    raise
+                self._pending = exc
+                break
         return out
 
     def _events_json(self, data: bytes | str) -> list[ClientEvent]:
@@ -363,5 +390,8 @@ class ClientStdioConnection:
             try:
                 out.extend(self._tracker.message(line))
             except RemoteProtocolError as exc:
-                out.append(ErrorResult(request_id=None, code=exc.code, message=exc.message, data=exc.data))
+                # Attributed only when it ended one of our requests (MalformedResult); any
+                # other id on a bad line is the peer's, not ours.
+                rid = exc.request_id if isinstance(exc, MalformedResult) else None
+                out.append(ErrorResult(request_id=rid, code=exc.code, message=exc.message, data=exc.data))
         return out

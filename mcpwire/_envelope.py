@@ -129,6 +129,9 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
     try:
         env = _envelope_decoder.decode(data)
     except msgspec.ValidationError:
+        if bytes(data).lstrip()[:1] == b"{":
+            # An object, but a member holds a number Python cannot (1e400): not a valid message.
+            raise _invalid("Invalid Request: a number is out of range", None) from None
         # Valid JSON whose top level is not an object: a batch (forbidden) or a scalar.
         raise _invalid("Invalid Request: expected a JSON-RPC 2.0 object", None) from None
     except msgspec.DecodeError:

@@ -27,6 +27,7 @@ from ._http import HttpOutput, ResponseBody, json_reply, sse_head
 from ._meta import SERVER_INFO_KEY, log_level_enabled, LOG_LEVELS
 from ._mrtr import MissingCapability, missing_capabilities
 from ._ndjson import encode_line
+from ._params import decode_params
 from ._sse import encode_event
 from ._states import EXCHANGE_TRANSITIONS, ExchangeState, transition
 from ._tokens import request_scope
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["Exchange", "HttpExchange", "StdioExchange", "resource_not_found"]
 
 O = TypeVar("O")
+_params_dict: msgspec.json.Decoder[dict[str, Any]] = msgspec.json.Decoder(dict[str, Any])
 
 MAX_PROGRESS_UPDATES = 1000
 MAX_PROGRESS_MESSAGE = 4096
@@ -189,9 +191,12 @@ class Exchange(Generic[O]):
         token: str | UnsetType = UNSET
         if state is not UNSET:
             method = self._server._method_of(self.event)
+            try:
+                scope = request_scope(method, self._scope_params())
+            except RemoteProtocolError as exc:
+                return self.fail(exc)
             token = self._server._state_codec.issue(
-                method=method, scope=request_scope(method, self._scope_params()), data=state,
-                now=self._now, ttl_seconds=ttl_seconds,
+                method=method, scope=scope, data=state, now=self._now, ttl_seconds=ttl_seconds,
             )
         result = InputRequiredResult(
             input_requests=plain if plain else UNSET,
@@ -201,8 +206,9 @@ class Exchange(Generic[O]):
         return self._finish(_encode(encode_result, self.request_id, result), 200, nxt)
 
     def _scope_params(self) -> dict[str, Any]:
-        raw = self._params
-        return {} if raw is UNSET else msgspec.json.decode(raw)
+        # The whole params, members admission skipped included (a number out of range there
+        # is -32602 now, answered by input_required).
+        return decode_params(_params_dict, self._params, self.request_id)  # type: ignore[no-any-return]
 
     def fail(self, error: BaseException) -> O:
         """Send an error response. A ProtocolError keeps its code and data; anything else is

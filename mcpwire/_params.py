@@ -82,16 +82,25 @@ GENERIC_DECODER: Final = _generic
 _EMPTY: Final = b"{}"
 
 
-def decode_params(decoder: msgspec.json.Decoder[Any], raw: Raw | UnsetType, request_id: Any = None) -> Any:
+def decode_params(
+    decoder: msgspec.json.Decoder[Any], raw: Raw | UnsetType, request_id: Any = None, *, typed: bool = False
+) -> Any:
     """Stage two for one message: its params (``{}`` when absent) through ``decoder``.
 
-    Stage one already proved the text is JSON (and UTF-8), so the only failure left is nesting
-    deeper than the decoder can follow: -32700, with the request id.
+    Stage one already proved the text is JSON (and UTF-8). What is left: a number Python
+    cannot hold (``1e400``) read into a loosely typed member, -32602; nesting deeper than the
+    decoder can follow, -32700; both with the request id. With ``typed`` (a tool's own
+    arguments Struct) a ValidationError is the decoder's verdict on the values and is raised
+    for the caller to answer.
     """
     try:
         return decoder.decode(_EMPTY if isinstance(raw, UnsetType) else raw)
     except msgspec.ValidationError:
-        raise  # a typed decoder's verdict on the values; the caller decides what it means
+        if typed:
+            raise
+        raise RemoteProtocolError(
+            "Invalid params: a number is out of range", code=ErrorCode.INVALID_PARAMS, request_id=request_id
+        ) from None
     except (msgspec.DecodeError, RecursionError):
         raise RemoteProtocolError(
             "Parse error: JSON nested too deeply", code=ErrorCode.PARSE_ERROR, request_id=request_id

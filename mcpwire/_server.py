@@ -435,9 +435,10 @@ class Server:
         responses, state = self._mrtr(message, params, now)
         try:
             if entry.arguments_decoder is not None:
-                arguments: Any = decode_params(entry.arguments_decoder, params.arguments, message.id)
+                arguments: Any = decode_params(entry.arguments_decoder, params.arguments, message.id, typed=True)
             else:
-                arguments = decode_params(_dict_decoder, params.arguments, message.id)
+                # A number Python cannot hold is the arguments' problem: a tool execution error.
+                arguments = decode_params(_dict_decoder, params.arguments, message.id, typed=True)
                 problem = entry.input_check(arguments) if entry.input_check is not None else None
                 if problem is not None:
                     return self._tool_error(message.id, f"Invalid arguments for tool {name}: {problem}")
