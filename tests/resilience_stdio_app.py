@@ -2,7 +2,7 @@
 
 Usage: python tests/resilience_stdio_app.py [--max-in-flight N] [--grace-period S]
 
-Besides ``echo``, ``wait`` and ``progress`` (as in ``tests/stdio_app.py``) it has ``hold``, which
+Besides the tools of ``tests/stdio_app.py`` (``build_app``) it has ``hold``, which
 blocks until the process receives SIGUSR1: the test fills the in-flight bound with requests
 that cannot finish until it says so, which makes the count of admitted requests exact. A
 ``hold`` cancelled at shutdown says ``hold cancelled`` on stderr. Diagnostics go to stderr only.
@@ -16,28 +16,11 @@ import sys
 from typing import Any
 
 import trio
-from mcpwire_adapters import App, Context, serve_stdio
+from mcpwire_adapters import Context, serve_stdio
+from stdio_app import build_app  # this script's own folder is on sys.path
 
-app = App("resilience-stdio", "1.0")
+app = build_app("resilience-stdio")
 released = trio.Event()
-
-
-@app.tool(description="Echo the text back")
-async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
-    return str(arguments.get("text", ""))
-
-
-@app.tool(description="Wait for the given seconds, then answer")
-async def wait(ctx: Context, arguments: dict[str, Any]) -> str:
-    await trio.sleep(float(arguments.get("seconds", 0)))
-    return f"waited {arguments.get('seconds', 0)}"
-
-
-@app.tool(description="Report progress three times, then answer")
-async def progress(ctx: Context, arguments: dict[str, Any]) -> str:
-    for step in (1, 2, 3):
-        await ctx.progress(step, total=3)
-    return "done"
 
 
 @app.tool(description="Block until the process gets SIGUSR1")

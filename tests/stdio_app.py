@@ -12,41 +12,47 @@ from typing import Any
 import trio
 from mcpwire_adapters import App, Context, serve_stdio
 
-app = App("stdio-test", "1.0")
+def build_app(name: str = "stdio-test") -> App:
+    """The app: echo, wait, progress, slow (reports its cancellation) and change."""
+    app = App(name, "1.0")
+
+    @app.tool(description="Echo the text back")
+    async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
+        return str(arguments.get("text", ""))
 
 
-@app.tool(description="Echo the text back")
-async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
-    return str(arguments.get("text", ""))
+    @app.tool(description="Wait for the given seconds, then answer")
+    async def wait(ctx: Context, arguments: dict[str, Any]) -> str:
+        await trio.sleep(float(arguments.get("seconds", 0)))
+        return f"waited {arguments.get('seconds', 0)}"
 
 
-@app.tool(description="Wait for the given seconds, then answer")
-async def wait(ctx: Context, arguments: dict[str, Any]) -> str:
-    await trio.sleep(float(arguments.get("seconds", 0)))
-    return f"waited {arguments.get('seconds', 0)}"
+    @app.tool(description="Report progress three times, then answer")
+    async def progress(ctx: Context, arguments: dict[str, Any]) -> str:
+        for step in (1, 2, 3):
+            await ctx.progress(step, total=3)
+        return "done"
 
 
-@app.tool(description="Report progress three times, then answer")
-async def progress(ctx: Context, arguments: dict[str, Any]) -> str:
-    for step in (1, 2, 3):
-        await ctx.progress(step, total=3)
-    return "done"
+    @app.tool(description="Sleep a long time; report cancellation on stderr")
+    async def slow(ctx: Context, arguments: dict[str, Any]) -> str:
+        try:
+            await trio.sleep(60)
+        except trio.Cancelled:
+            print("slow cancelled", file=sys.stderr, flush=True)
+            raise
+        return "slept"
 
 
-@app.tool(description="Sleep a long time; report cancellation on stderr")
-async def slow(ctx: Context, arguments: dict[str, Any]) -> str:
-    try:
-        await trio.sleep(60)
-    except trio.Cancelled:
-        print("slow cancelled", file=sys.stderr, flush=True)
-        raise
-    return "slept"
+    @app.tool(description="Announce that the tools list changed")
+    async def change(ctx: Context, arguments: dict[str, Any]) -> str:
+        ctx.app.notify_list_changed("tools")
+        return "changed"
+
+    return app
 
 
-@app.tool(description="Announce that the tools list changed")
-async def change(ctx: Context, arguments: dict[str, Any]) -> str:
-    ctx.app.notify_list_changed("tools")
-    return "changed"
+app = build_app()
 
 
 def main() -> None:
