@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import inspect
 import os
-from typing import Any, Awaitable, Callable, Mapping, TypeVar
+from typing import Any, Awaitable, Callable, Coroutine, Mapping, TypeVar
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -34,10 +35,14 @@ from mcpwire import (
     resource_not_found,
 )
 
-__all__ = ["App", "Context", "NeedInput", "Send"]
+__all__ = ["App", "Context", "NeedInput", "PeerGone", "Send"]
 
 Send = Callable[[Any], Awaitable[None]]
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class PeerGone(Exception):
+    """Raised by a driver's ``emit`` when the client went away (closed, reset, stopped reading)."""
 
 
 class NeedInput(msgspec.Struct, frozen=True, kw_only=True):
@@ -246,6 +251,37 @@ class App:
             out = exchange.fail(exc)
         if out:
             await send(out)
+
+    async def run_exchange(
+        self,
+        exchange: Exchange[Any],
+        emit: Send,
+        watch: Callable[[Callable[[], None]], Coroutine[Any, Any, None]],
+    ) -> bool:
+        """Drive ``exchange`` on a connection: the handler runs while ``watch(gone)`` watches the
+        connection, and a client that goes away (``watch`` calls ``gone``, or ``emit`` raises
+        :class:`PeerGone`) cancels both the handler and the exchange (HTTP cancellation, wire
+        reference section 9). Returns True when the client went away."""
+        peer_gone = False
+        async with anyio.create_task_group() as tasks:
+
+            def gone() -> None:
+                nonlocal peer_gone
+                peer_gone = True
+                exchange.cancel()
+                tasks.cancel_scope.cancel()
+
+            async def send(outputs: Any) -> None:
+                try:
+                    await emit(outputs)
+                except PeerGone:
+                    gone()
+                    await anyio.lowlevel.checkpoint()  # delivers the cancellation to the handler
+
+            tasks.start_soon(watch, gone)
+            await self.dispatch(exchange, send)
+            tasks.cancel_scope.cancel()
+        return peer_gone
 
     async def _run(self, ctx: Context) -> Any:
         event = ctx.event

@@ -57,7 +57,7 @@ from mcpwire import (
     error_reply,
 )
 
-from .app import App
+from .app import App, PeerGone
 
 __all__ = ["AsgiApp", "AsgiConfig", "asgi_app", "request_target"]
 
@@ -93,7 +93,7 @@ class AsgiConfig(msgspec.Struct, frozen=True, kw_only=True):
 _DEFAULT_CONFIG = AsgiConfig()
 
 
-class _PeerGone(Exception):
+class _PeerGone(PeerGone):
     """The client disconnected, or the server refused or stalled a send."""
 
 
@@ -271,22 +271,7 @@ class _Request:
     # -- the two long-lived shapes ----------------------------------------------------------------
     async def _run_exchange(self, exchange: HttpExchange) -> None:
         """Run the handler while watching for ``http.disconnect``, which cancels both (section 9)."""
-        async with anyio.create_task_group() as tasks:
-
-            def gone() -> None:
-                exchange.cancel()
-                tasks.cancel_scope.cancel()
-
-            async def send(outputs: Sequence[Output]) -> None:
-                try:
-                    await self._emit(outputs)
-                except _PeerGone:
-                    gone()
-                    await anyio.lowlevel.checkpoint()  # delivers the cancellation to the handler
-
-            tasks.start_soon(self._watch_disconnect, gone)
-            await self.app.dispatch(exchange, send)
-            tasks.cancel_scope.cancel()
+        await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
         """Forward a listen stream as SSE until it ends, the app drops it, or the client leaves."""

@@ -54,7 +54,7 @@ from mcpwire import (
     error_reply,
 )
 
-from .app import App
+from .app import App, PeerGone
 
 __all__ = ["HttpServerConfig", "serve_http", "serve_http_until"]
 
@@ -92,7 +92,7 @@ class HttpServerConfig(msgspec.Struct, frozen=True, kw_only=True):
 _DEFAULT_CONFIG = HttpServerConfig()
 
 
-class _PeerGone(Exception):
+class _PeerGone(PeerGone):
     """The client closed or reset the connection, or stopped reading."""
 
 
@@ -414,26 +414,7 @@ class _Connection:
     # -- the two long-lived shapes ------------------------------------------------------------------
     async def _run_exchange(self, exchange: HttpExchange) -> None:
         """Run the handler while watching the socket; a disconnect cancels both (section 9)."""
-        peer_gone = False
-        async with trio.open_nursery() as nursery:
-
-            def gone() -> None:
-                nonlocal peer_gone
-                peer_gone = True
-                exchange.cancel()
-                nursery.cancel_scope.cancel()
-
-            async def send(outputs: Sequence[Output]) -> None:
-                try:
-                    await self._emit(outputs)
-                except _PeerGone:
-                    gone()
-                    await trio.lowlevel.checkpoint()  # delivers the cancellation to the handler
-
-            nursery.start_soon(self._watch_peer, gone)
-            await self.app.dispatch(exchange, send)
-            nursery.cancel_scope.cancel()
-        if peer_gone:
+        if await self.app.run_exchange(exchange, self._emit, self._watch_peer):
             raise _PeerGone
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
