@@ -16,6 +16,8 @@ import h11
 import trio
 from mcpwire_adapters import App, Context, HttpServerConfig, serve_http, serve_http_until
 
+from _wire_helpers import H11Client
+
 from mcpwire import HttpPolicy, SSEReader
 
 TIMEOUT = 10.0
@@ -107,50 +109,8 @@ def mcp_headers(method: str, name: str | None = None, length: int | None = None)
     return headers
 
 
-class Client:
+class Client(H11Client):
     """A minimal HTTP/1.1 client over one connection, built on h11."""
-
-    def __init__(self, stream: trio.SocketStream) -> None:
-        self.stream = stream
-        self.conn = h11.Connection(h11.CLIENT)
-
-    @classmethod
-    async def connect(cls, address: tuple[str, int]) -> Client:
-        return cls(await trio.open_tcp_stream(*address))
-
-    async def send(self, *events: h11.Event) -> None:
-        for event in events:
-            data = self.conn.send(event)
-            assert data is not None
-            await self.stream.send_all(data)
-
-    async def request(
-        self, body: bytes, headers: list[tuple[str, str]], method: str = "POST", target: str = "/mcp"
-    ) -> None:
-        headers = [*headers, ("content-length", str(len(body)))]
-        await self.send(
-            h11.Request(method=method, target=target, headers=headers), h11.Data(data=body), h11.EndOfMessage()
-        )
-
-    async def next_event(self) -> h11.Event:
-        while True:
-            event = self.conn.next_event()
-            if event is h11.NEED_DATA:
-                self.conn.receive_data(await self.stream.receive_some(65536))
-                continue
-            assert event is not h11.PAUSED
-            return event  # type: ignore[return-value]
-
-    async def response(self) -> tuple[h11.Response, bytes]:
-        head = await self.next_event()
-        assert isinstance(head, h11.Response), head
-        body = b""
-        while True:
-            event = await self.next_event()
-            if isinstance(event, h11.EndOfMessage):
-                return head, body
-            assert isinstance(event, h11.Data), event
-            body += event.data
 
     async def events(self) -> AsyncIterator[Any]:
         """Decoded JSON messages of an SSE response body (its head skipped if unread), as they arrive."""
@@ -166,8 +126,6 @@ class Client:
             for sse in reader.feed(event.data):
                 yield json.loads(sse.data)
 
-    async def aclose(self) -> None:
-        await self.stream.aclose()
 
 
 def header(response: h11.Response, name: bytes) -> bytes | None:

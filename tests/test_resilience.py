@@ -19,8 +19,6 @@ import logging
 import os
 import resource
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import tracemalloc
@@ -33,6 +31,8 @@ import h11
 import pytest
 import trio
 from mcpwire_adapters import App, Context, HttpServerConfig, serve_http
+
+from _wire_helpers import H11Client, StdioChild
 
 from mcpwire import HttpPolicy
 
@@ -193,41 +193,11 @@ def headers_for(method: str, name: str | None = None, **extra: str) -> list[tupl
     return headers + [(k.replace("_", "-"), v) for k, v in extra.items()]
 
 
-class Client:
+class Client(H11Client):
     """One HTTP/1.1 connection driven by an h11 client state machine."""
 
-    def __init__(self, stream: trio.SocketStream) -> None:
-        self.stream = stream
-        self.conn = h11.Connection(h11.CLIENT)
-
-    @classmethod
-    async def connect(cls, address: Address) -> Client:
-        return cls(await trio.open_tcp_stream(*address))
-
-    async def send(self, *events: h11.Event) -> None:
-        await self.stream.send_all(b"".join(self.conn.send(event) or b"" for event in events))
-
     async def post(self, body: bytes, headers: list[tuple[str, str]]) -> None:
-        head = h11.Request(method="POST", target="/mcp", headers=[*headers, ("content-length", str(len(body)))])
-        await self.send(head, h11.Data(data=body), h11.EndOfMessage())
-
-    async def next_event(self) -> h11.Event:
-        while True:
-            event = self.conn.next_event()
-            if event is h11.NEED_DATA:
-                self.conn.receive_data(await self.stream.receive_some(65536))
-                continue
-            assert event is not h11.PAUSED
-            return event  # type: ignore[return-value]
-
-    async def response(self) -> tuple[h11.Response, bytes]:
-        head = await self.next_event()
-        assert isinstance(head, h11.Response), head
-        body = b""
-        while not isinstance(event := await self.next_event(), h11.EndOfMessage):
-            assert isinstance(event, h11.Data), event
-            body += event.data
-        return head, body
+        await self.request(body, headers)
 
     async def call(self, text: str, request_id: int, tool: str = "echo") -> None:
         """One tools/call on this connection, answered 200 with the text; keeps it alive."""
@@ -246,12 +216,6 @@ class Client:
         data = await self.next_event()
         assert isinstance(data, h11.Data), data
         return bytes(data.data)
-
-    async def aclose(self, reset: bool = False) -> None:
-        """Close with FIN, or with RST when ``reset`` (SO_LINGER 0: an abrupt disconnect)."""
-        if reset:
-            self.stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        await self.stream.aclose()
 
 
 def assert_413(head: h11.Response, body: bytes) -> None:
@@ -632,45 +596,8 @@ def call_line(name: str, request_id: int | str, arguments: dict[str, Any] | None
     return line({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
 
 
-class Child:
+class Child(StdioChild):
     """A stdio server subprocess: write to its stdin, read whole NDJSON lines from its stdout."""
-
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self._buffer = b""
-
-    async def send(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send_all(data)
-
-    async def close_stdin(self) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.aclose()
-
-    async def message(self) -> Any:
-        """The next message, or None when stdout ends."""
-        assert self.process.stdout is not None
-        while b"\n" not in self._buffer:
-            chunk = await self.process.stdout.receive_some(65536)
-            if not chunk:
-                assert self._buffer == b"", f"partial line at EOF: {self._buffer!r}"
-                return None
-            self._buffer += chunk
-        raw, _, self._buffer = self._buffer.partition(b"\n")
-        return json.loads(raw)
-
-    async def rest(self) -> list[Any]:
-        out = []
-        while (message := await self.message()) is not None:
-            out.append(message)
-        return out
-
-    async def stderr(self) -> bytes:
-        assert self.process.stderr is not None
-        data = b""
-        while chunk := await self.process.stderr.receive_some(65536):
-            data += chunk
-        return data
 
 
 def with_child(script: Path, *args: str, seconds: float = 15) -> Callable[[Callable[[Child], Awaitable[None]]], Callable[[], None]]:

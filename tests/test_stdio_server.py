@@ -16,6 +16,8 @@ from typing import Any
 
 import trio
 
+from _wire_helpers import StdioChild
+
 TIMEOUT = 15.0
 APP = Path(__file__).with_name("stdio_app.py")
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
@@ -33,54 +35,13 @@ def call(
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
-class Child:
+class Child(StdioChild):
     """The app in a subprocess, with a line reader on its stdout."""
 
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self._buffer = b""
-
-    async def send(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send_all(data)
-
-    async def close_stdin(self) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.aclose()
-
-    async def read_line(self) -> bytes | None:
-        """One whole line without its newline, or None at EOF."""
-        assert self.process.stdout is not None
-        while b"\n" not in self._buffer:
-            chunk = await self.process.stdout.receive_some(65536)
-            if not chunk:
-                assert self._buffer == b"", f"partial line at EOF: {self._buffer!r}"
-                return None
-            self._buffer += chunk
-        result, _, self._buffer = self._buffer.partition(b"\n")
-        return result
-
     async def message(self) -> Any:
-        raw = await self.read_line()
-        assert raw is not None, "stdout ended early"
-        return json.loads(raw)
-
-    async def rest(self) -> list[Any]:
-        """Every remaining message until stdout ends."""
-        out = []
-        while (raw := await self.read_line()) is not None:
-            out.append(json.loads(raw))
-        return out
-
-    async def exit_code(self) -> int:
-        return await self.process.wait()
-
-    async def stderr(self) -> bytes:
-        assert self.process.stderr is not None
-        data = b""
-        while chunk := await self.process.stderr.receive_some(65536):
-            data += chunk
-        return data
+        message = await super().message()
+        assert message is not None, "stdout ended early"
+        return message
 
 
 def with_child(*args: str) -> Callable[[Callable[[Child], Awaitable[None]]], Callable[[], None]]:

@@ -1,0 +1,109 @@
+"""Test-side peers shared by the integration tests: an h11 client on one connection, and a
+stdio server subprocess read line by line. Each test file subclasses them for its extras."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+from typing import Any, Self
+
+import h11
+import trio
+
+
+class H11Client:
+    """One HTTP/1.1 connection driven by an h11 client state machine."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.conn = h11.Connection(h11.CLIENT)
+
+    @classmethod
+    async def connect(cls, address: tuple[str, int]) -> Self:
+        return cls(await trio.open_tcp_stream(*address))
+
+    async def send(self, *events: h11.Event) -> None:
+        await self.stream.send_all(b"".join(self.conn.send(event) or b"" for event in events))
+
+    async def request(
+        self, body: bytes, headers: list[tuple[str, str]], method: str = "POST", target: str = "/mcp"
+    ) -> None:
+        headers = [*headers, ("content-length", str(len(body)))]
+        await self.send(
+            h11.Request(method=method, target=target, headers=headers), h11.Data(data=body), h11.EndOfMessage()
+        )
+
+    async def next_event(self) -> h11.Event:
+        while True:
+            event = self.conn.next_event()
+            if event is h11.NEED_DATA:
+                self.conn.receive_data(await self.stream.receive_some(65536))
+                continue
+            assert event is not h11.PAUSED
+            return event  # type: ignore[return-value]
+
+    async def response(self) -> tuple[h11.Response, bytes]:
+        head = await self.next_event()
+        assert isinstance(head, h11.Response), head
+        body = b""
+        while not isinstance(event := await self.next_event(), h11.EndOfMessage):
+            assert isinstance(event, h11.Data), event
+            body += event.data
+        return head, body
+
+    async def aclose(self, reset: bool = False) -> None:
+        """Close with FIN, or with RST when ``reset`` (SO_LINGER 0: an abrupt disconnect)."""
+        if reset:
+            self.stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        await self.stream.aclose()
+
+
+class StdioChild:
+    """A stdio server subprocess: write to its stdin, read whole NDJSON lines from its stdout."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self._buffer = b""
+
+    async def send(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send_all(data)
+
+    async def close_stdin(self) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+
+    async def read_line(self) -> bytes | None:
+        """One whole line without its newline, or None at EOF."""
+        assert self.process.stdout is not None
+        while b"\n" not in self._buffer:
+            chunk = await self.process.stdout.receive_some(65536)
+            if not chunk:
+                assert self._buffer == b"", f"partial line at EOF: {self._buffer!r}"
+                return None
+            self._buffer += chunk
+        result, _, self._buffer = self._buffer.partition(b"\n")
+        return result
+
+    async def message(self) -> Any:
+        """The next message, or None when stdout ends."""
+        raw = await self.read_line()
+        return None if raw is None else json.loads(raw)
+
+    async def rest(self) -> list[Any]:
+        """Every remaining message until stdout ends."""
+        out = []
+        while (raw := await self.read_line()) is not None:
+            out.append(json.loads(raw))
+        return out
+
+    async def exit_code(self) -> int:
+        return await self.process.wait()
+
+    async def stderr(self) -> bytes:
+        assert self.process.stderr is not None
+        data = b""
+        while chunk := await self.process.stderr.receive_some(65536):
+            data += chunk
+        return data
