@@ -28,12 +28,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from msgspec import UNSET
 
 import mcpwire
-from mcpwire import (
-    CallToolResult, CompleteResult, CompletionRequest, Exchange, GetPromptResult, Implementation,
-    ListenStream, Prompt, PromptArgument, PromptGet, ReadResourceResult, Resource, ResourceRead,
-    ResourceTemplate, Server, TextContent, TextResourceContents, BlobResourceContents, Tool, ToolCall,
-    resource_not_found,
-)
+from mcpwire.types import CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
+from mcpwire import CompletionRequest, Exchange, ListenStream, PromptGet, ResourceRead, Server, ToolCall, resource_not_found
 
 __all__ = ["App", "Context", "NeedInput", "PeerGone", "Send"]
 

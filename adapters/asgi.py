@@ -45,17 +45,8 @@ import anyio.lowlevel
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from mcpwire import (
-    ErrorCode,
-    HttpExchange,
-    HttpListenStream,
-    HttpRequest,
-    RemoteProtocolError,
-    ResponseBody,
-    ResponseHead,
-    encode_comment,
-    error_reply,
-)
+from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
+from mcpwire.framing import encode_comment
 
 from .app import App, PeerGone
 

@@ -42,8 +42,9 @@ import msgspec
 import trio
 
 import mcpwire
-from mcpwire import Client, ErrorCode, Implementation, LocalProtocolError, RemoteProtocolError
-from mcpwire._meta import SERVER_INFO_KEY
+from mcpwire import Client, ErrorCode, LocalProtocolError, RemoteProtocolError
+from mcpwire.types import Implementation
+from mcpwire.types import SERVER_INFO_META_KEY
 
 from ._cli_io import (
     _COLUMNS,
@@ -187,7 +188,7 @@ async def inspect_server(args: argparse.Namespace, term: Terminal) -> int:
 
 def _show_discover(term: Terminal, url: str, version: str, found: dict[str, Any] | None) -> None:
     meta = found.get("_meta") if found is not None else None
-    info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
+    info = meta.get(SERVER_INFO_META_KEY) if isinstance(meta, dict) else None
     if isinstance(info, dict) and info.get("name"):
         title = f" - {clean(info['title'])}" if info.get("title") else ""
         term.out(f"{clean(info['name'])} {clean(info.get('version', ''))}{title}".rstrip())

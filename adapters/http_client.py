@@ -1,4 +1,4 @@
-"""A trio + h11 MCP client over Streamable HTTP, driving the sans-IO :class:`mcpwire._client.Client`.
+"""A trio + h11 MCP client over Streamable HTTP, driving the sans-IO :class:`mcpwire.Client`.
 
     client = Client(Implementation(name="me", version="1"), capabilities={"elicitation": {"form": {}}})
     async with HttpClient("http://127.0.0.1:8000/mcp", client) as c:
@@ -35,23 +35,11 @@ from urllib.parse import urlsplit
 import h11
 import trio
 
-from mcpwire import ErrorCode, Implementation
-from mcpwire._client import Client
-from mcpwire._client_events import (
-    ClientEvent,
-    ErrorResult,
-    InputRequired,
-    ListChanged,
-    ListenAck,
-    LogMessage,
-    OutgoingRequest,
-    Progress,
-    ResourceUpdated,
-    ResultReceived,
+from mcpwire import (
+    Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, ListChanged, ListenAck,
+    LogMessage, OutgoingRequest, Progress, ResourceUpdated, ResultReceived,
 )
-from mcpwire._client_stream import TRANSPORT_ERROR, HttpResponseParser
-from mcpwire._envelope import RequestId
-from mcpwire.types import InputRequest, SubscriptionFilter
+from mcpwire.types import Implementation, InputRequest, RequestId, SubscriptionFilter
 
 __all__ = ["HttpClient", "InputHandler", "ListenEvent", "ServerError", "Session", "Subscription", "TransportError"]
 
@@ -436,7 +424,7 @@ class HttpClient(Session):
         else:
             await self.aclose()
         if final is None:
-            return ErrorResult(request_id=request.id, code=TRANSPORT_ERROR, message="no response")  # pragma: no cover
+            return ErrorResult(request_id=request.id, code=ErrorCode.TRANSPORT_ERROR, message="no response")  # pragma: no cover
         return final
 
     @staticmethod

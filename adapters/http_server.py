@@ -42,17 +42,8 @@ import msgspec
 import trio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from mcpwire import (
-    ErrorCode,
-    HttpExchange,
-    HttpListenStream,
-    HttpRequest,
-    RemoteProtocolError,
-    ResponseBody,
-    ResponseHead,
-    encode_comment,
-    error_reply,
-)
+from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
+from mcpwire.framing import encode_comment
 
 from .app import App, PeerGone
 

@@ -6,7 +6,7 @@
             n.start_soon(c.call_tool, "a", {})
             n.start_soon(c.call_tool, "b", {})
 
-Requests are demultiplexed by id (:class:`mcpwire._client_stream.ClientStdioConnection`);
+Requests are demultiplexed by id (:class:`mcpwire.ClientStdioConnection`);
 one reader task routes each event to the task awaiting that request. Cancelling the
 awaiting task writes ``notifications/cancelled`` for its request (wire reference section 9).
 Leaving the ``async with`` closes the server's stdin, waits ``exit_timeout`` seconds for it
@@ -30,10 +30,8 @@ from typing import Any, Self
 
 import trio
 
-from mcpwire import Implementation
-from mcpwire._client import Client
-from mcpwire._client_events import ClientEvent, ErrorResult, InputRequired, OutgoingRequest, ResultReceived
-from mcpwire._client_stream import TRANSPORT_ERROR, ClientStdioConnection
+from mcpwire.types import Implementation
+from mcpwire import Client, ClientEvent, ClientStdioConnection, ErrorCode, ErrorResult, InputRequired, OutgoingRequest, ResultReceived
 
 from .http_client import Session, Subscription, TransportError
 
@@ -136,7 +134,7 @@ class StdioClient(Session):
                     return event
                 await on_event(event)
             finished = True
-            return ErrorResult(request_id=request.id, code=TRANSPORT_ERROR, message="server closed stdout")
+            return ErrorResult(request_id=request.id, code=ErrorCode.TRANSPORT_ERROR, message="server closed stdout")
         finally:
             del self._waiters[key]
             if not finished and not self._closed:

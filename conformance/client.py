@@ -28,8 +28,9 @@ import msgspec
 import trio
 from mcpwire_adapters.http_client import HttpClient, ServerError, TransportError
 
-from mcpwire import Implementation, ProtocolError
-from mcpwire._client import Client
+from mcpwire.types import Implementation
+from mcpwire import ProtocolError
+from mcpwire import Client
 from mcpwire.types import (
     CreateMessageRequest,
     CreateMessageResult,

@@ -40,19 +40,8 @@ from typing import Annotated, Any, Protocol
 import msgspec
 
 import mcpwire
-from mcpwire import (
-    Cancelled,
-    ElicitRequest,
-    ElicitRequestFormParams,
-    Implementation,
-    Keyring,
-    Server,
-    StdioConnection,
-    StdioExchange,
-    StdioListenStream,
-    Tool,
-    ToolCall,
-)
+from mcpwire import Cancelled, Keyring, Server, StdioConnection, StdioExchange, StdioListenStream, ToolCall
+from mcpwire.types import ElicitRequest, ElicitRequestFormParams, Implementation, Tool
 from mcpwire.types import RequestId
 
 GRACE_SECONDS = 5.0

@@ -17,7 +17,8 @@ from typing import Any
 import msgspec
 import trio
 
-from mcpwire import Client, ElicitRequest, ElicitRequestFormParams, ElicitResult, Implementation
+from mcpwire import Client
+from mcpwire.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, Implementation
 from mcpwire.types import GetPromptResult, PromptArgument, PromptMessage, TextContent
 from mcpwire_adapters import App, Context, NeedInput, serve_http
 from mcpwire_adapters.http_client import HttpClient, ServerError

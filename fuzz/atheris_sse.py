@@ -27,10 +27,10 @@ with instrumented(__name__ == "__main__"):
 LIMITS = (4 * 1024 * 1024, 16, 64, 1024)
 
 
-def read(stream: bytes, cuts: list[int], limit: int) -> tuple[list[mcpwire.SSEEvent], int | None]:
-    reader = mcpwire.SSEReader(max_event_bytes=limit)
+def read(stream: bytes, cuts: list[int], limit: int) -> tuple[list[mcpwire.framing.SSEEvent], int | None]:
+    reader = mcpwire.framing.SSEReader(max_event_bytes=limit)
     bounds = [0, *cuts, len(stream)]
-    events: list[mcpwire.SSEEvent] = []
+    events: list[mcpwire.framing.SSEEvent] = []
     try:
         for start, end in zip(bounds, bounds[1:]):
             events += reader.feed(stream[start:end])

@@ -11,7 +11,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from mcpwire import ResponseBody, ResponseHead, SSEReader
+from mcpwire import ResponseBody, ResponseHead
+from mcpwire.framing import SSEReader
 
 __all__ = [
     "Undocumented", "DOCUMENTED_STATUSES", "ADMISSION_STATUSES", "STATUS_OF_CODE", "STDIO_CODES",

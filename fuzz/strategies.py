@@ -24,10 +24,11 @@ from typing import Any, Final
 from hypothesis import strategies as st
 
 import mcpwire
-from mcpwire import HttpRequest, Keyring, RequestStateCodec
-from mcpwire._headers import encode_param_value
-from mcpwire._meta import _KEY_RE
-from mcpwire._tokens import request_scope
+from mcpwire import HttpRequest, Keyring
+from mcpwire.server.tokens import RequestStateCodec
+from mcpwire.wire.headers import encode_param_value
+from mcpwire.wire.meta import _KEY_RE
+from mcpwire.server.tokens import request_scope
 
 from .jsontext import RAW_LITERALS, Dup, RawJSON, dumps
 from .targets import CATALOG, NOW, SECRET, Catalog

@@ -16,18 +16,8 @@ from typing import Any, Final
 
 import msgspec
 
-from mcpwire import (
-    Client,
-    Implementation,
-    Keyring,
-    Prompt,
-    PromptArgument,
-    Resource,
-    ResourceTemplate,
-    Server,
-    Tool,
-    jsonschema_validator,
-)
+from mcpwire import Client, Keyring, Server, jsonschema_validator
+from mcpwire.types import Implementation, Prompt, PromptArgument, Resource, ResourceTemplate, Tool
 
 __all__ = [
     "NOW", "SECRET", "OTHER_SECRET", "PAGE_SIZE", "CATALOG", "TOOL_SCHEMAS", "Args",

@@ -30,7 +30,9 @@ import msgspec
 from jsonschema import Draft202012Validator
 
 import mcpwire
-from mcpwire import HttpExchange, HttpListenStream, HttpRequest, ResponseBody, ResponseHead, SSEReader
+from mcpwire.wire.headers import NAMED_METHODS, encode_param_value
+from mcpwire import HttpExchange, HttpListenStream, HttpRequest, ResponseBody, ResponseHead
+from mcpwire.framing import SSEReader
 
 
 def _find_schema() -> Path:
@@ -52,8 +54,8 @@ SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
 VERSION = "2026-07-28"
 NOW = 1_800_000_000.0
 SECRET = b"k" * 32
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"
 
 # Section 12 and 13: every status the engine may answer with, and the codes behind each.
 ADMISSION_STATUSES = {403, 404, 405, 406, 413, 415}  # transport refusals, all -32600 bodies
@@ -135,8 +137,8 @@ def check_message(message: Mapping[str, Any], method: str | None = None) -> Mapp
         result = message["result"]
         assert "resultType" in result, "every result has resultType (section 3)"
         meta = result.get("_meta", {})
-        assert SERVER_INFO_KEY in meta, "every result carries _meta serverInfo (section 3)"
-        validate(meta[SERVER_INFO_KEY], "Implementation")
+        assert SERVER_INFO_META_KEY in meta, "every result carries _meta serverInfo (section 3)"
+        validate(meta[SERVER_INFO_META_KEY], "Implementation")
         if result["resultType"] == "input_required":
             assert method in ("tools/call", "resources/read", "prompts/get"), method
             validate(result, "InputRequiredResult")
@@ -220,9 +222,9 @@ def mcp_headers(body: Any) -> list[tuple[bytes, bytes]]:
     out.append((b"Mcp-Method", method.encode()))
     params = body.get("params")
     if isinstance(params, dict):
-        field = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
+        field = NAMED_METHODS.get(method)
         if field is not None and isinstance(params.get(field), str):
-            out.append((b"Mcp-Name", mcpwire._headers.encode_param_value(params[field])))
+            out.append((b"Mcp-Name", encode_param_value(params[field])))
         pmeta = params.get("_meta")
         if isinstance(pmeta, dict) and isinstance(pmeta.get("io.modelcontextprotocol/protocolVersion"), str):
             out[0] = (b"MCP-Protocol-Version", pmeta["io.modelcontextprotocol/protocolVersion"].encode())
@@ -392,7 +394,7 @@ def ev(ex: mcpwire.Exchange[Any]) -> Any:
 
 def make_server(**kw: Any) -> mcpwire.Server:
     """A server with the test secret; keyword arguments go to ``Server``."""
-    info = kw.pop("info", mcpwire.Implementation(name="test-server", version="1.0.0"))
+    info = kw.pop("info", mcpwire.types.Implementation(name="test-server", version="1.0.0"))
     kw.setdefault("keyring", mcpwire.Keyring.single(SECRET))
     return mcpwire.Server(info, **kw)
 

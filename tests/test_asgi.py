@@ -31,7 +31,8 @@ import pytest
 from mcpwire_adapters import App, AsgiApp, AsgiConfig, Context, asgi_app
 from mcpwire_adapters.asgi import request_target
 
-from mcpwire import HttpPolicy, ListenStream, SSEReader
+from mcpwire import HttpPolicy, ListenStream
+from mcpwire.framing import SSEReader
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 10.0

@@ -15,19 +15,8 @@ import json
 import os
 import sys
 from pathlib import Path
-from mcpwire import (
-    Client,
-    ClientEvent,
-    ClientStdioConnection,
-    ElicitRequest,
-    ElicitResult,
-    ErrorResult,
-    Implementation,
-    InputRequired,
-    OutgoingRequest,
-    Progress,
-    ResultReceived,
-)
+from mcpwire import Client, ClientEvent, ClientStdioConnection, ErrorResult, InputRequired, OutgoingRequest, Progress, ResultReceived
+from mcpwire.types import ElicitRequest, ElicitResult, Implementation
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "asyncio_server.py"
 TIMEOUT = 15.0

@@ -347,7 +347,7 @@ def test_serve_http_answers_and_stops_on_sigint(app_dir: Path) -> None:
 
 
 def test_serve_stdio_with_a_file_and_a_factory(app_dir: Path) -> None:
-    client = mcpwire.Client(mcpwire.Implementation(name="test", version="1"))
+    client = mcpwire.Client(mcpwire.types.Implementation(name="test", version="1"))
     requests = client.discover().line + client.call_tool("echo", {"text": "over stdio"}).line
     done = subprocess.run([*CLI, "serve", str(app_dir / "cli_test_app.py") + ":make_app", "--transport", "stdio"],
                           input=requests, capture_output=True, timeout=TIMEOUT, cwd=REPO)

@@ -1,6 +1,6 @@
 """The client engine against the server engine, through bytes only (STYLE habit 14).
 
-Each test builds requests with :class:`mcpwire._client.Client`, hands the exact bytes and
+Each test builds requests with :class:`mcpwire.client.engine.Client`, hands the exact bytes and
 headers to :class:`mcpwire.Server`, and feeds the server's output back to the client's
 response parser: whole, byte by byte, and in odd chunks where it matters.
 """
@@ -17,26 +17,10 @@ from msgspec import UNSET
 
 import mcpwire
 
-from mcpwire import (
-    CallToolResult,
-    DiscoverResult,
-    HttpExchange,
-    HttpListenStream,
-    HttpRequest,
-    Implementation,
-    Keyring,
-    LocalProtocolError,
-    RemoteProtocolError,
-    ResponseBody,
-    ResponseHead,
-    Server,
-    StdioConnection,
-    StdioExchange,
-    Tool,
-    ToolCall,
-)
-from mcpwire._client import Client, Paginator
-from mcpwire._client_events import (
+from mcpwire.types import CallToolResult, DiscoverResult, Implementation, Tool
+from mcpwire import HttpExchange, HttpListenStream, HttpRequest, Keyring, LocalProtocolError, RemoteProtocolError, ResponseBody, ResponseHead, Server, StdioConnection, StdioExchange, ToolCall
+from mcpwire.client.engine import Client, Paginator
+from mcpwire.client.events import (
     ClientEvent,
     ErrorResult,
     InputRequired,
@@ -47,7 +31,7 @@ from mcpwire._client_events import (
     Progress,
     ResultReceived,
 )
-from mcpwire._client_stream import ClientStdioConnection, HttpResponseParser
+from mcpwire.client.stream import ClientStdioConnection, HttpResponseParser
 from mcpwire.types import ElicitRequest, ElicitResult, ListRootsResult, Root
 
 NOW = 1_800_000_000.0
@@ -388,7 +372,7 @@ def test_stdio_demultiplexes_requests_in_flight() -> None:
 
 def test_result_keeps_the_exact_bytes_received() -> None:
     # Tool schemas are kept byte for byte as received (issue: never normalise, never dereference).
-    client = mcpwire.Client(mcpwire.Implementation(name="c", version="1"))
+    client = mcpwire.Client(mcpwire.types.Implementation(name="c", version="1"))
     request = client.list_tools()
     schema = b'{"type" : "object","$ref":"http://example.invalid/s.json#/a","x":1.50}'
     result = b'{"resultType":"complete","tools":[{"name":"t","description":"d","inputSchema":' + schema + b'}],"ttlMs":0,"cacheScope":"private"}'

@@ -24,9 +24,10 @@ from mcpwire_adapters.app import App
 from mcpwire_adapters.http_client import HttpClient, ServerError, Subscription
 from mcpwire_adapters.stdio_client import StdioClient
 
-from mcpwire import Implementation, Keyring
-from mcpwire._client import Client
-from mcpwire._client_events import ListChanged, ListenAck, ResourceUpdated, ResultReceived
+from mcpwire.types import Implementation
+from mcpwire import Keyring
+from mcpwire.client.engine import Client
+from mcpwire.client.events import ListChanged, ListenAck, ResourceUpdated, ResultReceived
 from mcpwire.types import SubscriptionFilter
 
 REPO = Path(__file__).resolve().parent.parent

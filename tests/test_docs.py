@@ -1,6 +1,6 @@
 """The documentation stays true to the code.
 
-- ``docs/state-machines.md`` is exactly what ``python -m mcpwire._states`` prints, so the diagrams
+- ``docs/state-machines.md`` is exactly what ``python -m mcpwire._diagrams`` prints, so the diagrams
   are generated from the transition tables and never edited by hand (STYLE 7);
 - every relative link in README.md and docs/ points to a file that exists;
 - every name in ``mcpwire.__all__`` resolves, is documented, and is on an API reference page;
@@ -47,10 +47,10 @@ def _relative_links(text: str) -> list[str]:
 
 def test_state_machines_page_is_generated_from_the_tables() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "mcpwire._states"], cwd=REPO, capture_output=True, text=True, check=True
+        [sys.executable, "-m", "mcpwire._diagrams"], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout
     page = (DOCS / "state-machines.md").read_text()
-    assert page == out, "docs/state-machines.md is stale: regenerate with `python -m mcpwire._states`"
+    assert page == out, "docs/state-machines.md is stale: regenerate with `python -m mcpwire._diagrams > docs/state-machines.md`"
 
 
 def test_link_extraction() -> None:

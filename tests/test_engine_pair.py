@@ -40,53 +40,10 @@ from msgspec import UNSET
 from schema_check import validate
 
 import mcpwire
-from mcpwire import (
-    CallToolResult,
-    Cancelled,
-    ClientStdioConnection,
-    CreateMessageRequest,
-    CreateMessageResult,
-    DiscoverResult,
-    ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitResult,
-    ErrorResult,
-    Exchange,
-    ExchangeState,
-    GetPromptResult,
-    HttpExchange,
-    HttpListenStream,
-    HttpRequest,
-    HttpResponseParser,
-    Implementation,
-    InputRequest,
-    InputRequired,
-    Keyring,
-    ListChanged,
-    ListenAck,
-    ListRootsResult,
-    LocalProtocolError,
-    LogMessage,
-    OutgoingRequest,
-    Progress,
-    ProtocolError,
-    ReadResourceResult,
-    RemoteProtocolError,
-    ResourceUpdated,
-    ResponseBody,
-    ResponseHead,
-    ResultReceived,
-    Root,
-    StdioConnection,
-    StdioExchange,
-    StdioListenStream,
-    SubscriptionFilter,
-    TextContent,
-    TextResourceContents,
-    Tool,
-)
-from mcpwire._client import Client, Paginator
-from mcpwire._client_events import ClientEvent
+from mcpwire.types import CallToolResult, CreateMessageRequest, CreateMessageResult, DiscoverResult, ElicitRequest, ElicitRequestFormParams, ElicitResult, GetPromptResult, Implementation, InputRequest, ListRootsResult, ReadResourceResult, Root, SubscriptionFilter, TextContent, TextResourceContents, Tool
+from mcpwire import Cancelled, ClientStdioConnection, ErrorResult, Exchange, ExchangeState, HttpExchange, HttpListenStream, HttpRequest, HttpResponseParser, InputRequired, Keyring, ListChanged, ListenAck, LocalProtocolError, LogMessage, OutgoingRequest, Progress, ProtocolError, RemoteProtocolError, ResourceUpdated, ResponseBody, ResponseHead, ResultReceived, StdioConnection, StdioExchange, StdioListenStream
+from mcpwire.client.engine import Client, Paginator
+from mcpwire.client.events import ClientEvent
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "conformance"))
@@ -797,7 +754,7 @@ def test_http_listen_ack_events_and_graceful_close() -> None:
     for output in drain(channel):
         outputs += output
     # The HTTP driver writes a comment on an idle stream; it is no event.
-    outputs.append(ResponseBody(data=mcpwire.encode_comment("keepalive"), more=True))
+    outputs.append(ResponseBody(data=mcpwire.framing.encode_comment("keepalive"), more=True))
     open_wire = wire_of(outputs, ended=False)
     app.close_streams()
     for output in drain(channel):

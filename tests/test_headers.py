@@ -1,4 +1,4 @@
-"""Tests for mcpwire._headers: every MCP HTTP header rule (wire reference 13.4-13.6).
+"""Tests for mcpwire.wire.headers: every MCP HTTP header rule (wire reference 13.4-13.6).
 
 Cases marked "runner" are copied from the official conformance runner 0.2.0-alpha.12
 (dist/index.js): http-header-validation, http-custom-header-server-validation,
@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpwire._errors import (
+from mcpwire.wire.errors import (
     ErrorCode,
     LocalProtocolError,
     ProtocolError,
     RemoteProtocolError,
 )
-from mcpwire._headers import (
+from mcpwire.wire.headers import (
     MCP_METHOD,
     MCP_NAME,
     MCP_PARAM_PREFIX,

@@ -19,9 +19,10 @@ from mcpwire_adapters import App, Context, NeedInput, serve_http
 from mcpwire_adapters.http_client import HttpClient, ServerError, TransportError
 from mcpwire_adapters.stdio_client import StdioClient
 
-from mcpwire import CallToolResult, Implementation, Keyring
-from mcpwire._client import Client
-from mcpwire._client_events import Progress
+from mcpwire.types import CallToolResult, Implementation
+from mcpwire import Keyring
+from mcpwire.client.engine import Client
+from mcpwire.client.events import Progress
 from mcpwire.types import ElicitRequest, ElicitResult, InputRequest, TextContent
 
 TIMEOUT = 15.0

@@ -18,7 +18,8 @@ from mcpwire_adapters import App, Context, HttpServerConfig, serve_http, serve_h
 
 from _wire_helpers import H11Client
 
-from mcpwire import HttpPolicy, SSEReader
+from mcpwire import HttpPolicy
+from mcpwire.framing import SSEReader
 
 TIMEOUT = 10.0
 VERSION = "2026-07-28"

@@ -10,6 +10,7 @@ nothing beyond msgspec's own set.
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import subprocess
 import sys
@@ -57,7 +58,7 @@ def test_optional_validator_library_is_not_imported(loaded: tuple[set[str], set[
 
 def _sources() -> list[Path]:
     files = sorted(PACKAGE.rglob("*.py"))
-    assert any(f.name == "_server.py" for f in files) and any(f.parent.name == "types" for f in files)
+    assert {f.parent.name for f in files} >= {"wire", "server", "client", "types"}
     return files
 
 
@@ -86,3 +87,150 @@ def test_source_imports_nothing_forbidden(path: Path) -> None:
 def test_the_scanner_sees_nested_and_dynamic_imports() -> None:
     tree = ast.parse("def f():\n    import time\n    from asyncio import sleep\n    __import__('random')\n")
     assert _imported_roots(tree) >= {"time", "asyncio", "random"}
+
+
+# -- the import graph (STYLE: imports run one way) ------------------------------------------------
+
+ROOMS = ("types", "wire", "server", "client")
+# What each room may import from mcpwire. Top-level modules (mcpwire/__init__.py, framing.py,
+# _diagrams.py) assemble the rooms and may import any of them.
+ALLOWED = {
+    "types": {"types"},
+    "wire": {"types", "wire"},
+    "server": {"types", "wire", "server"},
+    "client": {"types", "wire", "client"},
+}
+PUBLIC_MODULES = {"mcpwire", "mcpwire.types", "mcpwire.framing"}
+OUTSIDE = ("adapters", "conformance", "fuzz", "examples", "docs/_ext")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _core_edges() -> dict[str, set[str]]:
+    """Every module of mcpwire and the mcpwire modules it imports, wherever the import stands
+    (module level, inside a function, under TYPE_CHECKING)."""
+    modules = {_module_name(f): f for f in _sources()}
+    edges: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                candidates = [module] + [f"{module}.{alias.name}" for alias in node.names]
+                targets |= {c for c in candidates if c in modules and c != name}
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names if a.name in modules and a.name != name}
+        # importing a.b.c runs a/__init__ and a/b/__init__ too; those are not dependencies of note
+        edges[name] = {t for t in targets if not (modules[t].name == "__init__.py" and t in name)}
+    return edges
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ROOMS else None
+
+
+def test_the_core_has_no_import_cycle() -> None:
+    edges = _core_edges()
+    assert len(edges) > 30
+    done: set[str] = set()
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        if node in stack:
+            cycle = stack[stack.index(node):] + [node]
+            raise AssertionError("import cycle: " + " -> ".join(cycle))
+        if node in done:
+            return
+        stack.append(node)
+        for target in sorted(edges[node]):
+            visit(target)
+        stack.pop()
+        done.add(node)
+
+    for module in sorted(edges):
+        visit(module)
+
+
+def test_rooms_import_one_way() -> None:
+    wrong = []
+    for module, targets in _core_edges().items():
+        room = _room(module)
+        if room is None:
+            continue
+        for target in targets:
+            target_room = _room(target)
+            if target_room is None or target_room not in ALLOWED[room]:
+                wrong.append(f"{module} imports {target}")
+    assert not wrong, wrong
+
+
+def test_the_cycle_check_can_fail() -> None:
+    edges = {"a": {"b"}, "b": {"a"}}
+    with pytest.raises(AssertionError, match="a -> b -> a"):
+        stack: list[str] = []
+
+        def visit(node: str) -> None:
+            if node in stack:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(node):] + [node]))
+            stack.append(node)
+            for target in sorted(edges[node]):
+                visit(target)
+            stack.pop()
+
+        visit("a")
+
+
+def _outside_sources() -> list[Path]:
+    root = PACKAGE.parent
+    return sorted(p for d in OUTSIDE for p in (root / d).rglob("*.py"))
+
+
+def _private_uses(tree: ast.AST) -> list[str]:
+    """Imports of anything but the three public modules, or of private names from them."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.split(".")[0] == "mcpwire":
+            if node.module not in PUBLIC_MODULES:
+                found.append(f"from {node.module} import ...")
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_") and a.name != "__version__"]
+        elif isinstance(node, ast.Import):
+            found += [f"import {a.name}" for a in node.names
+                      if a.name.split(".")[0] == "mcpwire" and a.name not in PUBLIC_MODULES]
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "mcpwire"
+              and (node.attr.startswith("_") and node.attr != "__version__" or node.attr in ROOMS[1:])):
+            found.append(f"mcpwire.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("path", _outside_sources(), ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_code_outside_the_core_uses_public_names_only(path: Path) -> None:
+    bad = _private_uses(ast.parse(path.read_text(encoding="utf-8")))
+    assert not bad, f"{path.relative_to(PACKAGE.parent)} uses private parts of mcpwire: {bad}"
+
+
+def test_the_private_use_scanner_can_fail() -> None:
+    tree = ast.parse("from mcpwire.server.engine import Server\nimport mcpwire.wire.meta\n"
+                     "from mcpwire import _x\nmcpwire._meta\nmcpwire.server\nfrom mcpwire.types import Tool\n")
+    assert _private_uses(tree) == ["from mcpwire.server.engine import ...", "import mcpwire.wire.meta",
+                                   "mcpwire._x", "mcpwire._meta", "mcpwire.server"]
+
+
+def test_the_public_surface_is_narrow() -> None:
+    assert 35 <= len(mcpwire.__all__) <= 50, len(mcpwire.__all__)
+    assert len(set(mcpwire.__all__)) == len(mcpwire.__all__)
+    for name in mcpwire.__all__:
+        value = getattr(mcpwire, name)
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert (getattr(value, "__doc__", None) or "").strip(), f"mcpwire.{name} has no docstring"

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 import mcpwire
+from mcpwire.client.stream import TRANSPORT_ERROR
+from mcpwire.server.tokens import CursorCodec, InvalidCursor, InvalidRequestState, RequestStateCodec
 from fuzz import oracles
 from fuzz.host import INPUT_REQUESTS
 from fuzz.targets import NOW, make_client
@@ -23,11 +25,11 @@ META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 
 def server(**kw: Any) -> mcpwire.Server:
     """A plain server (no validator: fast to build), with one tool, prompt and resource."""
-    s = mcpwire.Server(mcpwire.Implementation(name="limits", version="1"), keyring=mcpwire.Keyring.single(b"k" * 32),
+    s = mcpwire.Server(mcpwire.types.Implementation(name="limits", version="1"), keyring=mcpwire.Keyring.single(b"k" * 32),
                        completions=True, resource_subscribe=True, **kw)
-    s.add_tool(mcpwire.Tool(name="echo", description="echo", input_schema={"type": "object"}))
-    s.add_prompt(mcpwire.Prompt(name="p", description="p"))
-    s.add_resource(mcpwire.Resource(uri="test://r", name="r"))
+    s.add_tool(mcpwire.types.Tool(name="echo", description="echo", input_schema={"type": "object"}))
+    s.add_prompt(mcpwire.types.Prompt(name="p", description="p"))
+    s.add_resource(mcpwire.types.Resource(uri="test://r", name="r"))
     return s
 
 
@@ -146,8 +148,8 @@ def test_sse_event_limit(limit: int | None) -> None:
     # The pending event counts its lines with their LF: "data: <x>" + LF is exactly the limit.
     line = b"data: " + b"x" * (size - 7) + b"\n"
 
-    def reader() -> mcpwire.SSEReader:
-        return mcpwire.SSEReader() if limit is None else mcpwire.SSEReader(max_event_bytes=limit)
+    def reader() -> mcpwire.framing.SSEReader:
+        return mcpwire.framing.SSEReader() if limit is None else mcpwire.framing.SSEReader(max_event_bytes=limit)
 
     (event,) = reader().feed(line + b"\n")
     assert len(event.data) == size - 7
@@ -177,7 +179,7 @@ def test_client_json_body_limit_default() -> None:
     over = mcpwire.HttpResponseParser(client, client.discover(), status=200, content_type=b"application/json")
     with pytest.raises(mcpwire.RemoteProtocolError) as caught:
         over.feed(padded + b" ")
-    assert caught.value.code == mcpwire.TRANSPORT_ERROR
+    assert caught.value.code == TRANSPORT_ERROR
 
 
 def test_client_stdio_line_limit_default() -> None:
@@ -275,8 +277,8 @@ def test_request_state_size_limit() -> None:
     assert isinstance(retry(s, token), mcpwire.StdioExchange)
     (error,) = oracles.check_line(retry(s, "m" * (16 * 1024 + 1)))
     assert error["error"] == {"code": -32602, "message": "Invalid or expired request state"}
-    codec = mcpwire.RequestStateCodec(mcpwire.Keyring.single(b"k" * 32), max_token_bytes=256)
-    with pytest.raises(mcpwire.InvalidRequestState) as caught:
+    codec = RequestStateCodec(mcpwire.Keyring.single(b"k" * 32), max_token_bytes=256)
+    with pytest.raises(InvalidRequestState) as caught:
         codec.verify("x" * 257, method="m", scope=b"", now=NOW)
     assert caught.value.reason == "oversize"
 
@@ -305,7 +307,7 @@ def test_request_state_lifetime() -> None:
 
 def test_cursor_size_limit() -> None:
     s = server(page_size=1)
-    s.add_tool(mcpwire.Tool(name="zz", description="z", input_schema={"type": "object"}))
+    s.add_tool(mcpwire.types.Tool(name="zz", description="z", input_schema={"type": "object"}))
     cursor = message_of(http(s, body_of("tools/list")))["result"]["nextCursor"]
     assert "result" in message_of(http(s, body_of("tools/list", {"cursor": cursor})))
     padded = cursor + "A" * (2048 - len(cursor))  # 2048 bytes: read, and refused for its MAC
@@ -313,11 +315,11 @@ def test_cursor_size_limit() -> None:
     for token in (padded, long):
         message = message_of(http(s, body_of("tools/list", {"cursor": token})))
         assert message["error"] == {"code": -32602, "message": "Invalid pagination cursor"}
-    codec = mcpwire.CursorCodec(mcpwire.Keyring.single(b"k" * 32))
-    with pytest.raises(mcpwire.InvalidCursor) as caught:
+    codec = CursorCodec(mcpwire.Keyring.single(b"k" * 32))
+    with pytest.raises(InvalidCursor) as caught:
         codec.verify("x" * 2049, method="tools/list", catalog_version="v")
     assert caught.value.reason == "oversize"
-    with pytest.raises(mcpwire.InvalidCursor) as caught:
+    with pytest.raises(InvalidCursor) as caught:
         codec.verify("x" * 2048, method="tools/list", catalog_version="v")
     assert caught.value.reason == "malformed"
 
@@ -325,10 +327,10 @@ def test_cursor_size_limit() -> None:
 def test_page_size_default() -> None:
     s = server()
     for i in range(99):  # with "echo": 100 tools
-        s.add_tool(mcpwire.Tool(name=f"t{i:03}", description="t", input_schema={"type": "object"}))
+        s.add_tool(mcpwire.types.Tool(name=f"t{i:03}", description="t", input_schema={"type": "object"}))
     result = message_of(http(s, body_of("tools/list")))["result"]
     assert len(result["tools"]) == 100 and "nextCursor" not in result
-    s.add_tool(mcpwire.Tool(name="t999", description="t", input_schema={"type": "object"}))
+    s.add_tool(mcpwire.types.Tool(name="t999", description="t", input_schema={"type": "object"}))
     result = message_of(http(s, body_of("tools/list")))["result"]
     assert len(result["tools"]) == 100 and "nextCursor" in result
     second = message_of(http(s, body_of("tools/list", {"cursor": result["nextCursor"]})))["result"]
@@ -373,7 +375,7 @@ def test_client_remembers_256_input_required_rounds() -> None:
 
 def test_paginate_follows_at_most_max_pages() -> None:
     s = server(page_size=1)
-    s.add_tool(mcpwire.Tool(name="zz", description="z", input_schema={"type": "object"}))
+    s.add_tool(mcpwire.types.Tool(name="zz", description="z", input_schema={"type": "object"}))
     client = make_client()
     for max_pages, truncated in ((2, False), (1, True)):
         pages = client.paginate("tools/list", max_pages=max_pages)

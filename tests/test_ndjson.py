@@ -1,4 +1,4 @@
-"""Tests of mcpwire._ndjson: line splitting, whitespace, limits, lifecycle and chunking."""
+"""Tests of mcpwire.wire.ndjson: line splitting, whitespace, limits, lifecycle and chunking."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpwire._errors import LocalProtocolError
-from mcpwire._ndjson import LineReader, OversizeLine, encode_line
+from mcpwire.wire.errors import LocalProtocolError
+from mcpwire.wire.ndjson import LineReader, OversizeLine, encode_line
 
 Item = bytes | OversizeLine
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schema_check import (
     DOCUMENTED_STATUSES,
-    SERVER_INFO_KEY,
+    SERVER_INFO_META_KEY,
     VERSION,
     call,
     check_message,
@@ -30,7 +30,7 @@ from schema_check import (
 import mcpwire
 
 SERVER = make_server()
-SERVER.add_tool(mcpwire.Tool(name="echo", description="Echo", input_schema={"type": "object"}))
+SERVER.add_tool(mcpwire.types.Tool(name="echo", description="Echo", input_schema={"type": "object"}))
 DISCOVER_PARAMS = {"_meta": meta()}
 
 
@@ -48,7 +48,7 @@ def test_valid_request_is_answered_with_result_type_and_server_info() -> None:
     assert reply.status == 200
     assert reply.message["id"] == 1
     assert reply.result["resultType"] == "complete"
-    assert reply.result["_meta"][SERVER_INFO_KEY] == {"name": "test-server", "version": "1.0.0"}
+    assert reply.result["_meta"][SERVER_INFO_META_KEY] == {"name": "test-server", "version": "1.0.0"}
 
 
 # --- jsonrpc member ----------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def test_whitespace_around_the_object_is_fine() -> None:
 
 
 def test_duplicate_keys_last_one_wins() -> None:
-    # The decided policy (mcpwire._envelope docstring): the last duplicate wins.
+    # The decided policy (mcpwire.wire.envelope docstring): the last duplicate wins.
     body = b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping","method":"server/discover","params":' + \
         json.dumps(DISCOVER_PARAMS).encode() + b"}"
     reply = call(SERVER, body, headers=http_request(discover()).headers)
@@ -353,7 +353,7 @@ def test_check_message_accepts_null_id_only_on_errors() -> None:
     check_message({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
     with pytest.raises(AssertionError):
         check_message({"jsonrpc": "2.0", "id": None, "result": {"resultType": "complete", "_meta": {
-            SERVER_INFO_KEY: {"name": "n", "version": "1"}}}})
+            SERVER_INFO_META_KEY: {"name": "n", "version": "1"}}}})
 
 
 def test_protocol_version_constant() -> None:

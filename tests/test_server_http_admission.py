@@ -31,9 +31,9 @@ from schema_check import (
 import mcpwire
 
 SERVER = make_server()
-SERVER.add_tool(mcpwire.Tool(name="echo", description="Echo", input_schema={"type": "object"}))
-SERVER.add_tool(mcpwire.Tool(name="my tool", description="Spaces", input_schema={"type": "object"}))
-SERVER.add_tool(mcpwire.Tool(
+SERVER.add_tool(mcpwire.types.Tool(name="echo", description="Echo", input_schema={"type": "object"}))
+SERVER.add_tool(mcpwire.types.Tool(name="my tool", description="Spaces", input_schema={"type": "object"}))
+SERVER.add_tool(mcpwire.types.Tool(
     name="regional", description="Mirrors arguments into headers",
     input_schema={"type": "object", "properties": {
         "region": {"type": "string", "x-mcp-header": "Region"},
@@ -42,7 +42,7 @@ SERVER.add_tool(mcpwire.Tool(
         "free": {"type": "string"},
     }},
 ))
-SERVER.add_prompt(mcpwire.Prompt(name="greet", description="Greeting"))
+SERVER.add_prompt(mcpwire.types.Prompt(name="greet", description="Greeting"))
 DISCOVER = request("server/discover", {}, id=1)
 
 
@@ -347,7 +347,7 @@ def test_malformed_mcp_name_is_32020(value: bytes) -> None:
 
 def test_non_ascii_name_must_arrive_base64_wrapped() -> None:
     server = make_server()
-    server.add_tool(mcpwire.Tool(name="caf\u00e9", description="d", input_schema={"type": "object"}))
+    server.add_tool(mcpwire.types.Tool(name="caf\u00e9", description="d", input_schema={"type": "object"}))
     body = _named("tools/call", "name", "caf\u00e9")
     ex = exchange(server, body)  # the helper wraps it as a correct client does
     assert ev(ex).name == "caf\u00e9"
@@ -409,7 +409,7 @@ def test_param_header_failures_are_32020(arguments: dict[str, Any], extra: list[
 def test_invalid_header_annotation_is_refused_at_registration(prop: dict[str, Any]) -> None:
     server = make_server()
     with pytest.raises(mcpwire.LocalProtocolError):
-        server.add_tool(mcpwire.Tool(name="bad", description="d",
+        server.add_tool(mcpwire.types.Tool(name="bad", description="d",
                                      input_schema={"type": "object", "properties": {"p": prop}}))
 
 

@@ -28,7 +28,7 @@ from schema_check import (
 import mcpwire
 
 SERVER = make_server()
-SERVER.add_tool(mcpwire.Tool(name="echo", description="Echo", input_schema={"type": "object"}))
+SERVER.add_tool(mcpwire.types.Tool(name="echo", description="Echo", input_schema={"type": "object"}))
 
 MSG_META_OBJECT = "_meta must be an object"
 MSG_KEY = "_meta contains an invalid key or non-JSON value"

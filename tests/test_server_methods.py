@@ -16,7 +16,7 @@ import msgspec
 import pytest
 from msgspec import UNSET
 from schema_check import (
-    SERVER_INFO_KEY,
+    SERVER_INFO_META_KEY,
     assemble,
     call,
     error_of,
@@ -27,22 +27,8 @@ from schema_check import (
 )
 
 import mcpwire
-from mcpwire import (
-    CachePolicy,
-    CallToolResult,
-    CompleteResult,
-    Completion,
-    GetPromptResult,
-    Prompt,
-    PromptArgument,
-    PromptMessage,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    TextContent,
-    TextResourceContents,
-    Tool,
-)
+from mcpwire import CachePolicy
+from mcpwire.types import CallToolResult, CompleteResult, Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, Tool
 
 INFO = {"name": "test-server", "version": "1.0.0"}
 OBJ = {"type": "object"}
@@ -100,7 +86,7 @@ def test_discover_result() -> None:
     }
     assert result["ttlMs"] == 0 and result["cacheScope"] == "private"
     assert result["instructions"] == "Use the tools wisely"
-    assert result["_meta"][SERVER_INFO_KEY] == INFO
+    assert result["_meta"][SERVER_INFO_META_KEY] == INFO
     assert "serverInfo" not in result
 
 
@@ -420,7 +406,7 @@ def test_tool_call_without_arguments_gets_an_empty_dict() -> None:
     reply = finish(ex, "hello", "tools/call")
     assert reply.status == 200
     assert reply.result == {"resultType": "complete", "content": [{"type": "text", "text": "hello"}],
-                            "_meta": {SERVER_INFO_KEY: INFO}}
+                            "_meta": {SERVER_INFO_META_KEY: INFO}}
 
 
 def test_tool_result_meta_is_merged_with_server_info() -> None:
@@ -428,7 +414,7 @@ def test_tool_result_meta_is_merged_with_server_info() -> None:
     result = CallToolResult(content=[TextContent(text="x")], structured_content=[1, 2], is_error=False,
                             meta={"com.example/trace": "t1"})
     reply = finish(ex, result, "tools/call")
-    assert reply.result["_meta"] == {"com.example/trace": "t1", SERVER_INFO_KEY: INFO}
+    assert reply.result["_meta"] == {"com.example/trace": "t1", SERVER_INFO_META_KEY: INFO}
     assert reply.result["structuredContent"] == [1, 2] and reply.result["isError"] is False
 
 
@@ -463,7 +449,7 @@ def test_struct_typed_tool_bad_arguments_are_a_tool_error_not_a_protocol_error(a
     result = reply.result
     assert result["resultType"] == "complete" and result["isError"] is True
     assert result["content"][0]["type"] == "text" and "add" in result["content"][0]["text"]
-    assert result["_meta"][SERVER_INFO_KEY] == INFO
+    assert result["_meta"][SERVER_INFO_META_KEY] == INFO
 
 
 def test_json_schema_tool_valid_arguments() -> None:

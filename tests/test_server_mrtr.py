@@ -17,7 +17,7 @@ import pytest
 from msgspec import UNSET
 from schema_check import (
     NOW,
-    SERVER_INFO_KEY,
+    SERVER_INFO_META_KEY,
     assemble,
     call,
     error_of,
@@ -29,19 +29,7 @@ from schema_check import (
 )
 
 import mcpwire
-from mcpwire import (
-    CallToolResult,
-    CreateMessageRequest,
-    ElicitRequest,
-    ElicitRequestURLParams,
-    GetPromptResult,
-    Prompt,
-    ReadResourceResult,
-    Resource,
-    SamplingMessage,
-    TextContent,
-    Tool,
-)
+from mcpwire.types import CallToolResult, CreateMessageRequest, ElicitRequest, ElicitRequestURLParams, GetPromptResult, Prompt, ReadResourceResult, Resource, SamplingMessage, TextContent, Tool
 from mcpwire.types import CreateMessageRequestParams
 
 OBJ = {"type": "object"}
@@ -112,7 +100,7 @@ def test_input_required_with_requests_and_no_state() -> None:
     assert result["resultType"] == "input_required"
     assert result["inputRequests"] == {"user_name": ELICIT_FORM, "greeting": SAMPLING, "client_roots": ROOTS}
     assert "requestState" not in result
-    assert result["_meta"][SERVER_INFO_KEY] == {"name": "test-server", "version": "1.0.0"}
+    assert result["_meta"][SERVER_INFO_META_KEY] == {"name": "test-server", "version": "1.0.0"}
 
 
 def test_input_required_with_state_only() -> None:

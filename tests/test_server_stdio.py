@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from schema_check import NOW, check_error, ev, lines_of, make_server, meta, request
 
 import mcpwire
-from mcpwire import Cancelled, ExchangeState, StdioConnection, StdioExchange, StdioListenStream, Tool
+from mcpwire import Cancelled, ExchangeState, StdioConnection, StdioExchange, StdioListenStream
+from mcpwire.types import Tool
 
 OBJ = {"type": "object"}
 SERVER = make_server()

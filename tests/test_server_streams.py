@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from schema_check import (
-    SUBSCRIPTION_ID_KEY,
+    SUBSCRIPTION_ID_META_KEY,
     assemble,
     check_message,
     error_of,
@@ -28,7 +28,8 @@ from schema_check import (
 )
 
 import mcpwire
-from mcpwire import CallToolResult, ExchangeState, ListenState, Resource, TextContent, Tool
+from mcpwire.types import CallToolResult, Resource, TextContent, Tool
+from mcpwire import ExchangeState, ListenState
 
 OBJ = {"type": "object"}
 
@@ -274,7 +275,7 @@ def started(server: mcpwire.Server, notifications: Any, rid: Any = 9) -> tuple[m
     assert len(out) == 2 and isinstance(out[1], mcpwire.ResponseBody) and out[1].more is True
     (ack,) = notifications_of(out)
     assert ack["method"] == "notifications/subscriptions/acknowledged"
-    assert ack["params"]["_meta"] == {SUBSCRIPTION_ID_KEY: rid}
+    assert ack["params"]["_meta"] == {SUBSCRIPTION_ID_META_KEY: rid}
     return stream, ack["params"]["notifications"]
 
 
@@ -323,7 +324,7 @@ def test_list_changed_per_list() -> None:
     ((_, out),) = resources_only.list_changed("resources")
     (event,) = notifications_of(out)
     assert event == {"jsonrpc": "2.0", "method": "notifications/resources/list_changed",
-                     "params": {"_meta": {SUBSCRIPTION_ID_KEY: "r"}}}
+                     "params": {"_meta": {SUBSCRIPTION_ID_META_KEY: "r"}}}
     stream.cancel()
 
 
@@ -379,11 +380,11 @@ def test_list_changed_goes_only_to_streams_that_asked() -> None:
     assert [s for s, _ in deliveries] == [tools_stream]
     (event,) = notifications_of(deliveries[0][1])
     assert event == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
-                     "params": {"_meta": {SUBSCRIPTION_ID_KEY: "t"}}}
+                     "params": {"_meta": {SUBSCRIPTION_ID_META_KEY: "t"}}}
     assert prompts_stream.list_changed("tools") == []  # never an unrequested type
     (event,) = notifications_of(server.list_changed("prompts")[0][1])
     assert event["method"] == "notifications/prompts/list_changed"
-    assert event["params"]["_meta"][SUBSCRIPTION_ID_KEY] == "p"
+    assert event["params"]["_meta"][SUBSCRIPTION_ID_META_KEY] == "p"
     assert server.list_changed("resources") == []
     tools_stream.cancel()
     prompts_stream.cancel()
@@ -396,7 +397,7 @@ def test_resource_updated_for_subscribed_uris_and_sub_resources() -> None:
         ((target, out),) = server.resource_updated(uri)
         assert target is stream
         (event,) = notifications_of(out)
-        assert event["params"] == {"uri": uri, "_meta": {SUBSCRIPTION_ID_KEY: 3}}
+        assert event["params"] == {"uri": uri, "_meta": {SUBSCRIPTION_ID_META_KEY: 3}}
     for uri in ("test://dirx", "test://other", "test://r2"):
         assert server.resource_updated(uri) == []
     assert stream.resource_updated("test://other") == []
@@ -412,7 +413,7 @@ def test_close_ends_the_stream_with_the_listen_result() -> None:
     (result,) = parse_sse(out[0].data)
     check_message(result, "subscriptions/listen")
     assert result["id"] == 12 and result["result"]["resultType"] == "complete"
-    assert result["result"]["_meta"][SUBSCRIPTION_ID_KEY] == 12
+    assert result["result"]["_meta"][SUBSCRIPTION_ID_META_KEY] == 12
     assert stream.state is ListenState.CLOSED and server.open_listeners == 0
     assert stream.close() == [] and stream.list_changed("tools") == [] and server.list_changed("tools") == []
 

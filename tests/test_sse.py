@@ -1,4 +1,4 @@
-"""Tests of mcpwire._sse: the WHATWG event-stream rules, limits, lifecycle and chunking."""
+"""Tests of mcpwire.wire.sse: the WHATWG event-stream rules, limits, lifecycle and chunking."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpwire._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
-from mcpwire._sse import SSEEvent, SSEReader, encode_comment, encode_event
+from mcpwire.wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from mcpwire.wire.sse import SSEEvent, SSEReader, encode_comment, encode_event
 
 
 def read(stream: bytes, **kwargs: int) -> list[SSEEvent]:

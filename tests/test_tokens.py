@@ -1,4 +1,4 @@
-"""Tests of mcpwire._tokens: the keyring, MRTR request-state tokens and pagination cursors."""
+"""Tests of mcpwire.server.tokens: the keyring, MRTR request-state tokens and pagination cursors."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpwire._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
-from mcpwire._tokens import (
+from mcpwire.wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from mcpwire.server.tokens import (
     CursorCodec,
     ExpiredCursor,
     InvalidCursor,

@@ -20,15 +20,14 @@ from typing import Any, Final
 import msgspec
 
 import mcpwire
-from mcpwire import (
-    CallToolResult, HttpRequest, Implementation, Keyring, ReadResourceResult, Resource, Server, TextContent,
-    TextResourceContents, Tool,
-)
+from mcpwire.wire.headers import encode_param_value
+from mcpwire.types import CallToolResult, Implementation, ReadResourceResult, Resource, TextContent, TextResourceContents, Tool
+from mcpwire import HttpRequest, Keyring, Server
 
 VERSION: Final = "2026-07-28"
 NOW: Final = 1_800_000_000.0
 SECRET: Final = b"bench-secret-key-of-32-bytes-min"
-SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+SERVER_INFO_META_KEY: Final = "io.modelcontextprotocol/serverInfo"
 LIST_TOOLS: Final = 1000
 BIG_URI: Final = "test://big"
 PROGRESS_FRAMES: Final = 5
@@ -86,7 +85,7 @@ def headers(method: str, name: str | None, body: bytes) -> list[tuple[bytes, byt
         (b"mcp-method", method.encode()),
     ]
     if name is not None:
-        out.append((b"mcp-name", mcpwire._headers.encode_param_value(name)))
+        out.append((b"mcp-name", encode_param_value(name)))
     out.append((b"content-length", str(len(body)).encode()))
     return out
 

@@ -1,4 +1,4 @@
-"""In-process variants of our client engine (``mcpwire._client``), when it exists.
+"""In-process variants of our client engine (``mcpwire.client.engine``), when it exists.
 
 The bytes parsed are the ones our server engine answers to the client's own request, so the
 client side reads real server output:
@@ -13,7 +13,8 @@ from __future__ import annotations
 from time import perf_counter_ns
 from typing import Any
 
-from mcpwire import HttpExchange, HttpRequest, Implementation, ResponseBody
+from mcpwire import HttpExchange, HttpRequest, ResponseBody
+from mcpwire.types import Implementation
 
 from ._harness import Variant
 from ._workload import NOW, PROGRESS_FRAMES, echo_result, small_server
@@ -25,8 +26,8 @@ def _client_api() -> tuple[Any, Any]:
     client_cls = getattr(mcpwire, "Client", None)
     parser_cls = getattr(mcpwire, "HttpResponseParser", None)
     if client_cls is None or parser_cls is None:  # not re-exported yet: the private modules
-        from mcpwire._client import Client
-        from mcpwire._client_stream import HttpResponseParser
+        from mcpwire.client.engine import Client
+        from mcpwire.client.stream import HttpResponseParser
 
         client_cls, parser_cls = Client, HttpResponseParser
     return client_cls, parser_cls

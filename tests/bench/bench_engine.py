@@ -21,7 +21,7 @@ from ._asgi import AsgiDriver
 from ._harness import Variant
 from ._workload import (
     BIG_TEXT, BIG_URI, CALL, CALL_HEADERS, ELICIT, INFO, LIST_TOOLS, MRTR_1, MRTR_HEADERS, NOW, PROGRESS,
-    PROGRESS_FRAMES, PROGRESS_HEADERS, READ, READ_HEADERS, SERVER_INFO_KEY, big_result, echo_result, headers, http,
+    PROGRESS_FRAMES, PROGRESS_HEADERS, READ, READ_HEADERS, SERVER_INFO_META_KEY, big_result, echo_result, headers, http,
     list_page, list_server, mrtr_round_2, our_app, schema_server, small_server,
 )
 
@@ -94,7 +94,7 @@ class _FReadResponse(msgspec.Struct):
     result: _FReadResult
 
 
-_SERVER_META = {SERVER_INFO_KEY: msgspec.to_builtins(INFO)}
+_SERVER_META = {SERVER_INFO_META_KEY: msgspec.to_builtins(INFO)}
 
 
 def _body_of(out: list[ResponseHead | ResponseBody]) -> bytes:
@@ -358,7 +358,7 @@ def engine_mrtr_variant() -> Variant:
 
 
 def client_available() -> bool:
-    return importlib.util.find_spec("mcpwire._client") is not None
+    return importlib.util.find_spec("mcpwire.client.engine") is not None
 
 
 def client_variants() -> tuple[list[Variant], str | None]:

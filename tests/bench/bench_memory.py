@@ -29,7 +29,8 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from mcpwire import CallToolResult, HttpExchange, HttpListenStream, HttpRequest, Keyring, Server, TextContent, Tool
+from mcpwire.types import CallToolResult, TextContent, Tool
+from mcpwire import HttpExchange, HttpListenStream, HttpRequest, Keyring, Server
 
 from ._workload import INFO, NOW, SECRET, _body, _meta, headers, small_server
 

@@ -13,14 +13,14 @@ from typing import Any, Union
 
 import msgspec
 
-from ._envelope import Notification, Request, Response, check_request_id, decode_message, encode_error
-from ._errors import ErrorCode, ProtocolError, RemoteProtocolError
-from ._events import Cancelled
-from ._exchange import StdioExchange
-from ._listen import StdioListenStream
-from ._ndjson import LineReader, OversizeLine, encode_line
-from ._server import Server
-from ._states import ExchangeState, ListenState
+from ..wire.envelope import Notification, Request, Response, check_request_id, decode_message, encode_error
+from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
+from .events import Cancelled
+from .exchange import StdioExchange
+from .listen import StdioListenStream
+from ..wire.ndjson import LineReader, OversizeLine, encode_line
+from .engine import Server
+from .states import ExchangeState, ListenState
 
 __all__ = ["StdioConnection", "StdioOutput"]
 
@@ -70,7 +70,7 @@ class StdioConnection:
         return len(self._in_flight)
 
     def _prune(self) -> None:
-        done = [k for k, v in self._in_flight.items() if v.state not in (ExchangeState.OPEN, ExchangeState.STREAMING, ListenState.OPEN)]
+        done = [k for k, v in self._in_flight.items() if v.state not in (ExchangeState.OPEN, ExchangeState.STREAMING, ListenState.PENDING, ListenState.OPEN)]
         for key in done:
             del self._in_flight[key]
 

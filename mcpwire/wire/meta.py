@@ -22,18 +22,24 @@ from typing import Any, Final, Literal, Mapping
 
 import msgspec
 
-from ._envelope import check_request_id
-from ._errors import ErrorCode, RemoteProtocolError
+from .envelope import check_request_id
+from ..types._meta import (
+    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROGRESS_TOKEN_META_KEY,
+    PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY,
+)
+from .capabilities import missing_capabilities
+from .errors import ErrorCode, RemoteProtocolError
+from .versions import PROTOCOL_VERSION
 
 __all__ = [
     "PROTOCOL_VERSION",
-    "PROTOCOL_VERSION_KEY",
-    "CLIENT_CAPABILITIES_KEY",
-    "CLIENT_INFO_KEY",
-    "LOG_LEVEL_KEY",
-    "PROGRESS_TOKEN_KEY",
-    "SERVER_INFO_KEY",
-    "SUBSCRIPTION_ID_KEY",
+    "PROTOCOL_VERSION_META_KEY",
+    "CLIENT_CAPABILITIES_META_KEY",
+    "CLIENT_INFO_META_KEY",
+    "LOG_LEVEL_META_KEY",
+    "PROGRESS_TOKEN_META_KEY",
+    "SERVER_INFO_META_KEY",
+    "SUBSCRIPTION_ID_META_KEY",
     "LOG_LEVELS",
     "LogLevel",
     "RequestMeta",
@@ -44,16 +50,6 @@ __all__ = [
     "check_client_capabilities",
     "log_level_enabled",
 ]
-
-PROTOCOL_VERSION: Final = "2026-07-28"
-
-PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY: Final = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_KEY: Final = "io.modelcontextprotocol/logLevel"
-PROGRESS_TOKEN_KEY: Final = "progressToken"
-SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 # RFC 5424 severities, least severe first: a request at level L receives messages >= L.
@@ -67,7 +63,7 @@ _KEY_RE: Final = re.compile(
     rf"(?:{_LABEL}(?:\.{_LABEL})*/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?"
 )
 _KNOWN_KEYS: Final = frozenset(
-    {PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY}
+    {PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROGRESS_TOKEN_META_KEY}
 )
 _URI_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*")
 
@@ -94,8 +90,6 @@ class RequestMeta(msgspec.Struct, frozen=True, kw_only=True):
         Use it to ask only for what the client declared; an input_required answer that asks
         for more is refused by the engine with -32021 naming exactly this object.
         """
-        from ._mrtr import missing_capabilities
-
         plain = {k: msgspec.to_builtins(v) for k, v in requests.items()}
         return missing_capabilities(plain, self.client_capabilities)
 
@@ -132,10 +126,10 @@ def _check_meta_object(meta: Any) -> dict[str, Any]:
         for key in meta:
             if key not in _KNOWN_KEYS and _KEY_RE.fullmatch(key) is None:
                 raise _invalid_params("_meta contains an invalid key or non-JSON value")
-    token = meta.get(PROGRESS_TOKEN_KEY, msgspec.UNSET)
+    token = meta.get(PROGRESS_TOKEN_META_KEY, msgspec.UNSET)
     if token is not msgspec.UNSET and check_request_id(token) is None:
         raise _invalid_params("progressToken must be a string of at most 256 bytes or an int64 integer")
-    level = meta.get(LOG_LEVEL_KEY, msgspec.UNSET)
+    level = meta.get(LOG_LEVEL_META_KEY, msgspec.UNSET)
     if level is not msgspec.UNSET and (type(level) is not str or level not in _LEVEL_RANK):
         raise _invalid_params("Invalid MCP request log level")
     return meta
@@ -155,7 +149,7 @@ def parse_request_meta(
     when the header and body versions differ, -32022 for an unsupported version.
     """
     meta = _check_meta_object(meta)  # steps 1-4
-    version = meta.get(PROTOCOL_VERSION_KEY, msgspec.UNSET)  # step 5
+    version = meta.get(PROTOCOL_VERSION_META_KEY, msgspec.UNSET)  # step 5
     if version is msgspec.UNSET:
         raise _invalid_params("Missing required io.modelcontextprotocol/protocolVersion metadata")
     if type(version) is not str:
@@ -172,10 +166,10 @@ def parse_request_meta(
             code=ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
             data={"requested": version, "supported": list(supported_versions)},
         )
-    info = meta.get(CLIENT_INFO_KEY, msgspec.UNSET)  # step 8
+    info = meta.get(CLIENT_INFO_META_KEY, msgspec.UNSET)  # step 8
     if info is not msgspec.UNSET:
         _check_implementation(info)
-    caps = meta.get(CLIENT_CAPABILITIES_KEY, msgspec.UNSET)  # step 9
+    caps = meta.get(CLIENT_CAPABILITIES_META_KEY, msgspec.UNSET)  # step 9
     if caps is msgspec.UNSET:
         raise _invalid_params("Missing required client capabilities metadata")
     check_client_capabilities(caps)
@@ -183,8 +177,8 @@ def parse_request_meta(
         protocol_version=version,
         client_capabilities=caps,
         client_info=None if info is msgspec.UNSET else info,
-        log_level=meta.get(LOG_LEVEL_KEY),
-        progress_token=meta.get(PROGRESS_TOKEN_KEY),
+        log_level=meta.get(LOG_LEVEL_META_KEY),
+        progress_token=meta.get(PROGRESS_TOKEN_META_KEY),
         raw=meta,
     )
 
@@ -280,13 +274,3 @@ def check_client_capabilities(caps: Any) -> None:
         check = _CAPABILITY_CHECKS.get(key)
         if check is not None:
             check(value)
-
-
-def client_supports(caps: Mapping[str, Any], path: tuple[str, ...]) -> bool:
-    """Whether ``caps`` has an object at ``path`` (for example ``("sampling", "tools")``)."""
-    node: Any = caps
-    for key in path:
-        if type(node) is not dict or key not in node:
-            return False
-        node = node[key]
-    return type(node) is dict

@@ -21,9 +21,9 @@ from typing import Final, Sequence, Union
 
 import msgspec
 
-from ._envelope import RequestId, encode_error
-from ._errors import ErrorCode, ProtocolError, RemoteProtocolError
-from ._headers import HeaderView
+from ..wire.envelope import RequestId, encode_error
+from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
+from ..wire.headers import HeaderView
 
 __all__ = [
     "Headers",

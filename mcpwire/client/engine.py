@@ -26,42 +26,31 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ._client_events import ErrorResult, InputRequired, OutgoingRequest, ResultReceived
-from ._envelope import RequestId, encode_notification, encode_request
-from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
-from ._headers import InvalidParamHeader, ParamHeader, param_headers, request_headers
-from ._meta import (
-    CLIENT_CAPABILITIES_KEY,
-    CLIENT_INFO_KEY,
-    LOG_LEVEL_KEY,
+from .events import ErrorResult, InputRequired, OutgoingRequest, ResultReceived
+from .learned import Learned
+from ..wire.envelope import RequestId, encode_notification, encode_request
+from ..wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from ..wire.headers import ParamHeader, request_headers
+from ..wire.meta import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    LOG_LEVEL_META_KEY,
     LOG_LEVELS,
-    PROGRESS_TOKEN_KEY,
+    PROGRESS_TOKEN_META_KEY,
     PROTOCOL_VERSION,
-    PROTOCOL_VERSION_KEY,
+    PROTOCOL_VERSION_META_KEY,
     check_client_capabilities,
 )
-from ._methods import METHODS
-from ._ndjson import encode_line
-from .types import Implementation, Prompt, Resource, ResourceTemplate, Tool
+from ..wire.methods import LIST_METHODS, METHODS
+from ..wire.ndjson import encode_line
+from ..types import Implementation
 
 __all__ = ["HTTP_ACCEPT", "Client", "OutgoingRequest", "Paginator"]
 
 HTTP_ACCEPT: Final = b"application/json, text/event-stream"
-MAX_PENDING_ROUNDS: Final = 256
 _BASE_HEADERS: Final = ((b"Content-Type", b"application/json"), (b"Accept", HTTP_ACCEPT))
 # Params members that belong to one MRTR round, never to the call itself.
 _ROUND_KEYS: Final = ("inputResponses", "requestState")
-_LIST_KEYS: Final = {
-    "tools/list": "tools",
-    "resources/list": "resources",
-    "resources/templates/list": "resourceTemplates",
-    "prompts/list": "prompts",
-}
-_ITEM_TYPES: Final[dict[str, type[msgspec.Struct]]] = {
-    "tools/list": Tool, "resources/list": Resource, "resources/templates/list": ResourceTemplate, "prompts/list": Prompt,
-}
-
-
 def _check_own_capabilities(caps: Mapping[str, Any]) -> None:
     # The same rules the server applies (section 2 step 9), but a bad object here is the
     # host's mistake, so it is a LocalProtocolError rather than an answer for a peer.
@@ -97,11 +86,8 @@ class Client:
         self.supported_versions = supported_versions
         self._info = msgspec.to_builtins(client_info)
         self._next_id = 0
-        self._tool_headers: dict[str, tuple[ParamHeader, ...]] = {}
-        #: Tools left out of tools/list results, with the rule their annotation broke.
-        self.rejected_tools: dict[str, str] = {}
-        # The last input_required parsed per request, for retry(request, ...); bounded.
-        self._rounds: dict[RequestId, InputRequired] = {}
+        self.learned = Learned()
+        """What results taught this engine: tool header annotations, pending input rounds."""
 
     # -- building requests ------------------------------------------------------------------------
     def new_id(self) -> int:
@@ -127,13 +113,13 @@ class Client:
             _check_own_capabilities(caps)
         out = dict(params or {})
         meta: dict[str, Any] = dict(out.pop("_meta", None) or {})
-        meta[PROTOCOL_VERSION_KEY] = self.protocol_version
-        meta[CLIENT_CAPABILITIES_KEY] = caps
-        meta[CLIENT_INFO_KEY] = self._info
+        meta[PROTOCOL_VERSION_META_KEY] = self.protocol_version
+        meta[CLIENT_CAPABILITIES_META_KEY] = caps
+        meta[CLIENT_INFO_META_KEY] = self._info
         if log_level is not None:
-            meta[LOG_LEVEL_KEY] = log_level
+            meta[LOG_LEVEL_META_KEY] = log_level
         if progress_token is not None:
-            meta[PROGRESS_TOKEN_KEY] = progress_token
+            meta[PROGRESS_TOKEN_META_KEY] = progress_token
         out["_meta"] = meta
         return self._build(method, out, self.new_id() if request_id is None else request_id)
 
@@ -149,17 +135,17 @@ class Client:
                     f"tool {name!r} has invalid x-mcp-header annotations and cannot be called: "
                     + self.rejected_tools[name]
                 )
-            annotations = self._tool_headers.get(name, ())
+            annotations = self.learned.tool_headers.get(name, ())
             arguments = params.get("arguments")
         headers = request_headers(
             method=method,
             name=name if isinstance(name, str) else None,
-            protocol_version=params["_meta"][PROTOCOL_VERSION_KEY],
+            protocol_version=params["_meta"][PROTOCOL_VERSION_META_KEY],
             params_headers=annotations,
             arguments=arguments if isinstance(arguments, Mapping) else None,
         )
         meta = params["_meta"]
-        token = meta.get(PROGRESS_TOKEN_KEY)
+        token = meta.get(PROGRESS_TOKEN_META_KEY)
         return OutgoingRequest(
             id=request_id,
             method=method,
@@ -223,12 +209,12 @@ class Client:
         input_required is known for ``previous`` or an answer uses an id that was not asked.
         """
         if isinstance(previous, OutgoingRequest):
-            event = self._rounds.pop(previous.id, None)
+            event = self.learned.rounds.pop(previous.id, None)
             if event is None:
                 raise LocalProtocolError(f"no input_required result is pending for request {previous.id!r}")
         else:
             event = previous
-            self._rounds.pop(event.request.id, None)
+            self.learned.rounds.pop(event.request.id, None)
         previous, request = event, event.request
         unknown = set(input_responses) - set(previous.input_requests)
         if unknown:
@@ -260,7 +246,7 @@ class Client:
             )
         self.protocol_version = common[0]
         params = dict(request.params)
-        params["_meta"] = {**params["_meta"], PROTOCOL_VERSION_KEY: self.protocol_version}
+        params["_meta"] = {**params["_meta"], PROTOCOL_VERSION_META_KEY: self.protocol_version}
         return self._build(request.method, params, self.new_id())
 
     def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes:
@@ -277,27 +263,10 @@ class Client:
         """A :class:`Paginator` over a list method (tools/list, resources/list, ...)."""
         return Paginator(self, method, max_pages=max_pages, request_kw=kw)
 
-    # -- what results teach the engine -------------------------------------------------------------
-    def _record_round(self, event: InputRequired) -> None:
-        self._rounds.pop(event.request.id, None)
-        if len(self._rounds) >= MAX_PENDING_ROUNDS:
-            del self._rounds[next(iter(self._rounds))]
-        self._rounds[event.request.id] = event
-
-    def _learn_tools(self, tools: list[Tool]) -> list[Tool]:
-        """Record each listed tool's ``x-mcp-header`` annotations; return the callable ones."""
-        kept: list[Tool] = []
-        for tool in tools:
-            try:
-                headers = param_headers(tool.input_schema, tool=tool.name)
-            except InvalidParamHeader as exc:
-                self.rejected_tools[tool.name] = exc.message
-                self._tool_headers.pop(tool.name, None)
-                continue
-            self.rejected_tools.pop(tool.name, None)
-            self._tool_headers[tool.name] = headers
-            kept.append(tool)
-        return kept
+    @property
+    def rejected_tools(self) -> dict[str, str]:
+        """Tools left out of tools/list results, with the rule their annotation broke."""
+        return self.learned.rejected_tools
 
 
 def _cursor(cursor: str | None) -> dict[str, Any] | None:
@@ -313,7 +282,7 @@ class Paginator:
     """
 
     def __init__(self, client: Client, method: str, *, max_pages: int = 100, request_kw: Mapping[str, Any] | None = None) -> None:
-        if method not in _LIST_KEYS:
+        if method not in LIST_METHODS:
             raise LocalProtocolError(f"{method} is not paginated")
         self.client = client
         self.method = method
@@ -340,7 +309,8 @@ class Paginator:
         if result.method != self.method:
             raise LocalProtocolError("result of another method")
         self.pages += 1
-        key = _LIST_KEYS[self.method]
+        spec = METHODS[self.method]
+        key = str(spec.list_key)
         items = getattr(result.value, _snake(key), None) if result.value is not None else None
         if items is None:
             # The page as a whole broke the schema (say, no ttlMs): keep the items that decode.
@@ -348,7 +318,7 @@ class Paginator:
             items = []
             for item in raw if isinstance(raw, list) else []:
                 try:
-                    items.append(msgspec.convert(item, _ITEM_TYPES[self.method]))
+                    items.append(msgspec.convert(item, spec.item))
                 except msgspec.ValidationError:
                     continue
             if self.method == "tools/list":

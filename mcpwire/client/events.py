@@ -13,30 +13,16 @@ only precede it. Listen streams yield :class:`ListenAck` first, then :class:`Lis
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, Union
+from typing import Any, Literal, Union
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ._envelope import RequestId
-from ._ndjson import encode_line
-from .types import (
-    CallToolResult,
-    CompleteResult,
-    DiscoverResult,
-    GetPromptResult,
-    InputRequest,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
-    ReadResourceResult,
-    SubscriptionFilter,
-    SubscriptionsListenResult,
-)
+from ..wire.envelope import RequestId
+from ..wire.ndjson import encode_line
+from ..types import InputRequest, SubscriptionFilter
 
 __all__ = [
-    "RESULT_TYPES",
     "ClientEvent",
     "ErrorResult",
     "InputRequired",
@@ -49,20 +35,6 @@ __all__ = [
 ]
 
 #: The Struct each method's complete result decodes into (schema $defs.*Result).
-RESULT_TYPES: Final[dict[str, type[msgspec.Struct]]] = {
-    "server/discover": DiscoverResult,
-    "tools/list": ListToolsResult,
-    "tools/call": CallToolResult,
-    "resources/list": ListResourcesResult,
-    "resources/templates/list": ListResourceTemplatesResult,
-    "resources/read": ReadResourceResult,
-    "prompts/list": ListPromptsResult,
-    "prompts/get": GetPromptResult,
-    "completion/complete": CompleteResult,
-    "subscriptions/listen": SubscriptionsListenResult,
-}
-
-
 class OutgoingRequest(msgspec.Struct, frozen=True, kw_only=True):
     """One request ready to send.
 
@@ -109,7 +81,7 @@ class LogMessage(msgspec.Struct, frozen=True, kw_only=True):
 class ResultReceived(msgspec.Struct, frozen=True, kw_only=True):
     """A complete result (``resultType`` ``"complete"`` or absent, section 3).
 
-    ``value`` is the method's result Struct (see :data:`RESULT_TYPES`; for ``tools/list``
+    ``value`` is the method's result Struct (the method table's result type; for ``tools/list``
     tools with invalid ``x-mcp-header`` annotations are left out), or ``None`` when the method
     is not in the table, the result type is an extension's (for example ``"task"``), or the
     result does not match the schema. ``data`` is always the decoded JSON object as received,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import msgspec
 
-from ._errors import LocalProtocolError, RemoteProtocolError
+from .errors import LocalProtocolError, RemoteProtocolError
 
 __all__ = ["SSEEvent", "SSEReader", "encode_comment", "encode_event"]
 

@@ -36,7 +36,7 @@ from typing import Annotated, Any, TypeVar
 
 import msgspec
 
-from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from ..wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 
 __all__ = [
     "Keyring", "RequestStateCodec", "CursorCodec", "request_scope",

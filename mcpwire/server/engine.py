@@ -20,41 +20,33 @@ from typing import Any, Callable, Collection, Final, Literal, Mapping, Union
 import msgspec
 from msgspec import UNSET, Raw
 
-from ._catalog import (
+from ..types import CallToolResult, Implementation, Prompt, Resource, ResourceTemplate, TextContent, Tool
+from ..wire.envelope import Notification, Request, RequestId, Response, decode_message, encode_error, encode_result
+from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
+from ..wire.headers import HeaderMismatch, HeaderView, check_request_headers, protocol_version_header
+from ..wire.meta import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, parse_request_meta
+from ..wire.methods import CACHEABLE_METHODS, GENERIC_DECODER, METHODS, MethodSpec
+from ..wire.params import bad_params, check_cursor, check_string_map, decode_params, is_object
+from ..wire.versions import PROTOCOL_VERSION
+from .catalog import (
     Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, match_template,
     prepare_prompt, prepare_template, prepare_tool, resource_key, struct_schema,
 )
-from ._envelope import Notification, Request, RequestId, Response, decode_message, encode_result
-from ._errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
-from ._events import CompletionRequest, PromptGet, ResourceRead, ServerEvent, ToolCall
-from ._exchange import HttpExchange, StdioExchange
-from ._headers import HeaderMismatch, HeaderView, check_request_headers, protocol_version_header
-from ._http import HttpPolicy, HttpReply, HttpRequest, admit, empty_reply, error_reply, json_reply
-from ._listen import HttpListenStream, ListenStream, StdioListenStream, parse_filter
-from ._meta import PROTOCOL_VERSION, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, RequestMeta, parse_request_meta
-from ._methods import CACHEABLE_METHODS, METHODS, MethodSpec
-from ._mrtr import check_input_responses, check_request_state
-from ._params import (
-    GENERIC_DECODER, PARAMS_DECODERS, bad_params, check_cursor, check_string_map, decode_params, is_object,
-)
-from ._tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, request_scope
-from .types import (
-    CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, ReadResourceResult,
-    Resource, ResourceTemplate, TextContent, Tool,
-)
+from .context import CachePolicy, ServerContext
+from .events import CompletionRequest, PromptGet, ResourceRead, ServerEvent, ToolCall
+from .exchange import HttpExchange, StdioExchange
+from .http import HttpPolicy, HttpReply, HttpRequest, admit, empty_reply, error_reply, json_reply
+from .listen import LIST_FLAGS, HttpListenStream, ListenStream, StdioListenStream, parse_filter
+from .listeners import Listeners
+from .states import ListenState
+from .mrtr import check_input_responses, check_request_state
+from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, request_scope
 
-__all__ = ["Server", "CachePolicy"]
+__all__ = ["Server"]
 
 _ABSOLUTE_URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _encoder: Final = msgspec.json.Encoder()
 _dict_decoder: Final = msgspec.json.Decoder(dict[str, Any])
-
-
-class CachePolicy(msgspec.Struct, frozen=True, kw_only=True):
-    """``ttlMs`` and ``cacheScope`` for a cacheable result (section 7)."""
-
-    ttl_ms: int = 0
-    scope: Literal["public", "private"] = "private"
 
 
 class _Listen(msgspec.Struct, frozen=True):
@@ -132,13 +124,17 @@ class Server:
         self._state_codec = RequestStateCodec(keyring, ttl_seconds=request_state_ttl)
         self._cursor_codec = CursorCodec(keyring)
         self._info_builtins = msgspec.to_builtins(info)
-        self._result_meta = {SERVER_INFO_KEY: self._info_builtins}
+        self._result_meta = {SERVER_INFO_META_KEY: self._info_builtins}
         self._meta_json = _encoder.encode(self._result_meta)
         self._tools: Listing[ToolEntry] = Listing(lambda e: e.tool.name)
         self._resources: Listing[Resource] = Listing(resource_key)
         self._templates: Listing[TemplateEntry] = Listing(lambda e: e.template.uri_template)
         self._prompts: Listing[PromptEntry] = Listing(lambda e: e.prompt.name)
-        self._listeners: dict[int, ListenStream[Any]] = {}
+        self._listeners = Listeners()
+        self._context = ServerContext(
+            info=self._info_builtins, state_codec=self._state_codec, cache=self._cache, tools=self._tools,
+            listeners=self._listeners,
+        )
         self._discover: bytes | None = None
         self._handlers: dict[str, Callable[[Request, Any, RequestMeta, float], _Admitted]] = {
             "server/discover": self._on_discover,
@@ -152,11 +148,11 @@ class Server:
             "completion/complete": self._on_complete,
             "subscriptions/listen": self._on_listen,
         }
-        self._lists: dict[str, tuple[str, Listing[Any]]] = {
-            "tools/list": ("tools", self._tools),
-            "resources/list": ("resources", self._resources),
-            "resources/templates/list": ("resourceTemplates", self._templates),
-            "prompts/list": ("prompts", self._prompts),
+        self._lists: dict[str, Listing[Any]] = {
+            "tools/list": self._tools,
+            "resources/list": self._resources,
+            "resources/templates/list": self._templates,
+            "prompts/list": self._prompts,
         }
 
     # -- declaration ------------------------------------------------------------------------------
@@ -263,11 +259,9 @@ class Server:
         if isinstance(admitted, bytes):
             return json_reply(200, admitted)
         if isinstance(admitted, _Listen):
-            stream = HttpListenStream(self, admitted.request_id, admitted.meta, admitted.honoured)
-            self._listeners[id(stream)] = stream
-            return stream
+            return HttpListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
         event, params = admitted
-        return HttpExchange(self, event, params, now)
+        return HttpExchange(self._context, event, params, now)
 
     def admit_line(self, message: Request, now: float) -> bytes | StdioExchange | StdioListenStream:
         """Admit one request read from stdio (used by :class:`~mcpwire.StdioConnection`).
@@ -277,51 +271,41 @@ class Server:
         try:
             admitted = self._admit(message, None, now)
         except ProtocolError as exc:
-            from ._envelope import encode_error
-
             return encode_error(message.id, exc)
         if isinstance(admitted, bytes):
             return admitted
         if isinstance(admitted, _Listen):
-            stream = StdioListenStream(self, admitted.request_id, admitted.meta, admitted.honoured)
-            self._listeners[id(stream)] = stream
-            return stream
+            return StdioListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
         event, params = admitted
-        return StdioExchange(self, event, params, now)
+        return StdioExchange(self._context, event, params, now)
 
     # -- subscriptions ------------------------------------------------------------------------------
     def list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> list[tuple[ListenStream[Any], Any]]:
         """Deliveries of a list_changed event to every open stream that asked for it."""
-        out = []
-        for stream in list(self._listeners.values()):
-            if stream.wants(kind):
-                out.append((stream, stream.list_changed(kind)))
-        return out
+        return [(s, s.list_changed(kind)) for s in self._listeners if s.wants(kind)]
 
     def resource_updated(self, uri: str) -> list[tuple[ListenStream[Any], Any]]:
         """Deliveries of a resources/updated event to every stream subscribed to ``uri``."""
-        return [(s, s.resource_updated(uri)) for s in list(self._listeners.values()) if s.covers(uri)]
+        return [(s, s.resource_updated(uri)) for s in self._listeners if s.covers(uri)]
 
     def close_listeners(self) -> list[tuple[ListenStream[Any], Any]]:
         """End every open stream gracefully (at shutdown): the listen result for each."""
-        return [(s, s.close()) for s in list(self._listeners.values())]
+        return [(s, s.close()) for s in self._listeners if s.state is ListenState.OPEN]
 
     @property
     def open_listeners(self) -> int:
         return len(self._listeners)
 
-    def _forget_listener(self, stream: ListenStream[Any]) -> None:
-        self._listeners.pop(id(stream), None)
-
     # -- admission ------------------------------------------------------------------------------
     def _check_headers(self, method: str, raw_params: Raw | Any, view: HeaderView, request_id: Any = None) -> Any:
         """Admission steps 9-10 (sections 13.4-13.6). Returns the decoded loose params."""
-        params = decode_params(PARAMS_DECODERS.get(method, GENERIC_DECODER), raw_params, request_id)
+        spec = METHODS.get(method)
+        params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, raw_params, request_id)
         header_version = protocol_version_header(view)
         if header_version is None:
             raise HeaderMismatch("Missing or repeated required header: mcp-protocol-version")
         meta = params.meta
-        body_version = meta.get(PROTOCOL_VERSION_KEY) if type(meta) is dict else None
+        body_version = meta.get(PROTOCOL_VERSION_META_KEY) if type(meta) is dict else None
         if type(body_version) is str:
             if body_version != header_version:
                 raise HeaderMismatch(
@@ -336,15 +320,13 @@ class Server:
                 )
         mirrored: dict[str, Any] = {}
         annotations: tuple[Any, ...] = ()
-        if method in ("tools/call", "prompts/get"):
-            mirrored["name"] = params.name
+        if spec is not None and spec.name_param is not None:
+            mirrored[spec.name_param] = getattr(params, spec.name_param)
             if method == "tools/call" and type(params.name) is str:
                 entry = self._tools.get(params.name)
                 if entry is not None and entry.param_headers and is_object(params.arguments):
                     annotations = entry.param_headers
                     mirrored["arguments"] = decode_params(_dict_decoder, params.arguments, request_id)
-        elif method == "resources/read":
-            mirrored["uri"] = params.uri
         check_request_headers(view, method=method, params=mirrored, param_headers=annotations)
         return params
 
@@ -361,11 +343,11 @@ class Server:
 
     def _admit(self, message: Request, view: HeaderView | None, now: float) -> _Admitted:
         method = message.method
+        spec = METHODS.get(method)
         if view is not None:
             params = self._check_headers(method, message.params, view, message.id)
         else:
-            params = decode_params(PARAMS_DECODERS.get(method, GENERIC_DECODER), message.params, message.id)
-        spec = METHODS.get(method)
+            params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, message.params, message.id)
         if spec is None or not self._method_enabled(spec):
             raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
         meta = parse_request_meta(params.meta, supported_versions=self.supported_versions)
@@ -373,7 +355,7 @@ class Server:
 
     # -- answers the engine gives itself ------------------------------------------------------------
     def _policy(self, method: str) -> CachePolicy:
-        return self._cache.get(method) or _DEFAULT_POLICY
+        return self._context.policy(method)
 
     def _on_discover(self, message: Request, params: Any, meta: RequestMeta, now: float) -> bytes:
         if self._discover is None:
@@ -387,13 +369,14 @@ class Server:
             }
             if self.instructions is not None:
                 result["instructions"] = self.instructions
-            result["_meta"] = {SERVER_INFO_KEY: self._info_builtins}
+            result["_meta"] = {SERVER_INFO_META_KEY: self._info_builtins}
             self._discover = _encoder.encode(result)
         return encode_result(message.id, Raw(self._discover))
 
     def _on_list(self, message: Request, params: Any, meta: RequestMeta, now: float) -> bytes:
         method = message.method
-        key, listing = self._lists[method]
+        key = METHODS[method].list_key
+        listing = self._lists[method]
         cursor = check_cursor(params.cursor)
         version = listing.version
         offset = 0
@@ -403,7 +386,7 @@ class Server:
                 raise ExpiredCursor("offset past end")
         items, nxt = listing.page(offset, self.page_size)
         policy = self._policy(method)
-        parts = [b'{"resultType":"complete","', key.encode(), b'":', bytes(items)]
+        parts = [b'{"resultType":"complete","', str(key).encode(), b'":', bytes(items)]
         parts.append(b',"ttlMs":%d,"cacheScope":"%s"' % (policy.ttl_ms, policy.scope.encode()))
         if nxt is not None:
             token = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
@@ -452,7 +435,7 @@ class Server:
 
     def _tool_error(self, request_id: RequestId, text: str) -> bytes:
         # Schema violations are tool execution errors, not protocol errors (SEP-1303).
-        result = CallToolResult(content=[TextContent(text=text)], is_error=True, meta={SERVER_INFO_KEY: self._info_builtins})
+        result = CallToolResult(content=[TextContent(text=text)], is_error=True, meta={SERVER_INFO_META_KEY: self._info_builtins})
         return encode_result(request_id, result)
 
     def _on_read_resource(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:
@@ -526,7 +509,7 @@ class Server:
         requested = parse_filter(params.notifications)
         kinds = self._listen_kinds()
         honoured: dict[str, Any] = {}
-        for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")):
+        for flag, kind in LIST_FLAGS.items():
             if requested.get(flag) is True and kind in kinds:
                 honoured[flag] = True
         if "subscribe" in kinds and requested.get("resourceSubscriptions"):
@@ -534,54 +517,3 @@ class Server:
         if len(self._listeners) >= self.max_listen_streams:
             raise ProtocolError("Too many open subscription streams", code=ErrorCode.INTERNAL_ERROR, http_status=503)
         return _Listen(message.id, meta, honoured)
-
-    # -- shaping the host's answers -------------------------------------------------------------------
-    @staticmethod
-    def _method_of(event: ServerEvent) -> str:
-        return _EVENT_METHODS[type(event)]
-
-    def _shape_result(self, event: ServerEvent, result: Any, params: Any) -> Any:
-        expected: type[Any] = _RESULT_TYPES[type(event)]
-        if isinstance(event, ToolCall) and isinstance(result, str):
-            result = CallToolResult(content=[TextContent(text=result)])
-        if not isinstance(result, expected):
-            raise LocalProtocolError(f"{self._method_of(event)} must be answered with {expected.__name__}")
-        changes: dict[str, Any] = {}
-        if isinstance(event, ToolCall):
-            entry = self._tools.get(event.name)
-            check = entry.output_check if entry is not None else None
-            if check is not None and result.is_error is not True:
-                if result.structured_content is UNSET:
-                    raise RemoteProtocolError("Tool declared an outputSchema but returned no structuredContent", code=ErrorCode.INTERNAL_ERROR)
-                problem = check(result.structured_content)
-                if problem is not None:
-                    raise RemoteProtocolError(f"Tool result does not match its outputSchema: {problem}", code=ErrorCode.INTERNAL_ERROR)
-        elif isinstance(event, ResourceRead):
-            policy = self._policy("resources/read")
-            if result.ttl_ms is UNSET:
-                changes["ttl_ms"] = policy.ttl_ms
-            if result.cache_scope is UNSET:
-                changes["cache_scope"] = policy.scope
-        elif isinstance(event, CompletionRequest):
-            values = result.completion.values
-            if len(values) > 100:
-                raise LocalProtocolError("A completion returns at most 100 values")
-            total = result.completion.total
-            if total is not UNSET and total < len(values):
-                raise LocalProtocolError("Completion total must be at least the number of values")
-        # Result _meta: the host's keys plus serverInfo (section 3). The common case, no host
-        # _meta, shares one prebuilt dict: the result is encoded at once and then dropped.
-        meta = result.meta
-        changes["meta"] = self._result_meta if meta is UNSET else {**meta, SERVER_INFO_KEY: self._info_builtins}
-        return msgspec.structs.replace(result, **changes)
-
-
-_DEFAULT_POLICY: Final = CachePolicy()
-_EVENT_METHODS: Final[dict[type, str]] = {
-    ToolCall: "tools/call", ResourceRead: "resources/read", PromptGet: "prompts/get",
-    CompletionRequest: "completion/complete",
-}
-_RESULT_TYPES: Final[dict[type, type]] = {
-    ToolCall: CallToolResult, ResourceRead: ReadResourceResult, PromptGet: GetPromptResult,
-    CompletionRequest: CompleteResult,
-}

@@ -27,7 +27,9 @@ from typing import Any, Literal, TypeAlias, cast
 
 import msgspec
 
-from ._errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
+from .errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
+from .methods import METHODS
+from .versions import REVISIONS
 
 __all__ = [
     "MCP_METHOD",
@@ -54,7 +56,8 @@ MCP_NAME = b"mcp-name"
 MCP_PARAM_PREFIX = b"mcp-param-"
 
 #: Methods whose ``Mcp-Name`` mirrors a params field, and which field (section 13.5).
-NAMED_METHODS: Mapping[str, str] = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED_METHODS: Mapping[str, str] = {name: spec.name_param for name, spec in METHODS.items() if spec.name_param}
+"""Methods whose request carries ``Mcp-Name``, and the params member it mirrors (the method table's column)."""
 
 _ANNOTATION = "x-mcp-header"
 _OWS = b" \t"
@@ -446,7 +449,7 @@ def check_request_headers(
             raise HeaderMismatch(f"{label} does not match the request body")
 
 
-_KNOWN_VERSIONS: dict[bytes, str] = {b"2026-07-28": "2026-07-28"}
+_KNOWN_VERSIONS: dict[bytes, str] = {version.encode(): version for version in REVISIONS}
 
 
 def protocol_version_header(view: HeaderView) -> str | None:

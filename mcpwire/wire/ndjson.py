@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import msgspec
 
-from ._errors import LocalProtocolError
+from .errors import LocalProtocolError
 
 __all__ = ["LineReader", "OversizeLine", "encode_line"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ._catalog import SchemaCheck, ValidatorFactory
+from .catalog import SchemaCheck, ValidatorFactory
 
 __all__ = ["jsonschema_validator"]
 

@@ -10,33 +10,28 @@ SubscriptionsAcknowledgedNotificationParams, NotificationMetaObject, Subscriptio
   ``_meta["io.modelcontextprotocol/subscriptionId"]`` (the listen request's id), then, on a
   graceful end, the listen result. Only requested and acknowledged types are ever sent.
 
-The state machine is ``_states.LISTEN_TRANSITIONS``.
+The state machine is ``states.LISTEN``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from ._envelope import RequestId, encode_notification, encode_result
-from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
-from ._http import HttpOutput, ResponseBody, sse_head
-from ._meta import RequestMeta, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
-from ._ndjson import encode_line
-from ._sse import encode_event
-from ._states import LISTEN_TRANSITIONS, ListenState, transition
-
-if TYPE_CHECKING:
-    from ._server import Server
+from ..wire.envelope import RequestId, encode_notification, encode_result
+from ..wire.errors import ErrorCode, RemoteProtocolError
+from ..wire.meta import SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY, RequestMeta
+from ..wire.methods import LIST_CHANGED, ListKind
+from ..wire.ndjson import encode_line
+from ..wire.sse import encode_event
+from .context import ServerContext
+from .http import HttpOutput, ResponseBody, sse_head
+from .states import LISTEN, ListenState
 
 __all__ = ["ListenStream", "HttpListenStream", "StdioListenStream", "parse_filter", "MAX_RESOURCE_SUBSCRIPTIONS"]
 
 MAX_RESOURCE_SUBSCRIPTIONS = 1000
-_FLAGS = {
-    "toolsListChanged": ("tools", "notifications/tools/list_changed"),
-    "promptsListChanged": ("prompts", "notifications/prompts/list_changed"),
-    "resourcesListChanged": ("resources", "notifications/resources/list_changed"),
-}
-KIND_FLAG = {kind: flag for flag, (kind, _) in _FLAGS.items()}
+LIST_FLAGS: dict[str, ListKind] = {spec.listen_flag: kind for kind, spec in LIST_CHANGED.items() if spec.listen_flag}
+"""SubscriptionFilter flags that ask for a list's list_changed events, and the list each names."""
 O = TypeVar("O")
 
 
@@ -48,7 +43,7 @@ def parse_filter(notifications: Any) -> dict[str, Any]:
     """Validate the ``notifications`` member of a listen request (SubscriptionFilter)."""
     if type(notifications) is not dict:
         raise _bad("subscriptions/listen requires a notifications object")
-    for flag in _FLAGS:
+    for flag in LIST_FLAGS:
         if flag in notifications and type(notifications[flag]) is not bool:
             raise _bad(f"{flag} must be a boolean")
     uris = notifications.get("resourceSubscriptions", [])
@@ -62,17 +57,17 @@ def parse_filter(notifications: Any) -> dict[str, Any]:
 class ListenStream(Generic[O]):
     """One open subscriptions/listen stream. Created by the engine; the host keeps it open,
     writes what :meth:`start` returns, then whatever deliveries the engine hands out for it,
-    and calls :meth:`cancel` when the client goes away."""
+    and calls :meth:`cancel` when the client goes away. Its moves are ``states.LISTEN``."""
 
-    def __init__(self, server: Server, request_id: RequestId, meta: RequestMeta, honoured: dict[str, Any]) -> None:
+    def __init__(self, context: ServerContext, request_id: RequestId, meta: RequestMeta, honoured: dict[str, Any]) -> None:
         self.request_id = request_id
         self.meta = meta
         self.filter = honoured
-        self.state = ListenState.OPEN
-        self._server = server
+        self.state = LISTEN.initial
+        self._context = context
         self._resources = tuple(honoured.get("resourceSubscriptions", ()))
-        self._sub_meta = {SUBSCRIPTION_ID_KEY: request_id}
-        self._started = False  # the acknowledgement goes first: no event before start()
+        self._sub_meta = {SUBSCRIPTION_ID_META_KEY: request_id}
+        context.listeners.add(self)
 
     def _frame(self, message: bytes, first: bool = False, last: bool = False) -> O:
         raise NotImplementedError
@@ -80,54 +75,56 @@ class ListenStream(Generic[O]):
     def _empty(self) -> O:
         raise NotImplementedError
 
+    def _move(self, verb: str) -> bool:
+        """Take ``verb`` through the table; False when the stream had ended (send nothing)."""
+        before = self.state
+        self.state = LISTEN.move(before, verb)
+        return before is ListenState.PENDING or before is ListenState.OPEN
+
     def start(self) -> O:
         """The acknowledgement: always the first message of the stream. Call it once."""
-        if self.state is not ListenState.OPEN:
+        if not self._move("start"):
             return self._empty()
-        if self._started:
-            raise LocalProtocolError("The listen stream was already started")
-        self._started = True
         params = {"notifications": self.filter, "_meta": self._sub_meta}
         return self._frame(encode_notification("notifications/subscriptions/acknowledged", params), first=True)
 
-    def wants(self, kind: str) -> bool:
-        return self._started and self.state is ListenState.OPEN and self.filter.get(KIND_FLAG[kind]) is True
+    def wants(self, kind: ListKind) -> bool:
+        """Whether the stream is open and acknowledged ``kind``'s list_changed events."""
+        return self.state is ListenState.OPEN and self.filter.get(str(LIST_CHANGED[kind].listen_flag)) is True
 
-    def list_changed(self, kind: str) -> O:
+    def list_changed(self, kind: ListKind) -> O:
         """A list_changed event for ``kind`` ("tools", "prompts" or "resources"), if subscribed."""
-        if not self.wants(kind):
+        if not self._move("event") or not self.wants(kind):
             return self._empty()
-        method = _FLAGS[KIND_FLAG[kind]][1]
-        return self._frame(encode_notification(method, {"_meta": self._sub_meta}))
+        return self._frame(encode_notification(LIST_CHANGED[kind].name, {"_meta": self._sub_meta}))
 
     def covers(self, uri: str) -> bool:
-        return self._started and self.state is ListenState.OPEN and any(
+        """Whether the stream is open and ``uri`` is (under) one of its resource subscriptions."""
+        return self.state is ListenState.OPEN and any(
             uri == s or uri.startswith(s.rstrip("/") + "/") for s in self._resources
         )
 
     def resource_updated(self, uri: str) -> O:
         """A resources/updated event, if ``uri`` is (under) a subscribed resource."""
-        if not self.covers(uri):
+        if not self._move("event") or not self.covers(uri):
             return self._empty()
         return self._frame(encode_notification("notifications/resources/updated", {"uri": uri, "_meta": self._sub_meta}))
 
     def close(self) -> O:
         """End the stream gracefully with the listen result (for example at shutdown)."""
-        if self.state is not ListenState.OPEN:
+        if not self._move("close"):
             return self._empty()
-        self.state = transition(LISTEN_TRANSITIONS, self.state, "close")  # type: ignore[arg-type,assignment]
-        self._server._forget_listener(self)
+        self._context.listeners.discard(self)
         result = {
             "resultType": "complete",
-            "_meta": {**self._sub_meta, SERVER_INFO_KEY: self._server._info_builtins},
+            "_meta": {**self._sub_meta, SERVER_INFO_META_KEY: self._context.info},
         }
         return self._frame(encode_result(self.request_id, result), last=True)
 
     def cancel(self) -> None:
         """The client went away or cancelled: drop the stream, send nothing more."""
-        if self.state is ListenState.OPEN:
-            self.state = ListenState.CANCELLED
-        self._server._forget_listener(self)
+        self.state = LISTEN.move(self.state, "cancel")
+        self._context.listeners.discard(self)
 
 
 class HttpListenStream(ListenStream[HttpOutput]):

@@ -14,9 +14,12 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from ._errors import ErrorCode, RemoteProtocolError
+from .errors import ErrorCode, RemoteProtocolError
 
-__all__ = ["PARAMS_DECODERS", "GenericParams", "bad_params", "check_cursor", "check_string_map", "is_object"]
+__all__ = [
+    "GenericParams", "PaginatedParams", "CallToolParams", "ReadResourceParams", "GetPromptParams", "CompleteParams",
+    "ListenParams", "bad_params", "decode_params", "check_cursor", "check_string_map", "is_object",
+]
 
 
 def bad_params(message: str, data: Any = UNSET) -> RemoteProtocolError:
@@ -61,22 +64,6 @@ class CompleteParams(GenericParams):
 
 class ListenParams(GenericParams):
     notifications: Any = UNSET
-
-
-_generic: Final = msgspec.json.Decoder(GenericParams)
-PARAMS_DECODERS: Final[dict[str, msgspec.json.Decoder[Any]]] = {
-    "server/discover": _generic,
-    "tools/list": msgspec.json.Decoder(PaginatedParams),
-    "resources/list": msgspec.json.Decoder(PaginatedParams),
-    "resources/templates/list": msgspec.json.Decoder(PaginatedParams),
-    "prompts/list": msgspec.json.Decoder(PaginatedParams),
-    "tools/call": msgspec.json.Decoder(CallToolParams),
-    "resources/read": msgspec.json.Decoder(ReadResourceParams),
-    "prompts/get": msgspec.json.Decoder(GetPromptParams),
-    "completion/complete": msgspec.json.Decoder(CompleteParams),
-    "subscriptions/listen": msgspec.json.Decoder(ListenParams),
-}
-GENERIC_DECODER: Final = _generic
 
 
 _EMPTY: Final = b"{}"

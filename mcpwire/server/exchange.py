@@ -9,32 +9,31 @@ one NDJSON line per message (14).
 
 Invariants: at most one final response per exchange; nothing after it; nothing at all once
 cancelled (every verb then returns empty output); notifications precede the final response.
-The state machine is ``_states.EXCHANGE_TRANSITIONS``.
+The state machine is ``states.EXCHANGE``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Generic, Mapping, TypeVar
+from typing import Any, Generic, Mapping, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ._envelope import encode_error, encode_notification, encode_result
-from ._errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
-from ._events import PromptGet, ResourceRead, ServerEvent, ToolCall
-from ._http import HttpOutput, ResponseBody, json_reply, sse_head
-from ._meta import SERVER_INFO_KEY, log_level_enabled, LOG_LEVELS
-from ._mrtr import MissingCapability, missing_capabilities
-from ._ndjson import encode_line
-from ._params import decode_params
-from ._sse import encode_event
-from ._states import EXCHANGE_TRANSITIONS, ExchangeState, transition
-from ._tokens import request_scope
-from .types import InputRequiredResult
-
-if TYPE_CHECKING:
-    from ._server import Server
+from ..types import CallToolResult, InputRequiredResult, TextContent
+from ..wire.capabilities import missing_capabilities
+from ..wire.envelope import encode_error, encode_notification, encode_result
+from ..wire.errors import ErrorCode, LocalProtocolError, MissingCapability, ProtocolError, RemoteProtocolError
+from ..wire.meta import LOG_LEVELS, SERVER_INFO_META_KEY, log_level_enabled
+from ..wire.methods import METHODS
+from ..wire.ndjson import encode_line
+from ..wire.params import decode_params
+from ..wire.sse import encode_event
+from .context import ServerContext
+from .events import CompletionRequest, ResourceRead, ServerEvent, ToolCall
+from .http import HttpOutput, ResponseBody, json_reply, sse_head
+from .states import EXCHANGE, ExchangeState
+from .tokens import request_scope
 
 __all__ = ["Exchange", "HttpExchange", "StdioExchange", "resource_not_found"]
 
@@ -66,10 +65,10 @@ class Exchange(Generic[O]):
     when the peer went away or cancelled; every later verb returns empty output.
     """
 
-    def __init__(self, server: Server, event: ServerEvent, params: Any, now: float) -> None:
+    def __init__(self, context: ServerContext, event: ServerEvent, params: Any, now: float) -> None:
         self.event = event
-        self.state = ExchangeState.OPEN
-        self._server = server
+        self.state = EXCHANGE.initial
+        self._context = context
         self._params = params  # the request's params (Raw), for the requestState scope
         self._now = now
         self._progress_count = 0
@@ -83,34 +82,36 @@ class Exchange(Generic[O]):
     def _empty(self) -> O:
         raise NotImplementedError
 
-    def _notify_out(self, message: bytes) -> O:
+    def _notify_out(self, message: bytes, first: bool) -> O:
         raise NotImplementedError
 
-    def _final_out(self, message: bytes, status: int) -> O:
+    def _final_out(self, message: bytes, status: int, streaming: bool) -> O:
         raise NotImplementedError
 
     # -- verbs ------------------------------------------------------------------------------------
     def _next(self, verb: str) -> ExchangeState | None:
-        """The state ``verb`` leads to (LocalProtocolError if not allowed); None once cancelled.
+        """The state ``verb`` leads to (LocalProtocolError when the table forbids it), or None
+        when the exchange was cancelled and nothing is to be sent.
 
         Verbs check first, encode next, and only then move to the new state, so an answer that
         fails to encode leaves the exchange answerable.
         """
-        if self.state is ExchangeState.CANCELLED:
-            return None
-        return transition(EXCHANGE_TRANSITIONS, self.state, verb)  # type: ignore[arg-type,return-value]
+        nxt = EXCHANGE.move(self.state, verb)
+        return None if nxt is ExchangeState.CANCELLED else nxt
 
     def _notify(self, method: str, params: dict[str, Any]) -> O:
         nxt = self._next("notify")
         if nxt is None:
             return self._empty()
         message = _encode(encode_notification, method, params)
+        first = self.state is ExchangeState.OPEN
         self.state = nxt
-        return self._notify_out(message)
+        return self._notify_out(message, first)
 
     def _finish(self, message: bytes, status: int, nxt: ExchangeState) -> O:
+        streaming = self.state is ExchangeState.STREAMING
         self.state = nxt
-        return self._final_out(message, status)
+        return self._final_out(message, status, streaming)
 
     def progress(self, progress: float, *, total: float | None = None, message: str | None = None) -> O:
         """A ``notifications/progress`` for this request (section 8.2).
@@ -118,10 +119,10 @@ class Exchange(Generic[O]):
         Sent only when the request carried a progressToken; values must strictly increase
         (LocalProtocolError otherwise). Updates past 1000 per request are dropped.
         """
-        token = self.event.meta.progress_token
-        if token is None or self.state is ExchangeState.CANCELLED:
+        # Misuse is misuse whatever the client sent: a finished exchange takes no progress.
+        if self._next("notify") is None:
             return self._empty()
-        self._next("notify")  # a finished exchange sends no more progress (LocalProtocolError)
+        token = self.event.meta.progress_token
         if not math.isfinite(progress) or (total is not None and not math.isfinite(total)):
             raise LocalProtocolError("Progress values must be finite numbers")
         if self._last_progress is not None and progress <= self._last_progress:
@@ -129,6 +130,8 @@ class Exchange(Generic[O]):
         if message is not None and len(message) > MAX_PROGRESS_MESSAGE:
             raise LocalProtocolError(f"Progress message exceeds {MAX_PROGRESS_MESSAGE} characters")
         self._last_progress = progress
+        if token is None:  # the client asked for no progress: checked, then dropped
+            return self._empty()
         self._progress_count += 1
         if self._progress_count > MAX_PROGRESS_UPDATES:
             return self._empty()
@@ -143,7 +146,7 @@ class Exchange(Generic[O]):
         """A ``notifications/message``, sent only if the request asked for ``level`` or lower (8.1)."""
         if level not in LOG_LEVELS:
             raise LocalProtocolError(f"Unknown log level {level!r}")
-        if self.state is ExchangeState.CANCELLED or not log_level_enabled(self.event.meta.log_level, level):
+        if self._next("notify") is None or not log_level_enabled(self.event.meta.log_level, level):
             return self._empty()
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
@@ -157,7 +160,7 @@ class Exchange(Generic[O]):
         if nxt is None:
             return self._empty()
         try:
-            result = self._server._shape_result(self.event, result, self._params)
+            result = shape_result(self._context, self.event, result)
         except RemoteProtocolError as exc:  # e.g. output failed the tool's outputSchema
             return self.fail(exc)
         return self._finish(_encode(encode_result, self.request_id, result), 200, nxt)
@@ -177,8 +180,8 @@ class Exchange(Generic[O]):
         request needs a capability this request did not declare, the answer is -32021 with
         the merged ``requiredCapabilities`` instead (10.2).
         """
-        if not isinstance(self.event, (ToolCall, ResourceRead, PromptGet)):
-            raise LocalProtocolError("Only tools/call, resources/read and prompts/get may need input")
+        if not METHODS[self.event.method].input_required:
+            raise LocalProtocolError(f"{self.event.method} may not answer input_required")
         if not requests and state is UNSET:
             raise LocalProtocolError("An input_required result needs input requests or a state")
         nxt = self._next("finish")
@@ -190,18 +193,18 @@ class Exchange(Generic[O]):
             return self.fail(MissingCapability(missing))
         token: str | UnsetType = UNSET
         if state is not UNSET:
-            method = self._server._method_of(self.event)
+            method = self.event.method
             try:
                 scope = request_scope(method, self._scope_params())
             except RemoteProtocolError as exc:
                 return self.fail(exc)
-            token = self._server._state_codec.issue(
+            token = self._context.state_codec.issue(
                 method=method, scope=scope, data=state, now=self._now, ttl_seconds=ttl_seconds,
             )
         result = InputRequiredResult(
             input_requests=plain if plain else UNSET,
             request_state=token,
-            meta={SERVER_INFO_KEY: self._server._info_builtins},
+            meta=dict(self._context.result_meta),
         )
         return self._finish(_encode(encode_result, self.request_id, result), 200, nxt)
 
@@ -228,8 +231,7 @@ class Exchange(Generic[O]):
 
     def cancel(self) -> None:
         """The peer cancelled or went away: nothing more is sent for this request."""
-        if self.state is not ExchangeState.DONE:
-            self.state = ExchangeState.CANCELLED
+        self.state = EXCHANGE.move(self.state, "cancel")
 
 
 class HttpExchange(Exchange[HttpOutput]):
@@ -238,21 +240,16 @@ class HttpExchange(Exchange[HttpOutput]):
     def _empty(self) -> HttpOutput:
         return []
 
-    def _notify_out(self, message: bytes) -> HttpOutput:
+    def _notify_out(self, message: bytes, first: bool) -> HttpOutput:
         frame = ResponseBody(data=encode_event(message), more=True)
-        if self._streaming:
-            return [frame]
-        self._streaming = True
-        return [sse_head(), frame]
+        return [sse_head(), frame] if first else [frame]
 
-    def _final_out(self, message: bytes, status: int) -> HttpOutput:
-        if self._streaming:
-            # Once SSE started the status is already 200: errors travel as events (8.3).
+    def _final_out(self, message: bytes, status: int, streaming: bool) -> HttpOutput:
+        if streaming:
+            # Once SSE started the status is already 200: errors travel as events.
             return [ResponseBody(data=encode_event(message), more=False)]
         head, body = json_reply(status, message)
         return [head, body]
-
-    _streaming = False
 
 
 class StdioExchange(Exchange[bytes]):
@@ -261,9 +258,47 @@ class StdioExchange(Exchange[bytes]):
     def _empty(self) -> bytes:
         return b""
 
-    def _notify_out(self, message: bytes) -> bytes:
+    def _notify_out(self, message: bytes, first: bool) -> bytes:
         return encode_line(message)
 
-    def _final_out(self, message: bytes, status: int) -> bytes:
+    def _final_out(self, message: bytes, status: int, streaming: bool) -> bytes:
         return encode_line(message)
 
+
+def shape_result(context: ServerContext, event: ServerEvent, result: Any) -> Any:
+    """The host's answer to ``event`` as the result to send: the method's result type (a str
+    is one text block of a tool), output checked against the tool's outputSchema, cache fields
+    filled in, ``_meta`` stamped with the server's identity."""
+    expected: type[Any] = METHODS[event.method].result  # type: ignore[assignment]
+    if isinstance(event, ToolCall) and isinstance(result, str):
+        result = CallToolResult(content=[TextContent(text=result)])
+    if not isinstance(result, expected):
+        raise LocalProtocolError(f"{event.method} must be answered with {expected.__name__}")
+    changes: dict[str, Any] = {}
+    if isinstance(event, ToolCall):
+        entry = context.tools.get(event.name)
+        check = entry.output_check if entry is not None else None
+        if check is not None and result.is_error is not True:
+            if result.structured_content is UNSET:
+                raise RemoteProtocolError("Tool declared an outputSchema but returned no structuredContent", code=ErrorCode.INTERNAL_ERROR)
+            problem = check(result.structured_content)
+            if problem is not None:
+                raise RemoteProtocolError(f"Tool result does not match its outputSchema: {problem}", code=ErrorCode.INTERNAL_ERROR)
+    elif isinstance(event, ResourceRead):
+        policy = context.policy("resources/read")
+        if result.ttl_ms is UNSET:
+            changes["ttl_ms"] = policy.ttl_ms
+        if result.cache_scope is UNSET:
+            changes["cache_scope"] = policy.scope
+    elif isinstance(event, CompletionRequest):
+        values = result.completion.values
+        if len(values) > 100:
+            raise LocalProtocolError("A completion returns at most 100 values")
+        total = result.completion.total
+        if total is not UNSET and total < len(values):
+            raise LocalProtocolError("Completion total must be at least the number of values")
+    # Result _meta: the host's keys plus serverInfo. The common case, no host _meta, shares
+    # one prebuilt mapping: the result is encoded at once and then dropped.
+    meta = result.meta
+    changes["meta"] = context.result_meta if meta is UNSET else {**meta, SERVER_INFO_META_KEY: context.info}
+    return msgspec.structs.replace(result, **changes)

@@ -17,9 +17,9 @@ from typing import Any, Callable, Final, Generic, Mapping, TypeVar
 
 import msgspec
 
-from ._errors import LocalProtocolError
-from ._headers import ParamHeader, param_headers
-from .types import Prompt, Resource, ResourceTemplate, Tool
+from ..wire.errors import LocalProtocolError
+from ..wire.headers import ParamHeader, param_headers
+from ..types import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = ["SchemaCheck", "ValidatorFactory", "ToolEntry", "PromptEntry", "TemplateEntry", "Listing", "struct_schema"]
 

@@ -21,13 +21,12 @@ Unknown notifications are ignored; malformed ones are dropped (notifications are
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Protocol
 
 import msgspec
 from msgspec import UNSET
 
-from ._client_events import (
-    RESULT_TYPES,
+from .events import (
     ClientEvent,
     ErrorResult,
     InputRequired,
@@ -39,13 +38,15 @@ from ._client_events import (
     ResourceUpdated,
     ResultReceived,
 )
-from ._envelope import Notification, Request, RequestId, Response, decode_message
-from ._errors import ErrorCode, RemoteProtocolError
-from ._meta import SUBSCRIPTION_ID_KEY
-from ._methods import MRTR_METHODS
-from ._ndjson import LineReader, OversizeLine
-from ._sse import SSEReader
-from .types import (
+from ..wire.envelope import Notification, Request, RequestId, Response, decode_message
+from ..wire.errors import ErrorCode, RemoteProtocolError
+from ..wire.meta import SUBSCRIPTION_ID_META_KEY
+from ..wire.methods import METHODS, MRTR_METHODS, NOTIFICATIONS
+from ..wire.ndjson import LineReader, OversizeLine
+from ..wire.sse import SSEReader
+from .learned import Learned
+from .states import REQUEST, RequestState
+from ..types import (
     InputRequiredResult,
     ListToolsResult,
     LoggingMessageNotificationParams,
@@ -55,18 +56,21 @@ from .types import (
     Tool,
 )
 
-if TYPE_CHECKING:
-    from ._client import Client
+__all__ = ["TRANSPORT_ERROR", "ClientStdioConnection", "Engine", "HttpResponseParser", "MalformedResult"]
 
-__all__ = ["TRANSPORT_ERROR", "ClientStdioConnection", "HttpResponseParser", "MalformedResult"]
+TRANSPORT_ERROR: Final = ErrorCode.TRANSPORT_ERROR
+MAX_ENDED: Final = 256
+"""Ended requests remembered per reader, with their final state: late messages for a cancelled
+one are dropped, and ``state_of`` can still answer for recent ones."""
 
-#: Code of errors about the transport itself (not JSON-RPC), as snodo's client uses.
-TRANSPORT_ERROR: Final = -32000
-_LIST_CHANGED: Final[dict[str, Literal["tools", "prompts", "resources"]]] = {
-    "notifications/tools/list_changed": "tools",
-    "notifications/prompts/list_changed": "prompts",
-    "notifications/resources/list_changed": "resources",
-}
+
+class Engine(Protocol):
+    """What a response reader needs of the client engine (a :class:`~mcpwire.Client`)."""
+
+    @property
+    def learned(self) -> Learned: ...
+
+    def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes: ...
 
 
 def _key(request_id: RequestId) -> tuple[type, RequestId]:
@@ -74,22 +78,42 @@ def _key(request_id: RequestId) -> tuple[type, RequestId]:
 
 
 class _Tracker:
-    """Requests awaiting their final response, and the events each message gives."""
+    """Requests awaiting their final response, each moved by ``states.REQUEST``, and the
+    events each message gives."""
 
-    def __init__(self, client: Client) -> None:
-        self.client = client
+    def __init__(self, client: Engine) -> None:
+        self.learned = client.learned
         self.requests: dict[tuple[type, RequestId], OutgoingRequest] = {}
+        self.states: dict[tuple[type, RequestId], RequestState] = {}
         self.tokens: dict[tuple[type, RequestId], RequestId] = {}
+        self.ended: dict[tuple[type, RequestId], RequestState] = {}
 
     def add(self, request: OutgoingRequest) -> None:
-        self.requests[_key(request.id)] = request
+        key = _key(request.id)
+        self.requests[key] = request
+        self.states[key] = REQUEST.initial
+        self.ended.pop(key, None)
         if request.progress_token is not None:
             self.tokens[_key(request.progress_token)] = request.id
 
-    def remove(self, request: OutgoingRequest) -> None:
-        self.requests.pop(_key(request.id), None)
+    def state_of(self, request_id: RequestId) -> RequestState | None:
+        key = _key(request_id)
+        return self.states.get(key) or self.ended.get(key)
+
+    def move(self, request: OutgoingRequest, verb: str) -> None:
+        """Move ``request`` through the table; a final move takes it out of flight."""
+        key = _key(request.id)
+        state = REQUEST.move(self.states[key], verb)
+        if state in (RequestState.AWAITING, RequestState.RECEIVING):
+            self.states[key] = state
+            return
+        self.requests.pop(key, None)
+        self.states.pop(key, None)
         if request.progress_token is not None:
             self.tokens.pop(_key(request.progress_token), None)
+        if len(self.ended) >= MAX_ENDED:
+            del self.ended[next(iter(self.ended))]
+        self.ended[key] = state
 
     def message(self, data: bytes | str) -> list[ClientEvent]:
         message = decode_message(data.encode("utf-8") if isinstance(data, str) else data)
@@ -117,19 +141,24 @@ class _Tracker:
         else:
             found = self.requests.get(_key(response.id))
             if found is None:
+                if self.ended.get(_key(response.id)) is RequestState.CANCELLED:
+                    return []  # the answer crossed our cancellation on the wire: dropped
                 raise RemoteProtocolError(f"response for unknown request id {response.id!r}")
             request = found
-        self.remove(request)
         if response.error is not UNSET:
+            self.move(request, "error")
             e = response.error
             return [ErrorResult(request_id=request.id, code=e.code, message=e.message, data=e.data)]
         assert response.result is not UNSET
         try:
-            return [self._result(request, response.result)]
+            event = self._result(request, response.result)
         except RemoteProtocolError as exc:
+            self.move(request, "error")
             # The request is out of flight now: say which one the malformed result answered,
             # so a stdio host can end that request instead of waiting for it forever.
             raise MalformedResult(exc.message, code=exc.code, data=exc.data, request_id=request.id) from None
+        self.move(request, "input" if isinstance(event, InputRequired) else "result")
+        return [event]
 
     def _result(self, request: OutgoingRequest, raw: msgspec.Raw) -> ClientEvent:
         try:
@@ -145,11 +174,12 @@ class _Tracker:
             return self._input_required(request, data)
         value: Any = None
         if result_type == "complete":
+            spec = METHODS.get(request.method)
             if request.method == "tools/list":
                 value = self._tools(data)
-            elif request.method in RESULT_TYPES:
+            elif spec is not None and spec.result is not None:
                 try:
-                    value = msgspec.convert(data, RESULT_TYPES[request.method])
+                    value = msgspec.convert(data, spec.result)
                 except msgspec.ValidationError:
                     value = None
         return ResultReceived(
@@ -167,7 +197,7 @@ class _Tracker:
                 tools.append(msgspec.convert(item, Tool))
             except msgspec.ValidationError:
                 continue
-        kept = self.client._learn_tools(tools)
+        kept = self.learned.learn_tools(tools)
         try:
             return msgspec.structs.replace(msgspec.convert({**data, "tools": []}, ListToolsResult), tools=kept)
         except msgspec.ValidationError:
@@ -195,13 +225,14 @@ class _Tracker:
             request_state=parsed.request_state,
             data=data,
         )
-        self.client._record_round(event)
+        self.learned.record_round(event)
         return event
 
     # -- notifications ----------------------------------------------------------------------------
     def _notification(self, note: Notification) -> list[ClientEvent]:
         method = note.method
-        if note.params is UNSET:
+        spec = NOTIFICATIONS.get(method)
+        if note.params is UNSET or spec is None or spec.sender != "server":
             return []
         try:
             if method == "notifications/progress":
@@ -209,6 +240,7 @@ class _Tracker:
                 owner = self.tokens.get(_key(p.progress_token))
                 if owner is None:
                     return []  # a stale or foreign token: nothing to attribute it to
+                self.move(self.requests[_key(owner)], "notify")
                 return [Progress(
                     request_id=owner, progress_token=p.progress_token, progress=p.progress,
                     total=None if p.total is UNSET else p.total,
@@ -220,14 +252,17 @@ class _Tracker:
                 # single ordinary request is in flight (listen streams never produce logs).
                 calls = [r for r in self.requests.values() if r.method != "subscriptions/listen"]
                 owner_id = calls[0].id if len(calls) == 1 else None
+                if len(calls) == 1:
+                    self.move(calls[0], "notify")
                 return [LogMessage(request_id=owner_id, level=m.level, data=m.data,
                                    logger=None if m.logger is UNSET else m.logger)]
             if method == "notifications/subscriptions/acknowledged":
                 a = msgspec.json.decode(note.params, type=SubscriptionsAcknowledgedNotificationParams)
                 return [ListenAck(subscription_id=self._subscription(a.meta), notifications=a.notifications)]
-            if method in _LIST_CHANGED:
+            kind = spec.list_changed if spec is not None else None
+            if kind is not None:
                 meta = msgspec.json.decode(note.params).get("_meta")
-                return [ListChanged(subscription_id=self._subscription(meta), kind=_LIST_CHANGED[method])]
+                return [ListChanged(subscription_id=self._subscription(meta), kind=kind)]
             if method == "notifications/resources/updated":
                 u = msgspec.json.decode(note.params, type=ResourceUpdatedNotificationParams)
                 return [ResourceUpdated(subscription_id=self._subscription(u.meta), uri=u.uri)]
@@ -236,10 +271,11 @@ class _Tracker:
         return []
 
     def _subscription(self, meta: Any) -> RequestId:
-        sid = meta.get(SUBSCRIPTION_ID_KEY) if isinstance(meta, dict) else None
+        sid = meta.get(SUBSCRIPTION_ID_META_KEY) if isinstance(meta, dict) else None
         listen = self.requests.get(_key(sid)) if isinstance(sid, (str, int)) else None
         if listen is None or listen.method != "subscriptions/listen":
             raise RemoteProtocolError(f"listen notification for unknown subscription {sid!r}")
+        self.move(listen, "notify")
         return listen.id
 
 
@@ -263,7 +299,7 @@ class HttpResponseParser:
 
     def __init__(
         self,
-        client: Client,
+        client: Engine,
         request: OutgoingRequest,
         *,
         status: int,
@@ -284,6 +320,13 @@ class HttpResponseParser:
         self._sse = SSEReader(max_event_bytes) if media == "text/event-stream" else None
         self._json = media == "application/json" or media.endswith("+json")
         self._pending: RemoteProtocolError | None = None
+
+    @property
+    def state(self) -> RequestState:
+        """Where the request stands: AWAITING, RECEIVING, then its final state."""
+        found = self._tracker.state_of(self.request.id)
+        assert found is not None  # tracked from construction; one request never leaves `ended`
+        return found
 
     def feed(self, chunk: bytes) -> list[ClientEvent]:
         self._raise_pending()
@@ -351,7 +394,7 @@ class ClientStdioConnection:
     gives the ``notifications/cancelled`` line and forgets the request (section 9).
     """
 
-    def __init__(self, client: Client, *, max_line_bytes: int = 4 * 1024 * 1024) -> None:
+    def __init__(self, client: Engine, *, max_line_bytes: int = 4 * 1024 * 1024) -> None:
         self.client = client
         self._reader = LineReader(max_line_bytes)
         self._tracker = _Tracker(client)
@@ -365,8 +408,14 @@ class ClientStdioConnection:
         self._tracker.add(request)
         return request.line
 
+    def state_of(self, request: OutgoingRequest) -> RequestState | None:
+        """Where ``request`` stands (``None``: never sent here, or long finished)."""
+        return self._tracker.state_of(request.id)
+
     def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes:
-        self._tracker.remove(request)
+        """The ``notifications/cancelled`` line for ``request``; its late messages are then dropped."""
+        if self._tracker.state_of(request.id) in (RequestState.AWAITING, RequestState.RECEIVING):
+            self._tracker.move(request, "cancel")
         return self.client.cancel(request, reason)
 
     def receive_data(self, data: bytes) -> list[ClientEvent]:
@@ -376,7 +425,7 @@ class ClientStdioConnection:
         """End of the server's stdout: every request still in flight gets a -32000 ErrorResult."""
         out = self._lines(self._reader.close())
         for request in list(self._tracker.requests.values()):
-            self._tracker.remove(request)
+            self._tracker.move(request, "error")
             out.append(ErrorResult(request_id=request.id, code=TRANSPORT_ERROR, message="server closed stdout"))
         return out
 

@@ -23,7 +23,7 @@ from typing import Any, Final, Union
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from ._errors import ErrorCode, ProtocolError, RemoteProtocolError
+from .errors import ErrorCode, ProtocolError, RemoteProtocolError
 
 __all__ = [
     "RequestId",

@@ -22,6 +22,7 @@ __all__ = [
     "RemoteProtocolError",
     "LocalProtocolError",
     "http_status_for",
+    "MissingCapability",
 ]
 
 
@@ -36,6 +37,8 @@ class ErrorCode(IntEnum):
     HEADER_MISMATCH = -32020
     MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
     UNSUPPORTED_PROTOCOL_VERSION = -32022
+    TRANSPORT_ERROR = -32000
+    """Client side only: the transport failed before a JSON-RPC answer came (never sent on the wire)."""
 
 
 # Section 12: the three MCP-specific errors MUST use 400 on HTTP; -32601 is 404 (runner
@@ -101,3 +104,12 @@ class LocalProtocolError(ProtocolError):
     """The host misused the API (for example answered a request twice). Raised to the host."""
 
     default_code = ErrorCode.INTERNAL_ERROR
+
+
+class MissingCapability(RemoteProtocolError):
+    """-32021: an input request needs a capability the request did not declare (HTTP 400)."""
+
+    default_code = ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY
+
+    def __init__(self, required: dict[str, Any]) -> None:
+        super().__init__("Missing required client capability", data={"requiredCapabilities": required})

@@ -8,14 +8,14 @@ complete when built (STYLE 3): arguments already validated against the declared 
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, ClassVar, Union
 
 import msgspec
 from msgspec import UNSET
 
-from ._envelope import RequestId
-from ._meta import RequestMeta
-from .types import Prompt, Resource, ResourceTemplate, Tool
+from ..wire.envelope import RequestId
+from ..wire.meta import RequestMeta
+from ..types import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = ["ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "Cancelled", "ServerEvent"]
 
@@ -28,6 +28,8 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     their bare results and ``state`` is the application data the previous round put in its
     ``requestState`` (``UNSET`` when the request carried none).
     """
+
+    method: ClassVar[str] = "tools/call"
 
     request_id: RequestId
     name: str
@@ -44,6 +46,8 @@ class ResourceRead(msgspec.Struct, frozen=True, kw_only=True):
     resource exists is the host's to decide (answer not found with :func:`resource_not_found`).
     """
 
+    method: ClassVar[str] = "resources/read"
+
     request_id: RequestId
     uri: str
     meta: RequestMeta
@@ -56,6 +60,8 @@ class ResourceRead(msgspec.Struct, frozen=True, kw_only=True):
 
 class PromptGet(msgspec.Struct, frozen=True, kw_only=True):
     """A ``prompts/get`` for a registered prompt, with every required argument present."""
+
+    method: ClassVar[str] = "prompts/get"
 
     request_id: RequestId
     name: str
@@ -72,6 +78,8 @@ class CompletionRequest(msgspec.Struct, frozen=True, kw_only=True):
     ``ref_type`` is ``"ref/prompt"`` (``ref_name`` the prompt name) or ``"ref/resource"``
     (``ref_name`` the URI template).
     """
+
+    method: ClassVar[str] = "completion/complete"
 
     request_id: RequestId
     ref_type: str

@@ -1,0 +1,73 @@
+"""The server's state tables: one request exchange, one subscriptions/listen stream.
+
+Owns the states and every legal move of :class:`~mcpwire.Exchange` (a JSON answer, or an SSE
+stream once a notification went out: specification "Transports", Streamable HTTP) and of
+:class:`~mcpwire.ListenStream` (acknowledgement first, then events, then the listen result:
+schema $defs SubscriptionsAcknowledgedNotification, SubscriptionsListenResult). The objects
+change state only through these machines (``wire/statemachine.py``).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Final
+
+from ..wire.statemachine import StateMachine
+
+__all__ = ["ExchangeState", "ListenState", "EXCHANGE", "LISTEN"]
+
+
+class ExchangeState(Enum):
+    """The state of one request exchange: ``Exchange.state``."""
+
+    # Identity hashing keeps the table lookups on the request path cheap (Enum's default
+    # hashes the name in Python code).
+    __hash__ = object.__hash__
+
+    OPEN = "open"            # admitted; nothing sent yet
+    STREAMING = "streaming"  # a notification went out (HTTP: the response is now SSE)
+    DONE = "done"            # the final response went out
+    CANCELLED = "cancelled"  # the peer went away or cancelled; nothing more is sent
+
+
+class ListenState(Enum):
+    """The state of one subscriptions/listen stream: ``ListenStream.state``."""
+
+    __hash__ = object.__hash__
+
+    PENDING = "pending"      # admitted; the acknowledgement is not out yet
+    OPEN = "open"            # acknowledged; events flow
+    CLOSED = "closed"        # ended gracefully with the listen result
+    CANCELLED = "cancelled"  # the client went away; nothing more is sent
+
+
+_E = ExchangeState
+EXCHANGE: Final = StateMachine("Request exchange", _E.OPEN, {
+    (_E.OPEN, "notify"): _E.STREAMING,
+    (_E.STREAMING, "notify"): _E.STREAMING,
+    (_E.OPEN, "finish"): _E.DONE,
+    (_E.STREAMING, "finish"): _E.DONE,
+    (_E.OPEN, "cancel"): _E.CANCELLED,
+    (_E.STREAMING, "cancel"): _E.CANCELLED,
+    (_E.DONE, "cancel"): _E.DONE,             # the answer is out; a late cancel changes nothing
+    (_E.CANCELLED, "notify"): _E.CANCELLED,   # the host may still be finishing: its output is dropped
+    (_E.CANCELLED, "finish"): _E.CANCELLED,
+    (_E.CANCELLED, "cancel"): _E.CANCELLED,
+})
+
+_L = ListenState
+LISTEN: Final = StateMachine("subscriptions/listen stream", _L.PENDING, {
+    (_L.PENDING, "start"): _L.OPEN,
+    (_L.OPEN, "event"): _L.OPEN,
+    (_L.OPEN, "close"): _L.CLOSED,
+    (_L.PENDING, "cancel"): _L.CANCELLED,
+    (_L.OPEN, "cancel"): _L.CANCELLED,
+    (_L.CLOSED, "start"): _L.CLOSED,         # ended: the host's late calls send nothing
+    (_L.CLOSED, "event"): _L.CLOSED,
+    (_L.CLOSED, "close"): _L.CLOSED,
+    (_L.CLOSED, "cancel"): _L.CLOSED,
+    (_L.CANCELLED, "start"): _L.CANCELLED,
+    (_L.CANCELLED, "event"): _L.CANCELLED,
+    (_L.CANCELLED, "close"): _L.CANCELLED,
+    (_L.CANCELLED, "cancel"): _L.CANCELLED,
+})

@@ -1,0 +1,177 @@
+"""The method table: every fact about a method, in one row, read by both engines.
+
+Owns (specification pages "Server Features" and "Basic / Utilities"; schema $defs
+ClientRequest, ServerNotification, ClientNotification): for each request method its params
+decoder (stage two of decoding), its complete-result type, the server capability that gates
+it, whether its result is cacheable (``ttlMs``/``cacheScope``), may answer
+``input_required``, paginates (and under which key its items travel, of which type), which
+params member the ``Mcp-Name`` header mirrors, which ``listChanged`` capability covers the
+list, and which protocol revisions have it. The notifications each side may send are the
+second table.
+
+The server (admission, lists, result shaping), the client (requests, headers, decoding
+results, pagination), the header rules, the docs and the tests read these rows; nothing else
+restates them. A protocol revision is a set of rows, not a branch in an engine. Methods a
+revision removed (``initialize``, ``ping``, ``logging/setLevel``, ``resources/subscribe``,
+``resources/unsubscribe`` in 2026-07-28) are simply absent from its rows: unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+import msgspec
+
+from ..types import (
+    CallToolResult, CompleteResult, DiscoverResult, GetPromptResult, ListPromptsResult,
+    ListResourcesResult, ListResourceTemplatesResult, ListToolsResult, Prompt, ReadResourceResult,
+    Resource, ResourceTemplate, SubscriptionsListenResult, Tool,
+)
+from .params import (
+    CallToolParams, CompleteParams, GenericParams, GetPromptParams, ListenParams, PaginatedParams,
+    ReadResourceParams,
+)
+from .versions import PROTOCOL_VERSION
+
+__all__ = [
+    "ListKind", "MethodSpec", "METHODS", "GENERIC_DECODER", "NotificationSpec", "NOTIFICATIONS",
+    "LIST_CHANGED", "MRTR_METHODS", "CACHEABLE_METHODS", "LIST_METHODS", "methods_of",
+]
+
+ListKind = Literal["tools", "prompts", "resources"]
+"""A list whose changes a server may announce (capability ``<kind>.listChanged``)."""
+
+_ALL: Final = frozenset({PROTOCOL_VERSION})
+
+
+class MethodSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """What the protocol says about one request method. One row of :data:`METHODS`."""
+
+    name: str
+    params: type[GenericParams] = GenericParams
+    """The loose params Struct of stage two; :attr:`decoder` is built from it once."""
+    result: type[msgspec.Struct] | None = None
+    """The type of a complete result (``None``: the result is read as a plain object)."""
+    capability: str | None = None
+    """Server capability that must be advertised for the method to exist (else -32601)."""
+    cacheable: bool = False
+    """The result carries ttlMs and cacheScope (specification: caching, SEP-2549)."""
+    input_required: bool = False
+    """The method may answer ``resultType: "input_required"`` (multi round-trip requests)."""
+    list_key: str | None = None
+    """For a paginated list: the result member holding the items; the request takes a
+    ``cursor`` and the result may carry ``nextCursor``."""
+    item: type[msgspec.Struct] | None = None
+    """For a paginated list: the type of one item."""
+    list_changed: ListKind | None = None
+    """For a list: which ``listChanged`` capability (and listen flag) announces its changes."""
+    name_param: str | None = None
+    """The params member mirrored into the ``Mcp-Name`` header (SEP-2243)."""
+    revisions: frozenset[str] = _ALL
+    """The protocol revisions that have this method."""
+    decoder: msgspec.json.Decoder[Any] = msgspec.field(default_factory=lambda: _GENERIC)
+
+    @property
+    def paginated(self) -> bool:
+        return self.list_key is not None
+
+    def __post_init__(self) -> None:
+        if self.params is not GenericParams:
+            msgspec.structs.force_setattr(self, "decoder", msgspec.json.Decoder(self.params))
+
+
+_GENERIC: msgspec.json.Decoder[GenericParams] = msgspec.json.Decoder(GenericParams)
+GENERIC_DECODER: Final = _GENERIC
+"""Stage two for a method the table does not know: only the members every request shares."""
+
+
+def _list(name: str, key: str, item: type[msgspec.Struct], result: type[msgspec.Struct], kind: ListKind,
+          capability: str) -> MethodSpec:
+    return MethodSpec(
+        name=name, params=PaginatedParams, result=result, capability=capability, cacheable=True,
+        list_key=key, item=item, list_changed=kind,
+    )
+
+
+METHODS: Final[dict[str, MethodSpec]] = {
+    spec.name: spec
+    for spec in (
+        MethodSpec(name="server/discover", result=DiscoverResult, cacheable=True),
+        _list("tools/list", "tools", Tool, ListToolsResult, "tools", "tools"),
+        MethodSpec(
+            name="tools/call", params=CallToolParams, result=CallToolResult, capability="tools",
+            input_required=True, name_param="name",
+        ),
+        _list("resources/list", "resources", Resource, ListResourcesResult, "resources", "resources"),
+        _list(
+            "resources/templates/list", "resourceTemplates", ResourceTemplate, ListResourceTemplatesResult,
+            "resources", "resources",
+        ),
+        MethodSpec(
+            name="resources/read", params=ReadResourceParams, result=ReadResourceResult, capability="resources",
+            cacheable=True, input_required=True, name_param="uri",
+        ),
+        _list("prompts/list", "prompts", Prompt, ListPromptsResult, "prompts", "prompts"),
+        MethodSpec(
+            name="prompts/get", params=GetPromptParams, result=GetPromptResult, capability="prompts",
+            input_required=True, name_param="name",
+        ),
+        MethodSpec(
+            name="completion/complete", params=CompleteParams, result=CompleteResult, capability="completions",
+        ),
+        # Gated by the listChanged / subscribe flags rather than one capability key.
+        MethodSpec(name="subscriptions/listen", params=ListenParams, result=SubscriptionsListenResult),
+    )
+}
+
+MRTR_METHODS: Final = frozenset(name for name, spec in METHODS.items() if spec.input_required)
+CACHEABLE_METHODS: Final = frozenset(name for name, spec in METHODS.items() if spec.cacheable)
+LIST_METHODS: Final = tuple(name for name, spec in METHODS.items() if spec.paginated)
+
+
+def methods_of(revision: str) -> frozenset[str]:
+    """The request methods a protocol revision has."""
+    return frozenset(name for name, spec in METHODS.items() if revision in spec.revisions)
+
+
+class NotificationSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """What the protocol says about one notification method. One row of :data:`NOTIFICATIONS`."""
+
+    name: str
+    sender: Literal["client", "server"]
+    list_changed: ListKind | None = None
+    """For a list_changed notification: the list it announces."""
+    listen_flag: str | None = None
+    """The SubscriptionFilter member that asks for it on a listen stream, if any."""
+    revisions: frozenset[str] = _ALL
+
+
+NOTIFICATIONS: Final[dict[str, NotificationSpec]] = {
+    spec.name: spec
+    for spec in (
+        NotificationSpec(name="notifications/cancelled", sender="client"),
+        NotificationSpec(name="notifications/progress", sender="server"),
+        NotificationSpec(name="notifications/message", sender="server"),
+        NotificationSpec(
+            name="notifications/tools/list_changed", sender="server", list_changed="tools",
+            listen_flag="toolsListChanged",
+        ),
+        NotificationSpec(
+            name="notifications/prompts/list_changed", sender="server", list_changed="prompts",
+            listen_flag="promptsListChanged",
+        ),
+        NotificationSpec(
+            name="notifications/resources/list_changed", sender="server", list_changed="resources",
+            listen_flag="resourcesListChanged",
+        ),
+        NotificationSpec(
+            name="notifications/resources/updated", sender="server", listen_flag="resourceSubscriptions"
+        ),
+        NotificationSpec(name="notifications/subscriptions/acknowledged", sender="server"),
+    )
+}
+
+LIST_CHANGED: Final[dict[ListKind, NotificationSpec]] = {
+    spec.list_changed: spec for spec in NOTIFICATIONS.values() if spec.list_changed is not None
+}
+"""Each list kind's list_changed notification (its method and listen flag)."""
