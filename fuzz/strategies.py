@@ -16,7 +16,6 @@ wrong values). Every generated HTTP request is labelled with how it was made.
 from __future__ import annotations
 
 import json
-import os
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -41,17 +40,9 @@ __all__ = [
 ]
 
 
-def _schema_path() -> Path:
-    env = os.environ.get("MCPWIRE_SCHEMA")
-    root = Path(__file__).resolve().parents[1]
-    for path in ([Path(env)] if env else []) + [root / "tests" / "data" / "schema-2026-07-28.json",
-                                                 root.parent / "shared" / "reference" / "schema-2026-07-28.json"]:
-        if path.is_file():
-            return path
-    raise FileNotFoundError("schema-2026-07-28.json not found; set MCPWIRE_SCHEMA")
-
-
-SCHEMA: Final[dict[str, Any]] = json.loads(_schema_path().read_text())
+# The official schema as vendored in the repository (tests/data/schemas/provenance.json).
+_SCHEMA_PATH: Final = Path(__file__).resolve().parents[1] / "tests" / "data" / "schemas" / "schema-2026-07-28.json"
+SCHEMA: Final[dict[str, Any]] = json.loads(_SCHEMA_PATH.read_text())
 _DEFS: Final = SCHEMA["$defs"]
 
 

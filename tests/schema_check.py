@@ -20,7 +20,6 @@ whose last one is the final response.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -35,21 +34,8 @@ from mcpwire import HttpExchange, HttpListenStream, HttpRequest, ResponseBody, R
 from mcpwire.framing import SSEReader
 
 
-def _find_schema() -> Path:
-    # As tests/test_types_schema.py: $MCPWIRE_SCHEMA, tests/data, then the shared reference
-    # folder beside the checkout. Without the schema these tests cannot check what they must.
-    env = os.environ.get("MCPWIRE_SCHEMA")
-    root = Path(__file__).resolve().parents[1]
-    candidates = [Path(env)] if env else []
-    candidates += [root / "tests" / "data" / "schema-2026-07-28.json",
-                   root.parent / "shared" / "reference" / "schema-2026-07-28.json"]
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise FileNotFoundError("schema-2026-07-28.json not found; set MCPWIRE_SCHEMA to its path")
-
-
-SCHEMA_PATH = _find_schema()
+# As tests/test_types_schema.py: the vendored copy (tests/data/schemas/provenance.json), only.
+SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "schemas" / "schema-2026-07-28.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
 VERSION = "2026-07-28"
 NOW = 1_800_000_000.0

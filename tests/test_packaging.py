@@ -1,21 +1,29 @@
-"""The distribution as users get it: build the wheel, install it into a fresh virtualenv.
+"""The distribution as users get it: build the sdist and the wheel, install the wheel into a
+fresh virtualenv.
 
 Checks what an editable install hides: both packages ship ``py.typed``; the adapters ship as
 ``mcpwire_adapters`` and never as a bare top-level ``adapters``; the core's one unconditional
 dependency is msgspec (installing the wheel alone brings nothing else); the console script, when
-``[project.scripts]`` declares one, is in the wheel and installed.
+``[project.scripts]`` declares one, is in the wheel and installed. The sdist stands alone: it
+carries every tracked file but ``.ci/`` and ``.gitignore`` (the tests, their vendored schemas,
+the conformance fixture, fuzz, docs, examples, scripts), LICENSE and CHANGELOG.md; both pass
+``twine check --strict``, and the metadata is what PyPI accepts (known classifiers, license).
 
-Needs PyPI for the build backend (setuptools, in pip's isolated build) and for msgspec and
-anyio; about 15 s in all. The installed interpreter runs isolated (``-I``) from a folder outside
+Both are built as for publishing, by ``python -m build`` (the wheel from the sdist). Needs PyPI
+for the build backend (setuptools, in build's isolated environment) and for msgspec and anyio;
+about 30 s in all. The installed interpreter runs isolated (``-I``) from a folder outside
 the repository, so it can only import what the wheel installed.
 """
 
 from __future__ import annotations
 
 import email.parser
+import hashlib
+import json
 import shutil
 import subprocess
 import sys
+import tarfile
 import tomllib
 import zipfile
 from collections.abc import Iterator
@@ -40,13 +48,20 @@ def _run(*args: str | Path, cwd: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("wheel")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The sdist, and the wheel built from it, as ``python -m build`` makes them for PyPI."""
+    tmp = tmp_path_factory.mktemp("dists")
     source = tmp / "src"
     shutil.copytree(REPO, source, ignore=_NOT_SOURCE, symlinks=True)
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", tmp / "dist", source, cwd=tmp)
-    [built] = (tmp / "dist").glob("mcpwire-*.whl")
-    return built
+    _run(sys.executable, "-m", "build", "--outdir", tmp / "dist", source, cwd=tmp)
+    [sdist] = (tmp / "dist").glob("mcpwire-*.tar.gz")
+    [wheel] = (tmp / "dist").glob("mcpwire-*.whl")
+    return {"sdist": sdist, "wheel": wheel}
+
+
+@pytest.fixture(scope="module")
+def wheel(dists: dict[str, Path]) -> Path:
+    return dists["wheel"]
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +132,88 @@ def test_console_script(wheel: Path, venv: Path) -> None:
         assert module.replace(".", "/") + ".py" in zf.namelist(), f"{module} is not in the wheel"
     assert f"mcpwire = {scripts['mcpwire']}" in entry_points
     assert (venv / "bin" / "mcpwire").exists()
+
+
+# -- the sdist, and what PyPI checks ------------------------------------------------------------
+
+
+def _source_files() -> list[str]:
+    """The repository's files: tracked ones in a git checkout, else (an unpacked sdist) all."""
+    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=REPO, capture_output=True, text=True)
+    if top.returncode == 0 and Path(top.stdout.strip()).resolve() == REPO.resolve():
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True)
+        return [n for n in listed.stdout.split("\0") if n]
+    skip = {".venv", "build", "dist", "__pycache__", ".hypothesis", "results"}
+    return [p.relative_to(REPO).as_posix() for p in REPO.rglob("*")
+            if (p.is_file() or p.is_symlink()) and not skip & set(p.relative_to(REPO).parts)
+            and not p.relative_to(REPO).parts[0].endswith((".egg-info", "_cache"))]
+
+
+def _expected_in_sdist() -> set[str]:
+    names = _source_files()
+    expected: set[str] = set()
+    for name in names:
+        if name.startswith(".ci/") or name == ".gitignore":
+            continue
+        path = REPO / name
+        if path.is_symlink() and path.is_dir():  # stored as a copy of the folder it points at
+            target = path.resolve().relative_to(REPO.resolve()).as_posix()
+            expected |= {name + n[len(target):] for n in names if n.startswith(target + "/")}
+        else:
+            expected.add(name)
+    return expected
+
+
+def test_sdist_carries_what_its_tests_need(dists: dict[str, Path], tmp_path: Path) -> None:
+    with tarfile.open(dists["sdist"]) as tf:
+        if hasattr(tarfile, "data_filter"):  # 3.11.4+
+            tf.extractall(tmp_path, filter="data")
+        else:  # pragma: no cover
+            tf.extractall(tmp_path)
+    [root] = tmp_path.iterdir()
+    assert root.name == f"mcpwire-{PYPROJECT['project']['version']}"
+    files = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    missing = _expected_in_sdist() - files
+    assert not missing, f"not in the sdist (MANIFEST.in): {sorted(missing)}"
+    for name in ("LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml", "MANIFEST.in", "mkdocs.yml",
+                 "tests/conftest.py", "tests/test_types_schema.py", "tests/schema_check.py",
+                 "conformance/fixture.py", "scripts/test", "typings/mcpwire_adapters/app.py"):
+        assert name in files, name
+    # The vendored schemas, byte for byte as their provenance records them, with their license.
+    schemas = root / "tests" / "data" / "schemas"
+    provenance = json.loads((schemas / "provenance.json").read_text())
+    assert provenance["schemas"] and (schemas / provenance["licenseFile"]["file"]).is_file()
+    for entry in provenance["schemas"]:
+        assert hashlib.sha256((schemas / entry["file"]).read_bytes()).hexdigest() == entry["sha256"], entry["file"]
+    # Nothing built, cached or generated slipped in.
+    stray = [f for f in files if {"__pycache__", ".hypothesis", "results", ".venv"} & set(f.split("/"))]
+    assert not stray
+
+
+def test_twine_check_strict(dists: dict[str, Path]) -> None:
+    out = _run(sys.executable, "-m", "twine", "check", "--strict", dists["sdist"], dists["wheel"], cwd=REPO)
+    assert out.count("PASSED") == 2, out
+
+
+def test_metadata_for_publishing(dists: dict[str, Path]) -> None:
+    from trove_classifiers import classifiers as known
+
+    meta = _metadata(dists["wheel"])
+    with tarfile.open(dists["sdist"]) as tf:
+        [info] = [m for m in tf.getmembers() if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO")]
+        extracted = tf.extractfile(info)
+        assert extracted is not None
+        sdist_meta = email.parser.Parser().parsestr(extracted.read().decode())
+    for m in (meta, sdist_meta):
+        assert m["License-Expression"] == "MIT"
+        assert m.get_all("License-File") == ["LICENSE"]
+        assert m["Description-Content-Type"] == "text/markdown"
+        classifiers = set(m.get_all("Classifier") or [])
+        assert classifiers <= known, classifiers - known  # PyPI refuses an upload with unknown ones
+        assert {"Programming Language :: Python :: 3.11", "Programming Language :: Python :: 3.12",
+                "Programming Language :: Python :: 3.13", "Framework :: Trio", "Framework :: AnyIO",
+                "Typing :: Typed"} <= classifiers
+        assert any(c.startswith("Development Status :: ") for c in classifiers)
+        assert any(c.startswith("Topic :: ") for c in classifiers)
+    names = zipfile.ZipFile(dists["wheel"]).namelist()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names

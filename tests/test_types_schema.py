@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,21 +35,9 @@ from mcpwire.types import (
 # The schema
 
 
-def _find_schema() -> Path | None:
-    env = os.environ.get("MCPWIRE_SCHEMA")
-    candidates = [Path(env)] if env else []
-    root = Path(__file__).resolve().parents[1]
-    candidates += [
-        root / "tests" / "data" / "schema-2026-07-28.json",
-        root.parent / "shared" / "reference" / "schema-2026-07-28.json",
-    ]
-    return next((p for p in candidates if p.is_file()), None)
-
-
-_SCHEMA_PATH = _find_schema()
-if _SCHEMA_PATH is None:  # pragma: no cover - only outside the project checkout
-    pytest.skip("schema-2026-07-28.json not found (set MCPWIRE_SCHEMA)", allow_module_level=True)
-assert _SCHEMA_PATH is not None
+# Vendored byte for byte with its provenance (tests/data/schemas/provenance.json, checked by
+# tests/test_vendored_schemas.py); the tests read nothing outside the repository.
+_SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "schemas" / "schema-2026-07-28.json"
 SCHEMA: dict[str, Any] = json.loads(_SCHEMA_PATH.read_text())
 DEFS: dict[str, Any] = SCHEMA["$defs"]
 _URI = "urn:mcpwire:schema-2026-07-28"
