@@ -232,7 +232,7 @@ class _Tracker:
     def _notification(self, note: Notification) -> list[ClientEvent]:
         method = note.method
         spec = NOTIFICATIONS.get(method)
-        if note.params is UNSET or spec is None or spec.sender != "server":
+        if note.params is UNSET or spec is None or "server" not in spec.senders:
             return []
         try:
             if method == "notifications/progress":

@@ -138,7 +138,8 @@ class NotificationSpec(msgspec.Struct, frozen=True, kw_only=True):
     """What the protocol says about one notification method. One row of :data:`NOTIFICATIONS`."""
 
     name: str
-    sender: Literal["client", "server"]
+    senders: frozenset[Literal["client", "server"]]
+    """Who may send it (schema $defs ClientNotification, ServerNotification)."""
     list_changed: ListKind | None = None
     """For a list_changed notification: the list it announces."""
     listen_flag: str | None = None
@@ -146,28 +147,32 @@ class NotificationSpec(msgspec.Struct, frozen=True, kw_only=True):
     revisions: frozenset[str] = _ALL
 
 
+_SERVER: Final[frozenset[Literal["client", "server"]]] = frozenset({"server"})
+_BOTH: Final[frozenset[Literal["client", "server"]]] = frozenset({"client", "server"})
+
 NOTIFICATIONS: Final[dict[str, NotificationSpec]] = {
     spec.name: spec
     for spec in (
-        NotificationSpec(name="notifications/cancelled", sender="client"),
-        NotificationSpec(name="notifications/progress", sender="server"),
-        NotificationSpec(name="notifications/message", sender="server"),
+        # Servers send it on stdio only to end a subscriptions/listen stream (schema ClientNotification).
+        NotificationSpec(name="notifications/cancelled", senders=_BOTH),
+        NotificationSpec(name="notifications/progress", senders=_SERVER),
+        NotificationSpec(name="notifications/message", senders=_SERVER),
         NotificationSpec(
-            name="notifications/tools/list_changed", sender="server", list_changed="tools",
+            name="notifications/tools/list_changed", senders=_SERVER, list_changed="tools",
             listen_flag="toolsListChanged",
         ),
         NotificationSpec(
-            name="notifications/prompts/list_changed", sender="server", list_changed="prompts",
+            name="notifications/prompts/list_changed", senders=_SERVER, list_changed="prompts",
             listen_flag="promptsListChanged",
         ),
         NotificationSpec(
-            name="notifications/resources/list_changed", sender="server", list_changed="resources",
+            name="notifications/resources/list_changed", senders=_SERVER, list_changed="resources",
             listen_flag="resourcesListChanged",
         ),
         NotificationSpec(
-            name="notifications/resources/updated", sender="server", listen_flag="resourceSubscriptions"
+            name="notifications/resources/updated", senders=_SERVER, listen_flag="resourceSubscriptions"
         ),
-        NotificationSpec(name="notifications/subscriptions/acknowledged", sender="server"),
+        NotificationSpec(name="notifications/subscriptions/acknowledged", senders=_SERVER),
     )
 }
 

@@ -1,0 +1,127 @@
+"""The method table (``mcpwire/wire/methods.py``) held against the official schema, and read
+by every place that needs one of its facts.
+
+Each column is checked against the vendored schema of its revision, so a row cannot claim
+what the schema does not say: the methods of ClientRequest, the result type of each, which
+results are cacheable (``ttlMs``), which requests take ``inputResponses``, which lists have
+which item key and item type, which params member ``Mcp-Name`` mirrors, which notifications
+each side sends.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from mcpwire.wire.headers import NAMED_METHODS
+from mcpwire.wire.methods import (
+    CACHEABLE_METHODS, LIST_CHANGED, LIST_METHODS, METHODS, MRTR_METHODS, NOTIFICATIONS, methods_of,
+)
+from mcpwire.wire.versions import REVISIONS
+
+SCHEMAS = Path(__file__).parent / "data" / "schemas"
+
+
+@cache
+def defs(revision: str) -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads((SCHEMAS / f"schema-{revision}.json").read_text())
+    return schema["$defs"]  # type: ignore[no-any-return]
+
+
+def _ref(node: dict[str, Any]) -> str:
+    return str(node["$ref"]).rsplit("/", 1)[-1]
+
+
+def _union(revision: str, name: str) -> dict[str, dict[str, Any]]:
+    """The members of a union $def, by method name."""
+    d = defs(revision)
+    node = d[name]
+    members = [_ref(m) for m in node["anyOf"]] if "anyOf" in node else [name]
+    return {d[m]["properties"]["method"]["const"]: d[m] for m in members}
+
+
+def _params_def(revision: str, request: dict[str, Any]) -> dict[str, Any]:
+    return defs(revision)[_ref(request["properties"]["params"])]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_rows_are_exactly_the_client_requests_of_the_schema(revision: str) -> None:
+    assert methods_of(revision) == set(_union(revision, "ClientRequest"))
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_result_types_are_the_schemas_results(revision: str) -> None:
+    results = {_ref(m) for m in defs(revision)["ServerResult"]["anyOf"]}
+    for name in methods_of(revision):
+        result = METHODS[name].result
+        assert result is not None and result.__name__ in results, name
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_cacheable_is_what_carries_ttl(revision: str) -> None:
+    d = defs(revision)
+    for name in methods_of(revision):
+        result_def = d[METHODS[name].result.__name__]  # type: ignore[union-attr]
+        assert ("ttlMs" in result_def.get("properties", {})) == (name in CACHEABLE_METHODS), name
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_input_required_is_what_takes_input_responses(revision: str) -> None:
+    for name, request in _union(revision, "ClientRequest").items():
+        takes = "inputResponses" in _params_def(revision, request).get("properties", {})
+        assert takes == (name in MRTR_METHODS), name
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_lists_key_and_item_type(revision: str) -> None:
+    d = defs(revision)
+    for name, request in _union(revision, "ClientRequest").items():
+        spec = METHODS[name]
+        paginated = "cursor" in _params_def(revision, request).get("properties", {})
+        assert paginated == spec.paginated == (name in LIST_METHODS), name
+        if not paginated:
+            continue
+        result_def = d[spec.result.__name__]  # type: ignore[union-attr]
+        assert spec.list_key in result_def["required"], name
+        assert spec.item is not None and _ref(result_def["properties"][spec.list_key]["items"]) == spec.item.__name__
+        assert spec.list_changed is not None and spec.capability == spec.list_changed
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_name_param_is_a_string_member_of_the_params(revision: str) -> None:
+    for name, request in _union(revision, "ClientRequest").items():
+        spec = METHODS[name]
+        if spec.name_param is not None:
+            member = _params_def(revision, request)["properties"][spec.name_param]
+            assert member["type"] == "string", name
+    assert NAMED_METHODS == {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_notifications_and_who_sends_them(revision: str) -> None:
+    client = set(_union(revision, "ClientNotification"))
+    server = set(_union(revision, "ServerNotification"))
+    assert set(NOTIFICATIONS) == client | server
+    for name, spec in NOTIFICATIONS.items():
+        assert ("client" in spec.senders) == (name in client), name
+        assert ("server" in spec.senders) == (name in server), name
+
+
+def test_listen_flags_are_members_of_the_subscription_filter() -> None:
+    members = set(defs("2026-07-28")["SubscriptionFilter"]["properties"])
+    flags = {spec.listen_flag for spec in NOTIFICATIONS.values() if spec.listen_flag}
+    assert flags == members
+    assert {spec.list_changed for spec in LIST_CHANGED.values()} == {"tools", "prompts", "resources"}
+
+
+def test_params_decoders_are_built_once_per_row() -> None:
+    decoders = [spec.decoder for spec in METHODS.values()]
+    assert all(isinstance(d, msgspec.json.Decoder) for d in decoders)
+    assert METHODS["tools/call"].decoder is METHODS["tools/call"].decoder
+    generic = METHODS["server/discover"].decoder
+    assert METHODS["tools/list"].decoder is not generic
