@@ -5,7 +5,12 @@
 - every relative link in README.md and docs/ points to a file that exists;
 - every name in ``mcpwire.__all__`` resolves, is documented, and is on an API reference page;
 - ``mkdocs build --strict`` succeeds (broken links, anchors, pages missing from the nav, and
-  docstrings mkdocstrings cannot render all fail it).
+  docstrings mkdocstrings cannot render all fail it);
+- protocol rules are cited from public sources a reader can follow: links to the 2026-07-28
+  specification pages (and anchors known to exist there), the JSON-RPC 2.0 specification, RFCs;
+  never by bare section numbers of some other document.
+
+The code examples themselves run in ``tests/test_doc_examples.py``.
 """
 
 from __future__ import annotations
@@ -125,3 +130,80 @@ def _importable(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except ModuleNotFoundError:
         return False
+
+
+# -- citations -------------------------------------------------------------------------------------
+SPEC = "https://modelcontextprotocol.io/specification/2026-07-28"
+# The specification pages the docs link to: docs/specification/2026-07-28/<page>.mdx in the
+# modelcontextprotocol/modelcontextprotocol repository (a folder's index.mdx is the folder's
+# own page). With each, the anchors checked to exist there: headings the specification's own
+# pages link to, and on the schema page the `$defs` type names, lowercased. Add a page or an
+# anchor here only after checking it in that repository.
+SPEC_ANCHORS: dict[str, frozenset[str]] = {
+    "basic": frozenset({"error-codes", "ref-resolution", "responses", "messages", "json-schema-usage"}),
+    "basic/versioning": frozenset({"protocol-version-negotiation", "extension-negotiation",
+                                   "backward-compatibility-with-initialization-based-versions"}),
+    "basic/transports/streamable-http": frozenset({
+        "backward-compatibility", "protocol-version-header", "server-validation", "request-metadata",
+        "custom-headers-from-tool-parameters", "value-encoding", "schema-extension", "message-flow",
+    }),
+    "basic/transports/stdio": frozenset({"backward-compatibility"}),
+    "basic/patterns/cancellation": frozenset({"transport-specific-cancellation"}),
+    "basic/patterns/mrtr": frozenset({"inputrequiredresult", "inputrequests", "multi-round-trip-requests"}),
+    "basic/patterns/subscriptions": frozenset(),
+    "basic/patterns/progress": frozenset(),
+    "server/tools": frozenset({"x-mcp-header", "calling-tools", "error-handling"}),
+    "server/resources": frozenset({"error-handling", "reading-resources", "annotations"}),
+    "server/prompts": frozenset({"getting-a-prompt"}),
+    "server/discover": frozenset(),
+    "server/utilities/caching": frozenset(),
+    "server/utilities/pagination": frozenset(),
+    "server/utilities/logging": frozenset(),
+    "server/utilities/completion": frozenset(),
+    "schema": frozenset({
+        "headermismatcherror", "missingrequiredclientcapabilityerror", "unsupportedprotocolversionerror",
+        "requestid", "jsonrpcerrorresponse", "requestmetaobject", "calltoolresult", "subscriptionfilter",
+        "inputrequiredresult",
+    }),
+}
+_SPEC_LINK = re.compile(r"https://modelcontextprotocol\.io/specification/([^/#)\s>]+)/?([^#)\s>]*)(?:#([^)\s>]*))?")
+# "section 12", "13.2 step 6": section numbers of some document the reader cannot see. A section
+# number is fine right after the public document it belongs to ("RFC 8259 section 8.1").
+_SECTION = re.compile(r"\b(?:sections?|§)\s*\d+(?:\.\d+)*|\b\d+(?:\.\d+)+ steps? \d+", re.I)
+_CITABLE = re.compile(r"(?:RFC \d+|JSON-RPC 2\.0|\[RFC \d+)\s*$")
+
+
+def _top_level_pages() -> list[Path]:
+    return [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
+
+
+@pytest.mark.parametrize("page", _top_level_pages(), ids=lambda p: str(p.relative_to(REPO)))
+def test_protocol_rules_are_cited_from_public_sources(page: Path) -> None:
+    text = page.read_text()
+    problems = []
+    flat = " ".join(text.lower().split())
+    for phrase in ("wire reference", "presa"):
+        if phrase in flat:
+            problems.append(f"mentions {phrase!r}")
+    for match in _SECTION.finditer(text):
+        before = text[max(0, match.start() - 40): match.start()]
+        if not _CITABLE.search(before):
+            problems.append(f"bare section number {match.group(0)!r} after {before[-30:]!r}")
+    for version, path, anchor in _SPEC_LINK.findall(text):
+        path = path.rstrip("/")
+        if version != "2026-07-28":
+            problems.append(f"specification link to version {version!r}")
+        elif path not in SPEC_ANCHORS:
+            problems.append(f"specification page {path!r} is not known (add it to SPEC_ANCHORS once checked)")
+        elif anchor and anchor not in SPEC_ANCHORS[path]:
+            problems.append(f"anchor #{anchor} on {path!r} is not known to exist")
+    assert not problems, f"{page.relative_to(REPO)}: {problems}"
+
+
+def test_citation_check_catches_private_section_numbers() -> None:
+    assert _SECTION.search("answered -32602 (section 12)")
+    assert _SECTION.search("a BOM is skipped (13.2 step 6)")
+    assert _CITABLE.search("as [RFC 8259 ")
+    assert not _CITABLE.search("the wire reference ")
+    found = _SPEC_LINK.findall(f"[x]({SPEC}/basic/patterns/cancellation#transport-specific-cancellation)")
+    assert found == [("2026-07-28", "basic/patterns/cancellation", "transport-specific-cancellation")]
