@@ -23,6 +23,7 @@ from typing import Any, Final, Union
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
+from ..types import RequestId
 from .errors import ErrorCode, ProtocolError, RemoteProtocolError
 
 __all__ = [
@@ -41,7 +42,6 @@ __all__ = [
     "encode_error_object",
 ]
 
-RequestId = Union[str, int]
 
 MAX_ID_BYTES: Final = 256
 _INT64_MIN: Final = -(2**63)

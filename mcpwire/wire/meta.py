@@ -5,8 +5,8 @@ ClientCapabilities, Implementation, Icon, LoggingLevel, ProgressToken):
 
 - the ``_meta`` key syntax and the reserved prefixes;
 - validation of a request's ``_meta`` in the reference's order, each failure with its code and
-  message (steps 1-5 and 7-9; step 6, the HTTP header mirror, is checked by the HTTP admission
-  code between steps 5 and 7, through the ``header_version`` argument);
+  message (steps 1-5 and 7-9; step 6, the MCP-Protocol-Version header against the body, is
+  HTTP admission's, in ``server/engine.py``, which runs before the method lookup);
 - the shape checks for a notification's optional ``_meta``;
 - the log-level order used to gate ``notifications/message``.
 
@@ -139,14 +139,11 @@ def parse_request_meta(
     meta: Any,
     *,
     supported_versions: tuple[str, ...] = (PROTOCOL_VERSION,),
-    header_version: str | None = None,
 ) -> RequestMeta:
     """Validate a request's ``_meta`` (already JSON-decoded) in the order of section 2.
 
-    ``meta`` is ``msgspec.UNSET`` or ``None`` when the request had none. ``header_version`` is
-    the MCP-Protocol-Version header on HTTP (``None`` on stdio, or when the transport already
-    reported it missing). Raises :class:`RemoteProtocolError`: -32602 for shape errors, -32020
-    when the header and body versions differ, -32022 for an unsupported version.
+    ``meta`` is ``msgspec.UNSET`` when the request had none. Raises
+    :class:`RemoteProtocolError`: -32602 for shape errors, -32022 for an unsupported version.
     """
     meta = _check_meta_object(meta)  # steps 1-4
     version = meta.get(PROTOCOL_VERSION_META_KEY, msgspec.UNSET)  # step 5
@@ -154,12 +151,8 @@ def parse_request_meta(
         raise _invalid_params("Missing required io.modelcontextprotocol/protocolVersion metadata")
     if type(version) is not str:
         raise _invalid_params("io.modelcontextprotocol/protocolVersion must be a string")
-    if header_version is not None and header_version != version:  # step 6 (HTTP only)
-        raise RemoteProtocolError(
-            "Protocol header does not match request metadata",
-            code=ErrorCode.HEADER_MISMATCH,
-            data={"header": header_version, "body": version},
-        )
+    # Step 6, the MCP-Protocol-Version header against this value, is HTTP admission's
+    # (server/engine.py), which runs it before the method lookup.
     if version not in supported_versions:  # step 7
         raise RemoteProtocolError(
             "Unsupported protocol version",
