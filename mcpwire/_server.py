@@ -24,7 +24,7 @@ from ._catalog import (
     Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, match_template,
     prepare_prompt, prepare_template, prepare_tool, resource_key, struct_schema,
 )
-from ._envelope import Notification, Request, RequestId, Response, decode_message, encode_result
+from ._envelope import Notification, Request, RequestId, Response, UnansweredMessage, decode_message, encode_result
 from ._errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._events import CompletionRequest, PromptGet, ResourceRead, ServerEvent, ToolCall
 from ._exchange import HttpExchange, StdioExchange
@@ -246,15 +246,12 @@ class Server:
             return body
         try:
             message = decode_message(body)
+        except UnansweredMessage:
+            return empty_reply(202)  # a malformed notification or response: still no answer
         except RemoteProtocolError as exc:
             return error_reply(exc)
-        if isinstance(message, Response):
-            return empty_reply(202)
-        if isinstance(message, Notification):
-            try:
-                self._check_headers(message.method, message.params, view)
-            except ProtocolError as exc:
-                return error_reply(exc, None)
+        if isinstance(message, (Response, Notification)):
+            # Never answered (section 1, 13.2 steps 7 and 11): steps 9-10 check requests only.
             return empty_reply(202)
         try:
             admitted = self._admit(message, view, now)

@@ -13,7 +13,7 @@ from typing import Any, Union
 
 import msgspec
 
-from ._envelope import Notification, Request, Response, check_request_id, decode_message, encode_error
+from ._envelope import Notification, Request, Response, UnansweredMessage, check_request_id, decode_message, encode_error
 from ._errors import ErrorCode, ProtocolError, RemoteProtocolError
 from ._events import Cancelled
 from ._exchange import StdioExchange
@@ -78,6 +78,8 @@ class StdioConnection:
         """One NDJSON line (without its newline)."""
         try:
             message = decode_message(line)
+        except UnansweredMessage:
+            return None  # a malformed notification or response: never answered (section 1)
         except RemoteProtocolError as exc:
             return encode_line(encode_error(exc.request_id, exc))
         if isinstance(message, Response):
