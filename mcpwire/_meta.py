@@ -124,7 +124,7 @@ def _invalid_params(message: str, data: Any = msgspec.UNSET) -> RemoteProtocolEr
 
 
 def _check_meta_object(meta: Any) -> dict[str, Any]:
-    if meta is None or meta is msgspec.UNSET:
+    if meta is msgspec.UNSET:  # absent is {}; null is not an object (section 2 step 1)
         return {}
     if type(meta) is not dict:
         raise _invalid_params("_meta must be an object")
@@ -149,7 +149,8 @@ def parse_request_meta(
 ) -> RequestMeta:
     """Validate a request's ``_meta`` (already JSON-decoded) in the order of section 2.
 
-    ``meta`` is ``msgspec.UNSET`` or ``None`` when the request had none. ``header_version`` is
+    ``meta`` is ``msgspec.UNSET`` when the request had none (``None``, a JSON ``null``, is
+    -32602 like any other non-object, as a ``null`` clientCapabilities is). ``header_version`` is
     the MCP-Protocol-Version header on HTTP (``None`` on stdio, or when the transport already
     reported it missing). Raises :class:`RemoteProtocolError`: -32602 for shape errors, -32020
     when the header and body versions differ, -32022 for an unsupported version.

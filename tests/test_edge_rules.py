@@ -257,3 +257,30 @@ def test_an_object_with_neither_method_nor_result_nor_error_is_an_invalid_reques
     # Not a response: a request without a method, answered -32600 with its id.
     error_of(call(SERVER, {"jsonrpc": "2.0", "id": 4}), -32600, 4)
     check_error(stdio_error({"jsonrpc": "2.0", "id": 4}), -32600, 4)
+
+
+# --- 3. _meta null and clientCapabilities null ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [("server/discover", {}), ("tools/list", {}), ("tools/call", {"name": "echo"}),
+     ("subscriptions/listen", {"notifications": {"toolsListChanged": True}})],
+)
+def test_meta_null_is_not_absent_meta(method: str, params: dict[str, Any]) -> None:
+    body = request(method, {**params, "_meta": None}, id="n")
+    error_of(call(SERVER, body), -32602, "n", message_text=MSG_META_OBJECT)
+    check_error(stdio_error(body), -32602, "n", message_text=MSG_META_OBJECT)
+
+
+@pytest.mark.parametrize("caps", [None, [], "x", 0, True], ids=json.dumps)
+def test_client_capabilities_null_is_not_empty(caps: Any) -> None:
+    body = request("server/discover", {"_meta": meta(caps=caps)}, id="c")
+    error_of(call(SERVER, body), -32602, "c", message_text=MSG_CAPS_TYPE)
+    check_error(stdio_error(body), -32602, "c", message_text=MSG_CAPS_TYPE)
+
+
+def test_absent_meta_is_still_empty_and_empty_caps_are_still_none() -> None:
+    body = request("server/discover", {}, id=1, with_meta=False)
+    error_of(call(SERVER, body), -32602, 1, message_text="Missing required io.modelcontextprotocol/protocolVersion metadata")
+    assert call(SERVER, request("server/discover", {"_meta": meta(caps={})})).status == 200
