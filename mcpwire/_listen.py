@@ -15,6 +15,7 @@ The state machine is ``_states.LISTEN_TRANSITIONS``.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ._envelope import RequestId, encode_notification, encode_result
@@ -37,6 +38,9 @@ _FLAGS = {
     "resourcesListChanged": ("resources", "notifications/resources/list_changed"),
 }
 KIND_FLAG = {kind: flag for flag, (kind, _) in _FLAGS.items()}
+# An absolute URI starts with its scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
+# (RFC 3986 section 3.1), the rule resources/read applies too.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 O = TypeVar("O")
 
 
@@ -52,7 +56,7 @@ def parse_filter(notifications: Any) -> dict[str, Any]:
         if flag in notifications and type(notifications[flag]) is not bool:
             raise _bad(f"{flag} must be a boolean")
     uris = notifications.get("resourceSubscriptions", [])
-    if type(uris) is not list or any(type(u) is not str or ":" not in u for u in uris):
+    if type(uris) is not list or any(type(u) is not str or _SCHEME.match(u) is None for u in uris):
         raise _bad("resourceSubscriptions must be a list of absolute URI strings")
     if len(uris) > MAX_RESOURCE_SUBSCRIPTIONS:
         raise _bad(f"resourceSubscriptions exceeds {MAX_RESOURCE_SUBSCRIPTIONS} URIs")

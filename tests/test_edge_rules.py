@@ -35,7 +35,7 @@ from schema_check import (
     request,
 )
 
-from mcpwire import HttpPolicy, HttpRequest, StdioConnection, Tool
+from mcpwire import HttpListenStream, HttpPolicy, HttpRequest, StdioConnection, StdioListenStream, Tool
 
 SERVER = make_server(resource_subscribe=True)
 SERVER.add_tool(Tool(name="echo", description="Echo", input_schema={"type": "object"}))
@@ -284,3 +284,33 @@ def test_absent_meta_is_still_empty_and_empty_caps_are_still_none() -> None:
     body = request("server/discover", {}, id=1, with_meta=False)
     error_of(call(SERVER, body), -32602, 1, message_text="Missing required io.modelcontextprotocol/protocolVersion metadata")
     assert call(SERVER, request("server/discover", {"_meta": meta(caps={})})).status == 200
+
+
+# --- 4. resourceSubscriptions are absolute URIs ---------------------------------------------------------
+
+
+def listen_body(uris: Any) -> dict[str, Any]:
+    return request("subscriptions/listen", {"notifications": {"resourceSubscriptions": uris}}, id="L")
+
+
+BAD_URIS = ["/path:with-colon", "1http://x", ":x", "a b:c", "?q=a:b", "_x:y", "\u00e9:x", "http//x:y", "-x:y",
+            "#frag:x", "x", "", "+a:b", ".a:b"]
+
+
+@pytest.mark.parametrize("uri", BAD_URIS, ids=repr)
+def test_resource_subscription_without_a_scheme_is_invalid_params(uri: str) -> None:
+    body = listen_body(["test://static-text", uri])
+    error_of(call(SERVER, body), -32602, "L", message_text=MSG_URIS)
+    check_error(stdio_error(body), -32602, "L", message_text=MSG_URIS)
+
+
+@pytest.mark.parametrize("uri", ["test://static-text", "urn:isbn:0451450523", "file:///tmp/x", "a+b-c.d:x",
+                                 "HTTPS://example.com/r?id=1", "x:"], ids=repr)
+def test_resource_subscription_with_a_scheme_is_accepted(uri: str) -> None:
+    stream = post(SERVER, listen_body([uri]))
+    assert isinstance(stream, HttpListenStream), stream
+    assert stream.filter == {"resourceSubscriptions": [uri]}
+    stream.cancel()
+    (out,) = stdio(listen_body([uri]))
+    assert isinstance(out, StdioListenStream)
+    out.cancel()
