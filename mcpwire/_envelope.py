@@ -287,7 +287,10 @@ def encode_result(request_id: RequestId, result: Any) -> bytes:
 def encode_error_object(
     request_id: RequestId | None, code: int, message: str, data: Any | UnsetType = UNSET
 ) -> bytes:
-    """Encode an error response from its parts."""
+    """Encode an error response from its parts. A -32603 is always ``Internal error`` with no
+    ``data``: the cause of an internal error never reaches the wire (section 12)."""
+    if code == ErrorCode.INTERNAL_ERROR:
+        message, data = "Internal error", UNSET
     return _encoder.encode(_ErrorOut("2.0", request_id, ErrorObject(code=code, message=message, data=data)))
 
 
