@@ -12,11 +12,16 @@ Handlers may be ``async def`` (run in the driver's task; they may ``await ctx.pr
 ``await ctx.log``) or plain functions (run in a worker thread so they cannot stall the loop).
 A handler returns its result, a :class:`NeedInput` to ask the client for input (multi
 round-trip requests), or raises a :class:`mcpwire.ProtocolError` to answer with that error.
+
+Any other exception, a -32603 ProtocolError, or an answer the engine cannot send is answered
+-32603 ``Internal error`` with nothing of the cause on the wire (wire reference section 12);
+the exception goes to the ``mcpwire_adapters.app`` logger and to the ``on_error`` callback.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 from typing import Any, Awaitable, Callable, Coroutine, Mapping, TypeVar
 
@@ -31,9 +36,13 @@ import mcpwire
 from mcpwire.types import CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
 from mcpwire import CompletionRequest, Exchange, ListenStream, PromptGet, ResourceRead, Server, ToolCall, resource_not_found
 
-__all__ = ["App", "Context", "NeedInput", "PeerGone", "Send"]
+__all__ = ["App", "Context", "NeedInput", "PeerGone", "Send", "OnError"]
+
+_log = logging.getLogger("mcpwire_adapters.app")
 
 Send = Callable[[Any], Awaitable[None]]
+OnError = Callable[[Exchange[Any], BaseException], None]
+"""``on_error(exchange, exc)``: called with the exception behind each -32603 answer."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -82,7 +91,14 @@ class Context:
 
 
 class App:
-    """Declare tools, resources, templates and prompts with decorators; serve with a driver."""
+    """Declare tools, resources, templates and prompts with decorators; serve with a driver.
+
+    ``on_error(exchange, exc)``, if given, is called (in the event loop's thread, before the
+    answer is sent; it must not block) with the exception behind every -32603 answer: a
+    handler's exception, a -32603 ProtocolError, or a result the engine refused. Such
+    exceptions are also logged to ``mcpwire_adapters.app``. Other ProtocolErrors are answers,
+    not failures, and are neither logged nor reported.
+    """
 
     def __init__(
         self,
@@ -91,6 +107,7 @@ class App:
         *,
         keyring: mcpwire.Keyring | None = None,
         validator: mcpwire.ValidatorFactory | None | str = "default",
+        on_error: OnError | None = None,
         **server_options: Any,
     ) -> None:
         if keyring is None:
@@ -108,6 +125,7 @@ class App:
         self._prompts: dict[str, Callable[..., Any]] = {}
         self._completion: Callable[..., Any] | None = None
         self._streams: dict[int, MemoryObjectSendStream[Any]] = {}
+        self.on_error = on_error
 
     # -- declaration ----------------------------------------------------------------------------
     def tool(
@@ -230,7 +248,8 @@ class App:
     # -- dispatch ---------------------------------------------------------------------------------
     async def dispatch(self, exchange: Exchange[Any], send: Send) -> None:
         """Run the handler for ``exchange.event`` and send its answer. Never raises for handler
-        errors: they become error responses (-32603 unless a ProtocolError)."""
+        errors: they become error responses (-32603 unless a ProtocolError), and the cause of
+        a -32603 is logged and handed to ``on_error``, never sent."""
         ctx = Context(self, exchange, send)
         try:
             answer = await self._run(ctx)
@@ -245,8 +264,19 @@ class App:
             raise
         except Exception as exc:  # a handler bug answers -32603 and keeps the server up
             out = exchange.fail(exc)
+        if exchange.internal_error is not None:
+            self._report(exchange, exchange.internal_error)
         if out:
             await send(out)
+
+    def _report(self, exchange: Exchange[Any], error: BaseException) -> None:
+        _log.error("request %r answered -32603 Internal error", exchange.request_id, exc_info=error)
+        if self.on_error is None:
+            return
+        try:
+            self.on_error(exchange, error)
+        except Exception:  # noqa: BLE001 - the host's hook must not take the server down
+            _log.exception("on_error raised while reporting request %r", exchange.request_id)
 
     async def run_exchange(
         self,

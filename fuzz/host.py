@@ -100,6 +100,8 @@ def error_for(event: ServerEvent, variant: int = 0) -> BaseException:
         return ProtocolError("unencodable data", code=42, data={1j})  # data dropped, error still sent
     if choice == 3 and isinstance(event, ResourceRead):
         return resource_not_found(event.uri)
+    if choice == 4:
+        return ProtocolError("host detail", code=-32603, data={"why": "fuzz"})  # sent as Internal error, no data
     return ProtocolError("bad params", code=-32602)
 
 

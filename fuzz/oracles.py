@@ -56,6 +56,8 @@ def json_message(data: bytes | str) -> dict[str, Any]:
                  "malformed error object", message)
         rid = message["id"]
         _require(rid is None or type(rid) in (int, str), "bad id", message)
+        if error["code"] == -32603:  # section 12: the cause of an internal error is never sent
+            _require(error == {"code": -32603, "message": "Internal error"}, "-32603 with a cause", message)
     elif "result" in message:
         _require(type(message.get("id")) in (int, str), "a result has an id", message)
         result = message["result"]

@@ -36,7 +36,8 @@ __all__ = [
     "SCHEMA", "REQUEST_METHODS", "LOG_LEVELS", "REQUIRED_PARAMS", "json_values", "request_ids", "request_meta",
     "client_capabilities", "params_for", "valid_requests", "headers_for", "mutated_json", "mutated_bytes",
     "mutated_headers", "http_traffic", "stdio_messages", "stdio_streams", "host_plans", "server_messages",
-    "sse_bodies", "cut_points", "body_bytes", "real_cursors",
+    "sse_bodies", "cut_points", "body_bytes", "real_cursors", "unanswered_notifications", "unanswered_responses",
+    "unanswered_headers",
 ]
 
 
@@ -572,3 +573,88 @@ def sse_bodies(draw: st.DrawFn, messages: list[Any]) -> bytes:
         else:
             out += b"data: " + text + eol + eol
     return out
+
+
+# --- what is never answered (wire reference sections 1 and 13.2 step 7) -----------------------------
+
+# Readable JSON, numbers Python cannot hold included: anywhere but in the method, such a value
+# does not stop a message from being recognized as a notification or a response.
+_READABLE_RAW: Final = ("1e400", "-1e400", "1E+999", "-0", "0.0e0", "9" * 5000, "18446744073709551616",
+                        "-9223372036854775809", '"\\ud83d\\ude00"', '"\\u0000"')
+
+
+def _anything(max_leaves: int = 4) -> st.SearchStrategy[Any]:
+    return json_values(max_leaves) | st.sampled_from(_READABLE_RAW).map(RawJSON)
+
+
+def _extra_members(draw: st.DrawFn, message: dict[str, Any], reserved: tuple[str, ...]) -> dict[str, Any]:
+    """``message`` plus random members (never one named in ``reserved``), in a random order."""
+    for key in draw(st.lists(st.text(max_size=8), max_size=3)):
+        if key not in reserved and key not in message:
+            message[key] = draw(_anything(3))
+    order = draw(st.permutations(list(message)))
+    return {key: message[key] for key in order}
+
+
+_NOTIFICATION_METHODS: Final = st.sampled_from(
+    [*REQUEST_METHODS, "notifications/cancelled", "notifications/initialized", "notifications/progress",
+     "initialize", "ping", ""]) | st.text(max_size=16)
+
+
+@st.composite
+def unanswered_notifications(draw: st.DrawFn) -> dict[str, Any]:
+    """A notification: a string ``method`` and no ``id`` member; everything else is random
+    (``jsonrpc``, ``params`` with or without a valid ``_meta``, ``result``, ``error``, extra
+    members, unrepresentable numbers)."""
+    message: dict[str, Any] = {"method": draw(_NOTIFICATION_METHODS)}
+    if draw(st.integers(0, 3)):
+        message["jsonrpc"] = draw(st.just("2.0") | _anything(2))
+    if draw(st.booleans()):
+        message["params"] = draw(_anything(6) | st.fixed_dictionaries({}, optional={
+            "_meta": request_meta() | _anything(3), "requestId": request_ids | _anything(2),
+            "name": st.just("add") | _anything(1), "arguments": _anything(3), "reason": _anything(1)}))
+    for member in ("result", "error"):
+        if draw(st.integers(0, 5)) == 0:
+            message[member] = draw(_anything(2))
+    return _extra_members(draw, message, ("id", "method"))
+
+
+@st.composite
+def unanswered_responses(draw: st.DrawFn) -> dict[str, Any]:
+    """A posted response: no ``method`` member, a ``result`` or an ``error`` member (or both);
+    everything else is random (a missing, null or invalid id, ``jsonrpc``, error objects of
+    any shape, extra members, unrepresentable numbers)."""
+    message: dict[str, Any] = {}
+    if draw(st.integers(0, 3)):
+        message["id"] = draw(request_ids | _anything(2))
+    if draw(st.integers(0, 3)):
+        message["jsonrpc"] = draw(st.just("2.0") | _anything(2))
+    members = draw(st.sampled_from([("result",), ("error",), ("result", "error")]))
+    if "result" in members:
+        message["result"] = draw(json_objects | _anything(4))
+    if "error" in members:
+        message["error"] = draw(st.fixed_dictionaries(
+            {"code": INT64 | _anything(1), "message": st.text(max_size=8) | _anything(1)},
+            optional={"data": _anything(3)}) | _anything(3))
+    return _extra_members(draw, message, ("method",))
+
+
+@st.composite
+def unanswered_headers(draw: st.DrawFn, message: Any) -> list[tuple[bytes, bytes]]:
+    """Headers that pass transport admission (13.2 steps 1-5) with any MCP headers: those a
+    correct client would send for ``message``, mutated ones, random ones, or none."""
+    transport = [(b"Content-Type", b"application/json"), (b"Accept", b"application/json, text/event-stream")]
+    kind = draw(st.sampled_from(["correct", "random", "none"]))
+    if kind == "none":
+        return transport
+    if kind == "random":
+        names = st.sampled_from([b"MCP-Protocol-Version", b"mcp-method", b"Mcp-Name", b"Mcp-Param-Region",
+                                 b"Mcp-Param-N", b"X-Other"])
+        values = st.binary(max_size=20) | st.sampled_from([VERSION.encode(), b"2025-11-25", b"tools/call",
+                                                            b"=?base64?!!?=", b""])
+        return transport + draw(st.lists(st.tuples(names, values), max_size=6))
+    headers = [h for h in draw(headers_for(message)) if h[0].lower() not in (b"content-type", b"accept")]
+    if draw(st.booleans()):
+        headers = [h for h in draw(mutated_headers(headers)) if h[0].lower() not in (b"content-type", b"accept",
+                                                                                      b"origin")]
+    return transport + headers

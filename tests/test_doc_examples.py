@@ -184,12 +184,15 @@ def _public_name_problems(code: str) -> list[str]:
                         problems.append(f"from {module} import {n}: import it from mcpwire_adapters")
                     elif n not in exported:
                         problems.append(f"from {module} import {n}: not public")
+            elif module == "mcpwire.framing":
+                problems += [f"from mcpwire.framing import {n}: not public" for n in names
+                             if n not in mcpwire.framing.__all__]
             elif module.split(".")[0] == "mcpwire":
-                problems.append(f"from {module}: only mcpwire and mcpwire.types are public")
+                problems.append(f"from {module}: only mcpwire, mcpwire.types and mcpwire.framing are public")
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "mcpwire":
             if node.attr in wire:
                 problems.append(f"mcpwire.{node.attr}: a wire type, use mcpwire.types.{node.attr}")
-            elif node.attr not in core | {"types"}:
+            elif node.attr not in core | {"types", "framing"}:
                 problems.append(f"mcpwire.{node.attr}: not public")
         elif (
             isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
@@ -207,11 +210,15 @@ def test_public_name_check() -> None:
     ]
     assert _public_name_problems("import mcpwire._client") == ["import mcpwire._client: private module"]
     assert _public_name_problems("from mcpwire._client import Client") == [
-        "from mcpwire._client: only mcpwire and mcpwire.types are public"
+        "from mcpwire._client: only mcpwire, mcpwire.types and mcpwire.framing are public"
     ]
     assert _public_name_problems("from mcpwire_adapters.app import App") == [
         "from mcpwire_adapters.app import App: import it from mcpwire_adapters"
     ]
+    assert _public_name_problems("from mcpwire.server.engine import Server") == [
+        "from mcpwire.server.engine: only mcpwire, mcpwire.types and mcpwire.framing are public"
+    ]
+    assert _public_name_problems("from mcpwire.framing import SSEReader\nmcpwire.framing.SSEReader") == []
     assert _public_name_problems("x = mcpwire.Implementation") == [
         "mcpwire.Implementation: a wire type, use mcpwire.types.Implementation"
     ]

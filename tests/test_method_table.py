@@ -29,24 +29,25 @@ SCHEMAS = Path(__file__).parent / "data" / "schemas"
 
 @cache
 def defs(revision: str) -> dict[str, Any]:
-    schema: dict[str, Any] = json.loads((SCHEMAS / f"schema-{revision}.json").read_text())
-    return schema["$defs"]  # type: ignore[no-any-return]
+    schema: dict[str, dict[str, Any]] = json.loads((SCHEMAS / f"schema-{revision}.json").read_text())
+    return schema["$defs"]
 
 
-def _ref(node: dict[str, Any]) -> str:
+def _ref(node: Any) -> str:
     return str(node["$ref"]).rsplit("/", 1)[-1]
 
 
 def _union(revision: str, name: str) -> dict[str, dict[str, Any]]:
     """The members of a union $def, by method name."""
     d = defs(revision)
-    node = d[name]
+    node: dict[str, Any] = d[name]
     members = [_ref(m) for m in node["anyOf"]] if "anyOf" in node else [name]
-    return {d[m]["properties"]["method"]["const"]: d[m] for m in members}
+    return {str(d[m]["properties"]["method"]["const"]): d[m] for m in members}
 
 
 def _params_def(revision: str, request: dict[str, Any]) -> dict[str, Any]:
-    return defs(revision)[_ref(request["properties"]["params"])]
+    found: dict[str, Any] = defs(revision)[_ref(request["properties"]["params"])]
+    return found
 
 
 @pytest.mark.parametrize("revision", REVISIONS)

@@ -14,19 +14,20 @@ request stands alone (the stateless revision). Time comes in as ``now``, keys as
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Collection, Final, Literal, Mapping, Union
 
 import msgspec
 from msgspec import UNSET, Raw
 
 from ..types import CallToolResult, Implementation, Prompt, Resource, ResourceTemplate, TextContent, Tool
-from ..wire.envelope import Notification, Request, RequestId, Response, decode_message, encode_error, encode_result
+from ..wire.envelope import (
+    Notification, Request, RequestId, Response, UnansweredMessage, decode_message, encode_error, encode_result,
+)
 from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ..wire.headers import HeaderMismatch, HeaderView, check_request_headers, protocol_version_header
 from ..wire.meta import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, parse_request_meta
 from ..wire.methods import CACHEABLE_METHODS, GENERIC_DECODER, METHODS, MethodSpec
-from ..wire.params import bad_params, check_cursor, check_string_map, decode_params, is_object
+from ..wire.params import bad_params, check_cursor, check_string_map, decode_params, is_absolute_uri, is_object
 from ..wire.versions import PROTOCOL_VERSION
 from .catalog import (
     Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, match_template,
@@ -44,7 +45,6 @@ from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, requ
 
 __all__ = ["Server"]
 
-_ABSOLUTE_URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _encoder: Final = msgspec.json.Encoder()
 _dict_decoder: Final = msgspec.json.Decoder(dict[str, Any])
 
@@ -242,15 +242,12 @@ class Server:
             return body
         try:
             message = decode_message(body)
+        except UnansweredMessage:
+            return empty_reply(202)  # a malformed notification or response: still no answer
         except RemoteProtocolError as exc:
             return error_reply(exc)
-        if isinstance(message, Response):
-            return empty_reply(202)
-        if isinstance(message, Notification):
-            try:
-                self._check_headers(message.method, message.params, view)
-            except ProtocolError as exc:
-                return error_reply(exc, None)
+        if isinstance(message, (Response, Notification)):
+            # Never answered (section 1, 13.2 steps 7 and 11): steps 9-10 check requests only.
             return empty_reply(202)
         try:
             admitted = self._admit(message, view, now)
@@ -442,7 +439,7 @@ class Server:
         uri = params.uri
         if type(uri) is not str or not uri:
             raise bad_params("resources/read requires a non-empty string uri")
-        if _ABSOLUTE_URI.match(uri) is None:
+        if not is_absolute_uri(uri):
             raise bad_params("resources/read uri must be an absolute URI")
         responses, state = self._mrtr(message, params, now)
         matched = match_template(self._templates.values(), uri)

@@ -63,7 +63,13 @@ class Exchange(Generic[O]):
     :meth:`complete`, :meth:`input_required` or :meth:`fail`. Each returns the output to send
     now (HTTP: a list of ResponseHead/ResponseBody events; stdio: bytes). Call :meth:`cancel`
     when the peer went away or cancelled; every later verb returns empty output.
+
+    ``internal_error`` is the exception behind a -32603 answer (passed to :meth:`fail`, or
+    raised by the engine's own check of a :meth:`complete` result), kept for the host to log:
+    the wire carries only ``Internal error``. ``None`` otherwise.
     """
+
+    internal_error: BaseException | None = None
 
     def __init__(self, context: ServerContext, event: ServerEvent, params: Any, now: float) -> None:
         self.event = event
@@ -215,8 +221,11 @@ class Exchange(Generic[O]):
 
     def fail(self, error: BaseException) -> O:
         """Send an error response. A ProtocolError keeps its code and data; anything else is
-        -32603 Internal error, with no detail of the cause on the wire."""
+        -32603. A -32603 is sent as ``Internal error`` with no data, whatever its message and
+        data were (section 12); the exception is kept as :attr:`internal_error`."""
         nxt = self._next("finish")
+        if not isinstance(error, ProtocolError) or error.code == ErrorCode.INTERNAL_ERROR:
+            self.internal_error = error
         if nxt is None:
             return self._empty()
         if not isinstance(error, ProtocolError):

@@ -22,6 +22,7 @@ from ..wire.errors import ErrorCode, RemoteProtocolError
 from ..wire.meta import SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY, RequestMeta
 from ..wire.methods import LIST_CHANGED, ListKind
 from ..wire.ndjson import encode_line
+from ..wire.params import is_absolute_uri
 from ..wire.sse import encode_event
 from .context import ServerContext
 from .http import HttpOutput, ResponseBody, sse_head
@@ -47,7 +48,7 @@ def parse_filter(notifications: Any) -> dict[str, Any]:
         if flag in notifications and type(notifications[flag]) is not bool:
             raise _bad(f"{flag} must be a boolean")
     uris = notifications.get("resourceSubscriptions", [])
-    if type(uris) is not list or any(type(u) is not str or ":" not in u for u in uris):
+    if type(uris) is not list or any(type(u) is not str or not is_absolute_uri(u) for u in uris):
         raise _bad("resourceSubscriptions must be a list of absolute URI strings")
     if len(uris) > MAX_RESOURCE_SUBSCRIPTIONS:
         raise _bad(f"resourceSubscriptions exceeds {MAX_RESOURCE_SUBSCRIPTIONS} URIs")

@@ -13,7 +13,7 @@ from typing import Any, Union
 
 import msgspec
 
-from ..wire.envelope import Notification, Request, Response, check_request_id, decode_message, encode_error
+from ..wire.envelope import Notification, Request, Response, UnansweredMessage, check_request_id, decode_message, encode_error
 from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
 from .events import Cancelled
 from .exchange import StdioExchange
@@ -78,6 +78,8 @@ class StdioConnection:
         """One NDJSON line (without its newline)."""
         try:
             message = decode_message(line)
+        except UnansweredMessage:
+            return None  # a malformed notification or response: never answered (section 1)
         except RemoteProtocolError as exc:
             return encode_line(encode_error(exc.request_id, exc))
         if isinstance(message, Response):

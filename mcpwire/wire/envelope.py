@@ -9,6 +9,12 @@ JSONRPCResultResponse, JSONRPCErrorResponse, RequestId):
 - the rule that batching is forbidden (a JSON array is -32600);
 - encoding requests, notifications, results and errors, with encoders built once.
 
+What is never answered (section 1, 13.2 step 7): a *notification* is an object whose
+``method`` is a string and that has no ``id`` member at all (``"id": null`` is a request with an
+invalid id, as in JSON-RPC 2.0); a *response* is an object with no ``method`` member and a
+``result`` or ``error`` member. Either one, however malformed otherwise, raises
+:class:`UnansweredMessage` rather than a plain error: a server drops it, a client reports it.
+
 Invariants: decoding never raises anything but :class:`RemoteProtocolError`; every error
 carries the request id when it could be read, and ``null`` otherwise (JSON-RPC 2.0 section 5;
 the MCP schema makes ``id`` optional on error responses, and every peer we know sends
@@ -32,6 +38,7 @@ __all__ = [
     "Notification",
     "Response",
     "ErrorObject",
+    "UnansweredMessage",
     "MAX_ID_BYTES",
     "decode_message",
     "check_request_id",
@@ -57,6 +64,21 @@ class _Envelope(msgspec.Struct):
     params: Raw | UnsetType = UNSET
     result: Raw | UnsetType = UNSET
     error: Raw | UnsetType = UNSET
+
+
+class _Shape(msgspec.Struct):
+    # What decides whether a message is answered, read from an object whose other members
+    # hold numbers Python cannot (1e400): only the presence of id, result and error matters.
+    id: Raw | UnsetType = UNSET
+    method: Any = UNSET
+    result: Raw | UnsetType = UNSET
+    error: Raw | UnsetType = UNSET
+
+
+class UnansweredMessage(RemoteProtocolError):
+    """A notification or a response that breaks the envelope rules (bad ``jsonrpc``, id or
+    error object, both ``result`` and ``error``...). It is still never answered (section 1):
+    the server engine drops it (HTTP 202, no stdio line); the client engine reports it."""
 
 
 class Request(msgspec.Struct, frozen=True, kw_only=True):
@@ -96,6 +118,7 @@ class Response(msgspec.Struct, frozen=True, kw_only=True):
 Message = Union[Request, Notification, Response]
 
 _envelope_decoder: Final = msgspec.json.Decoder(_Envelope)
+_shape_decoder: Final = msgspec.json.Decoder(_Shape)
 _error_decoder: Final = msgspec.json.Decoder(ErrorObject)
 
 
@@ -117,7 +140,8 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
 
     Raises :class:`RemoteProtocolError` with code -32700 (not JSON) or -32600 (JSON, but not a
     valid JSON-RPC 2.0 message), and -32602 when a request's ``params`` is not an object. The
-    error's ``request_id`` attribute holds the id when it could be read, else ``None``.
+    error's ``request_id`` attribute holds the id when it could be read, else ``None``. A
+    malformed notification or response raises the subclass :class:`UnansweredMessage`.
     """
     if not data.isascii() if isinstance(data, bytes) else not bytes(data).isascii():
         # msgspec validates UTF-8 only where it decodes strings, not inside members it skips
@@ -131,6 +155,8 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
     except msgspec.ValidationError:
         if bytes(data).lstrip()[:1] == b"{":
             # An object, but a member holds a number Python cannot (1e400): not a valid message.
+            if _unanswered_shape(data):
+                raise _unanswered("Invalid Request: a number is out of range", None) from None
             raise _invalid("Invalid Request: a number is out of range", None) from None
         # Valid JSON whose top level is not an object: a batch (forbidden) or a scalar.
         raise _invalid("Invalid Request: expected a JSON-RPC 2.0 object", None) from None
@@ -146,24 +172,26 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
                 # Notifications are never answered; bad params just make it unusable.
                 return Notification(method=method, params=UNSET)
             return Notification(method=method, params=env.params)
+        if type(method) is str:
+            raise _unanswered("Invalid Request: expected a JSON-RPC 2.0 notification", None)
         if method is UNSET and (env.result is not UNSET or env.error is not UNSET):
-            raise _invalid("Invalid Request: response without id", None)
+            raise _unanswered("Invalid Request: response without id", None)
         raise _invalid("Invalid Request: expected a JSON-RPC 2.0 request", None)
 
     request_id = check_request_id(env.id)
     if method is UNSET and (env.result is not UNSET or env.error is not UNSET):
         # A response. Error responses for unattributable failures carry id null.
         if request_id is None and env.id is not None:
-            raise _invalid("Invalid Request: invalid response id", None)
+            raise _unanswered("Invalid Request: invalid response id", None)
         if env.jsonrpc != "2.0":
-            raise _invalid("Expected a JSON-RPC 2.0 response", request_id)
+            raise _unanswered("Expected a JSON-RPC 2.0 response", request_id)
         if (env.result is UNSET) == (env.error is UNSET):
-            raise _invalid("Invalid Request: a response has exactly one of result and error", request_id)
+            raise _unanswered("Invalid Request: a response has exactly one of result and error", request_id)
         if not isinstance(env.error, UnsetType):
             try:
                 error = _error_decoder.decode(env.error)
             except msgspec.ValidationError:
-                raise _invalid("Invalid Request: malformed error object", request_id) from None
+                raise _unanswered("Invalid Request: malformed error object", request_id) from None
             return Response(id=request_id, error=error)
         return Response(id=request_id, result=env.result)
 
@@ -191,6 +219,22 @@ def _error(code: int, message: str, request_id: RequestId | None) -> RemoteProto
 
 def _invalid(message: str, request_id: RequestId | None) -> RemoteProtocolError:
     return _error(ErrorCode.INVALID_REQUEST, message, request_id)
+
+
+def _unanswered(message: str, request_id: RequestId | None) -> UnansweredMessage:
+    return UnansweredMessage(message, code=ErrorCode.INVALID_REQUEST, request_id=request_id)
+
+
+def _unanswered_shape(data: bytes | bytearray | memoryview) -> bool:
+    # A notification (string method, no id member) or a response (no method member; result
+    # or error), read without the members that may hold unrepresentable numbers.
+    try:
+        shape = _shape_decoder.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return False
+    if shape.id is UNSET and type(shape.method) is str:
+        return True
+    return shape.method is UNSET and (shape.result is not UNSET or shape.error is not UNSET)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,7 +287,10 @@ def encode_result(request_id: RequestId, result: Any) -> bytes:
 def encode_error_object(
     request_id: RequestId | None, code: int, message: str, data: Any | UnsetType = UNSET
 ) -> bytes:
-    """Encode an error response from its parts."""
+    """Encode an error response from its parts. A -32603 is always ``Internal error`` with no
+    ``data``: the cause of an internal error never reaches the wire (section 12)."""
+    if code == ErrorCode.INTERNAL_ERROR:
+        message, data = "Internal error", UNSET
     return _encoder.encode(_ErrorOut("2.0", request_id, ErrorObject(code=code, message=message, data=data)))
 
 

@@ -118,7 +118,7 @@ def _invalid_params(message: str, data: Any = msgspec.UNSET) -> RemoteProtocolEr
 
 
 def _check_meta_object(meta: Any) -> dict[str, Any]:
-    if meta is None or meta is msgspec.UNSET:
+    if meta is msgspec.UNSET:  # absent is {}; null is not an object (section 2 step 1)
         return {}
     if type(meta) is not dict:
         raise _invalid_params("_meta must be an object")
@@ -142,7 +142,8 @@ def parse_request_meta(
 ) -> RequestMeta:
     """Validate a request's ``_meta`` (already JSON-decoded) in the order of section 2.
 
-    ``meta`` is ``msgspec.UNSET`` when the request had none. Raises
+    ``meta`` is ``msgspec.UNSET`` when the request had none (``None``, a JSON ``null``, is
+    -32602 like any other non-object, as a ``null`` clientCapabilities is). Raises
     :class:`RemoteProtocolError`: -32602 for shape errors, -32022 for an unsupported version.
     """
     meta = _check_meta_object(meta)  # steps 1-4

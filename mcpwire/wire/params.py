@@ -9,6 +9,7 @@ in code, in the reference's order, each failure -32602 with the reference's mess
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 import msgspec
@@ -18,7 +19,7 @@ from .errors import ErrorCode, RemoteProtocolError
 
 __all__ = [
     "GenericParams", "PaginatedParams", "CallToolParams", "ReadResourceParams", "GetPromptParams", "CompleteParams",
-    "ListenParams", "bad_params", "decode_params", "check_cursor", "check_string_map", "is_object",
+    "ListenParams", "bad_params", "decode_params", "is_absolute_uri", "check_cursor", "check_string_map", "is_object",
 ]
 
 
@@ -92,6 +93,15 @@ def decode_params(
         raise RemoteProtocolError(
             "Parse error: JSON nested too deeply", code=ErrorCode.PARSE_ERROR, request_id=request_id
         ) from None
+
+
+# An absolute URI starts with its scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
+# (RFC 3986 section 3.1): resources/read URIs and listen resourceSubscriptions alike.
+_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def is_absolute_uri(value: str) -> bool:
+    return _SCHEME.match(value) is not None
 
 
 def is_object(raw: Raw | UnsetType) -> bool:
