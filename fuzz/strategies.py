@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 
 import mcpwire
 from mcpwire import HttpRequest, Keyring
+from mcpwire.types import META_KEY_PATTERN
 from mcpwire.server.tokens import RequestStateCodec
 from mcpwire.wire.headers import encode_param_value
-from mcpwire.wire.meta import _KEY_RE
 from mcpwire.server.tokens import request_scope
 
 from .jsontext import RAW_LITERALS, Dup, RawJSON, dumps
@@ -79,7 +79,7 @@ def json_values(max_leaves: int = 8) -> st.SearchStrategy[Any]:
 json_objects = st.dictionaries(st.text(max_size=6), json_values(6), max_size=4)
 # A string id is at most 256 UTF-8 bytes: 64 characters are at most 256 bytes.
 request_ids = INT64 | st.text(max_size=64)
-meta_keys = st.from_regex(_KEY_RE, fullmatch=True).filter(
+meta_keys = st.from_regex(META_KEY_PATTERN, fullmatch=True).filter(
     lambda k: len(k) < 60 and not k.startswith(("io.modelcontextprotocol/", "progressToken")))
 
 # --- _meta ------------------------------------------------------------------------------------------
