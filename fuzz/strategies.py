@@ -7,8 +7,11 @@ follow the fuzz server's declared input schemas (``fuzz.targets``), so that vali
 past admission into exchanges, MRTR rounds (with genuine ``requestState`` tokens issued for
 exactly those params) and paginated lists (with genuine cursors).
 
-Tokens and cursors are issued by the fuzz server itself (its answer to the first round, or to
-a list request), and ``_meta`` keys follow :data:`mcpwire.types.META_KEY_PATTERN`.
+Only the public API is used (tests/test_import_hygiene.py), and no rule the core owns is
+restated here: tokens and cursors are issued by the fuzz server itself (its answer to the first
+round, or to a list request), the ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*`` headers are those
+the fuzz client computes (after learning the tools' annotations from the server's tools/list),
+and ``_meta`` keys follow :data:`mcpwire.types.META_KEY_PATTERN`.
 
 Then mutations, so invalid traffic reaches deep paths too: on the JSON tree (drop, duplicate,
 retype, replace keys; raw literals such as ``1e400`` or lone surrogates), on the bytes
@@ -26,12 +29,11 @@ from typing import Any, Final
 from hypothesis import strategies as st
 
 import mcpwire
-from mcpwire import HttpRequest
+from mcpwire import HttpRequest, LocalProtocolError
 from mcpwire.types import META_KEY_PATTERN
-from mcpwire.wire.headers import encode_param_value
 
 from .jsontext import RAW_LITERALS, Dup, RawJSON, dumps
-from .targets import CATALOG, NOW, Catalog, make_server
+from .targets import CATALOG, NOW, Catalog, make_client, make_server
 
 __all__ = [
     "SCHEMA", "REQUEST_METHODS", "LOG_LEVELS", "REQUIRED_PARAMS", "PAGINATED_METHODS", "MRTR_METHODS",
@@ -280,7 +282,68 @@ def valid_requests(draw: st.DrawFn, catalog: Catalog = CATALOG, methods: tuple[s
 
 # --- headers ----------------------------------------------------------------------------------------
 
-_PARAM_HEADERS: Final = {"region": (("region", b"Region"), ("n", b"N"), ("flag", b"Flag"))}
+# Headers the strategy varies itself (Content-Type and Accept spellings; a version agreeing with
+# the body's, even a mutated one); the client's own are left out.
+_OWN_HEADERS: Final = frozenset({b"content-type", b"accept", b"mcp-protocol-version"})
+
+
+@cache
+def header_client() -> mcpwire.Client:
+    """A fuzz client that has listed the fuzz server's tools (real traffic over stdio, every
+    page), so it knows their ``x-mcp-header`` annotations and sends ``Mcp-Param-*``."""
+    client = make_client()
+    connection, server = mcpwire.ClientStdioConnection(client), mcpwire.StdioConnection(fuzz_server())
+    pages = client.paginate("tools/list")
+    while (request := pages.next_request()) is not None:
+        (answer,) = server.receive_data(connection.send(request), now=NOW)
+        assert isinstance(answer, bytes), answer
+        (result,) = connection.receive_data(answer)
+        assert isinstance(result, mcpwire.ResultReceived), result
+        pages.add(result)
+    assert not pages.truncated and not client.rejected_tools, (pages.truncated, client.rejected_tools)
+    assert {tool.name for tool in pages.items} == {*CATALOG.tools, CATALOG.typed_tool}, pages.items
+    return client
+
+
+def _mirrorable(value: Any) -> Any:
+    """``value`` with :class:`Dup` and :class:`RawJSON` (no value a client holds) as null."""
+    if isinstance(value, (Dup, RawJSON)):
+        return None
+    if isinstance(value, dict):
+        return {k: _mirrorable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mirrorable(v) for v in value]
+    return value
+
+
+def _client_headers(method: str, params: dict[str, Any]) -> list[tuple[bytes, bytes]] | None:
+    """The MCP headers the fuzz client sends with ``method`` and ``params`` (none of
+    :data:`_OWN_HEADERS`), or None when it refuses to send such a request."""
+    try:
+        request = header_client().request(method, params, request_id=1)
+    except LocalProtocolError:
+        return None
+    return [(name, value) for name, value in request.headers if name.lower() not in _OWN_HEADERS]
+
+
+def _mcp_headers(method: Any, params: dict[str, Any]) -> list[tuple[bytes, bytes]]:
+    """``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` agreeing with a (possibly mutated) body."""
+    if not isinstance(method, str):
+        return []
+    call = {k: _mirrorable(v) for k, v in params.items() if k != "_meta"}
+    headers = _client_headers(method, call)
+    arguments = call.get("arguments")
+    if headers is None and isinstance(arguments, dict):
+        # An argument whose JSON type is not its annotation's (a mutated body): the client
+        # refuses the call. Mirror the arguments it accepts, one by one.
+        kept = {k: v for k, v in arguments.items()
+                if _client_headers(method, {**call, "arguments": {k: v}}) is not None}
+        headers = _client_headers(method, {**call, "arguments": kept})
+    if headers is None:
+        # A method no client sends (empty, control characters, surrounding spaces): echo it
+        # anyway when it is ASCII, so the body still reaches method lookup.
+        return [(b"Mcp-Method", method.encode())] if method.isascii() else []
+    return headers
 
 
 @st.composite
@@ -297,17 +360,7 @@ def headers_for(draw: st.DrawFn, message: Any) -> list[tuple[bytes, bytes]]:
     meta: dict[str, Any] = params["_meta"] if isinstance(params.get("_meta"), dict) else {}
     version = meta.get("io.modelcontextprotocol/protocolVersion", VERSION)
     out.append((b"MCP-Protocol-Version", version.encode() if isinstance(version, str) and version.isascii() else b"x"))
-    if isinstance(method, str) and method.isascii():
-        out.append((b"Mcp-Method", method.encode()))
-    field = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(str(method))
-    if field is not None and isinstance(params.get(field), str):
-        out.append((b"Mcp-Name", encode_param_value(params[field])))
-    arguments = params.get("arguments")
-    if method == "tools/call" and isinstance(arguments, dict):
-        for key, header in _PARAM_HEADERS.get(str(params.get("name")), ()):
-            value = arguments.get(key)
-            if isinstance(value, (str, bool, int)) and not isinstance(value, float):
-                out.append((b"Mcp-Param-" + header, encode_param_value(value)))
+    out += _mcp_headers(method, params)
     if draw(st.booleans()):
         out.append((b"Origin", draw(st.sampled_from([b"http://localhost:8000", b"https://127.0.0.1", b"http://[::1]:1"]))))
     if draw(st.booleans()):  # header names are case-insensitive; values may carry OWS
