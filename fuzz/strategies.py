@@ -7,6 +7,12 @@ follow the fuzz server's declared input schemas (``fuzz.targets``), so that vali
 past admission into exchanges, MRTR rounds (with genuine ``requestState`` tokens issued for
 exactly those params) and paginated lists (with genuine cursors).
 
+Only the public API is used (tests/test_import_hygiene.py), and no rule the core owns is
+restated here: tokens and cursors are issued by the fuzz server itself (its answer to the first
+round, or to a list request), the ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*`` headers are those
+the fuzz client computes (after learning the tools' annotations from the server's tools/list),
+and ``_meta`` keys follow :data:`mcpwire.types.META_KEY_PATTERN`.
+
 Then mutations, so invalid traffic reaches deep paths too: on the JSON tree (drop, duplicate,
 retype, replace keys; raw literals such as ``1e400`` or lone surrogates), on the bytes
 (truncate, extend, splice, BOM, bad UTF-8), and on the headers (drop, repeat, change case,
@@ -16,28 +22,25 @@ wrong values). Every generated HTTP request is labelled with how it was made.
 from __future__ import annotations
 
 import json
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Final
 
 from hypothesis import strategies as st
 
 import mcpwire
-from mcpwire import HttpRequest, Keyring
-from mcpwire.server.tokens import RequestStateCodec
-from mcpwire.wire.headers import encode_param_value
-from mcpwire.wire.meta import _KEY_RE
-from mcpwire.server.tokens import request_scope
+from mcpwire import HttpRequest, LocalProtocolError
+from mcpwire.types import META_KEY_PATTERN
 
 from .jsontext import RAW_LITERALS, Dup, RawJSON, dumps
-from .targets import CATALOG, NOW, SECRET, Catalog
+from .targets import CATALOG, NOW, Catalog, make_client, make_server
 
 __all__ = [
-    "SCHEMA", "REQUEST_METHODS", "LOG_LEVELS", "REQUIRED_PARAMS", "json_values", "request_ids", "request_meta",
-    "client_capabilities", "params_for", "valid_requests", "headers_for", "mutated_json", "mutated_bytes",
-    "mutated_headers", "http_traffic", "stdio_messages", "stdio_streams", "host_plans", "server_messages",
-    "sse_bodies", "cut_points", "body_bytes", "real_cursors", "unanswered_notifications", "unanswered_responses",
-    "unanswered_headers",
+    "SCHEMA", "REQUEST_METHODS", "LOG_LEVELS", "REQUIRED_PARAMS", "PAGINATED_METHODS", "MRTR_METHODS",
+    "json_values", "request_ids", "request_meta", "client_capabilities", "params_for", "valid_requests",
+    "headers_for", "mutated_json", "mutated_bytes", "mutated_headers", "http_traffic", "stdio_messages",
+    "stdio_streams", "host_plans", "server_messages", "sse_bodies", "cut_points", "body_bytes", "real_cursors", "unanswered_notifications",
+    "unanswered_responses", "unanswered_headers",
 ]
 
 
@@ -63,9 +66,14 @@ REQUIRED_PARAMS: Final[dict[str, tuple[str, ...]]] = {
     _method_of(d): tuple(_params_def(d).get("required", ())) for d in _REQUEST_DEFS
 }
 LOG_LEVELS: Final[tuple[str, ...]] = tuple(_DEFS["LoggingLevel"]["enum"])
+# The paginated lists (params with a cursor) and the methods with MRTR rounds (params with a
+# requestState), as the schema says.
+PAGINATED_METHODS: Final[tuple[str, ...]] = tuple(
+    _method_of(d) for d in _REQUEST_DEFS if "cursor" in _params_def(d).get("properties", {}))
+MRTR_METHODS: Final[tuple[str, ...]] = tuple(
+    _method_of(d) for d in _REQUEST_DEFS if "requestState" in _params_def(d).get("properties", {}))
 VERSION: Final = mcpwire.PROTOCOL_VERSION
 INT64: Final = st.integers(-(2**63), 2**63 - 1)
-_STATE_CODEC: Final = RequestStateCodec(Keyring.single(SECRET))
 
 # --- JSON values ------------------------------------------------------------------------------------
 
@@ -80,7 +88,7 @@ def json_values(max_leaves: int = 8) -> st.SearchStrategy[Any]:
 json_objects = st.dictionaries(st.text(max_size=6), json_values(6), max_size=4)
 # A string id is at most 256 UTF-8 bytes: 64 characters are at most 256 bytes.
 request_ids = INT64 | st.text(max_size=64)
-meta_keys = st.from_regex(_KEY_RE, fullmatch=True).filter(
+meta_keys = st.from_regex(META_KEY_PATTERN, fullmatch=True).filter(
     lambda k: len(k) < 60 and not k.startswith(("io.modelcontextprotocol/", "progressToken")))
 
 # --- _meta ------------------------------------------------------------------------------------------
@@ -149,10 +157,14 @@ def _arguments(name: str) -> st.SearchStrategy[dict[str, Any]]:
 
 
 @st.composite
-def params_for(draw: st.DrawFn, method: str, catalog: Catalog = CATALOG, *, mrtr: bool = True) -> dict[str, Any]:
-    """Valid params (with ``_meta``) for ``method`` against the fuzz server's catalog."""
+def params_for(draw: st.DrawFn, method: str, catalog: Catalog = CATALOG, *, mrtr: bool = True,
+               retry: bool = False) -> dict[str, Any]:
+    """Valid params (with ``_meta``) for ``method`` against the fuzz server's catalog.
+
+    For the methods with MRTR rounds, ``mrtr`` makes some of them a retry (``inputResponses``,
+    half of the time a ``requestState`` too); ``retry`` makes every one a retry with both."""
     params: dict[str, Any] = {}
-    if method in ("tools/list", "resources/list", "resources/templates/list", "prompts/list"):
+    if method in PAGINATED_METHODS:
         cursors = real_cursors().get(method, [])
         use_cursor = draw(st.booleans())
         if cursors and use_cursor:
@@ -187,25 +199,61 @@ def params_for(draw: st.DrawFn, method: str, catalog: Catalog = CATALOG, *, mrtr
             "resourcesListChanged": st.booleans(),
             "resourceSubscriptions": st.lists(st.sampled_from(catalog.resources) | absolute_uris, max_size=3),
         }))
-    if mrtr and method in ("tools/call", "resources/read", "prompts/get") and draw(st.integers(0, 3)) == 0:
-        # An MRTR retry: answers, and a requestState issued for exactly these params.
-        params["inputResponses"] = draw(_INPUT_RESPONSES)
-        if draw(st.booleans()):
-            state = draw(json_values(4))
-            params["requestState"] = _STATE_CODEC.issue(
-                method=method, scope=request_scope(method, params), data=state, now=NOW - draw(st.integers(0, 200)))
-    params["_meta"] = draw(request_meta())
+    meta = draw(request_meta())
+    if method in MRTR_METHODS and (retry or mrtr and draw(st.integers(0, 3)) == 0):
+        # An MRTR retry: answers, and a requestState the fuzz server issued for exactly these
+        # params, up to 200 s before NOW (so still valid at NOW).
+        answers = draw(_INPUT_RESPONSES)
+        if retry or draw(st.booleans()):
+            state = json.dumps(draw(json_values(4)))
+            issued = NOW - draw(st.integers(0, 200))
+            params["requestState"] = issued_request_state(method, json.dumps({**params, "_meta": meta}), state, issued)
+        params["inputResponses"] = answers
+    params["_meta"] = meta
     return params
+
+
+@cache
+def fuzz_server() -> mcpwire.Server:
+    """One fuzz server (``targets.make_server``: the catalog, the fixed keyring) for listing
+    tools and lists. Nothing it does here leaves state behind: every request stands alone."""
+    return make_server()
+
+
+@cache
+def _issuer() -> mcpwire.Server:
+    """The fuzz server (same catalog, same keyring) without argument validation, so that it
+    admits the first round of every call the strategies make, including the valid requests
+    whose arguments break a tool's schema (``add`` without arguments): their retries then carry
+    a genuine state too, verified before the arguments are checked (a tool execution error)."""
+    return make_server(validator=None)
+
+
+@lru_cache(maxsize=4096)
+def issued_request_state(method: str, first_params: str, state: str, issued: float) -> str:
+    """The ``requestState`` the fuzz server's keyring issues when the host answers the first
+    round of ``method`` with ``first_params`` (JSON text, without ``inputResponses`` and
+    ``requestState``) by ``input_required(state=<state, JSON text>)`` at time ``issued``.
+
+    The server binds the token to the scope it verifies on the retry, so a retry with the same
+    params plus this round's ``inputResponses``, this token and any ``_meta`` gets past it.
+    """
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": json.loads(first_params)}
+    connection = mcpwire.StdioConnection(_issuer())
+    (exchange,) = connection.receive_data(json.dumps(message).encode() + b"\n", now=issued)
+    assert isinstance(exchange, mcpwire.StdioExchange), f"the first round was not admitted: {exchange!r}"
+    answer = json.loads(exchange.input_required(state=json.loads(state)))
+    token = answer["result"]["requestState"]
+    assert isinstance(token, str), answer
+    return token
 
 
 @cache
 def real_cursors() -> dict[str, list[str]]:
     """Genuine nextCursor values of the fuzz server's lists (deterministic: same keys, same
     catalog), so list requests reach the cursor-verifying path."""
-    from .targets import make_server
-
-    server, out = make_server(), {}
-    for method in ("tools/list", "resources/list", "prompts/list", "resources/templates/list"):
+    server, out = fuzz_server(), {}
+    for method in PAGINATED_METHODS:
         cursors, cursor = [], None
         for _ in range(10):
             params: dict[str, Any] = {"_meta": {"io.modelcontextprotocol/protocolVersion": VERSION,
@@ -224,15 +272,79 @@ def real_cursors() -> dict[str, list[str]]:
 
 
 @st.composite
-def valid_requests(draw: st.DrawFn, catalog: Catalog = CATALOG, methods: tuple[str, ...] = REQUEST_METHODS) -> dict[str, Any]:
-    """A valid JSON-RPC request of one of ``methods`` (every ClientRequest of the schema)."""
+def valid_requests(draw: st.DrawFn, catalog: Catalog = CATALOG, methods: tuple[str, ...] = REQUEST_METHODS,
+                   *, retry: bool = False) -> dict[str, Any]:
+    """A valid JSON-RPC request of one of ``methods`` (every ClientRequest of the schema);
+    ``retry``: MRTR retries with a genuine requestState (see :func:`params_for`)."""
     method = draw(st.sampled_from(methods))
-    return {"jsonrpc": "2.0", "id": draw(request_ids), "method": method, "params": draw(params_for(method, catalog))}
+    params = draw(params_for(method, catalog, retry=retry))
+    return {"jsonrpc": "2.0", "id": draw(request_ids), "method": method, "params": params}
 
 
 # --- headers ----------------------------------------------------------------------------------------
 
-_PARAM_HEADERS: Final = {"region": (("region", b"Region"), ("n", b"N"), ("flag", b"Flag"))}
+# Headers the strategy varies itself (Content-Type and Accept spellings; a version agreeing with
+# the body's, even a mutated one); the client's own are left out.
+_OWN_HEADERS: Final = frozenset({b"content-type", b"accept", b"mcp-protocol-version"})
+
+
+@cache
+def header_client() -> mcpwire.Client:
+    """A fuzz client that has listed the fuzz server's tools (real traffic over stdio, every
+    page), so it knows their ``x-mcp-header`` annotations and sends ``Mcp-Param-*``."""
+    client = make_client()
+    connection, server = mcpwire.ClientStdioConnection(client), mcpwire.StdioConnection(fuzz_server())
+    pages = client.paginate("tools/list")
+    while (request := pages.next_request()) is not None:
+        (answer,) = server.receive_data(connection.send(request), now=NOW)
+        assert isinstance(answer, bytes), answer
+        (result,) = connection.receive_data(answer)
+        assert isinstance(result, mcpwire.ResultReceived), result
+        pages.add(result)
+    assert not pages.truncated and not client.rejected_tools, (pages.truncated, client.rejected_tools)
+    assert {tool.name for tool in pages.items} == {*CATALOG.tools, CATALOG.typed_tool}, pages.items
+    return client
+
+
+def _mirrorable(value: Any) -> Any:
+    """``value`` with :class:`Dup` and :class:`RawJSON` (no value a client holds) as null."""
+    if isinstance(value, (Dup, RawJSON)):
+        return None
+    if isinstance(value, dict):
+        return {k: _mirrorable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mirrorable(v) for v in value]
+    return value
+
+
+def _client_headers(method: str, params: dict[str, Any]) -> list[tuple[bytes, bytes]] | None:
+    """The MCP headers the fuzz client sends with ``method`` and ``params`` (none of
+    :data:`_OWN_HEADERS`), or None when it refuses to send such a request."""
+    try:
+        request = header_client().request(method, params, request_id=1)
+    except LocalProtocolError:
+        return None
+    return [(name, value) for name, value in request.headers if name.lower() not in _OWN_HEADERS]
+
+
+def _mcp_headers(method: Any, params: dict[str, Any]) -> list[tuple[bytes, bytes]]:
+    """``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` agreeing with a (possibly mutated) body."""
+    if not isinstance(method, str):
+        return []
+    call = {k: _mirrorable(v) for k, v in params.items() if k != "_meta"}
+    headers = _client_headers(method, call)
+    arguments = call.get("arguments")
+    if headers is None and isinstance(arguments, dict):
+        # An argument whose JSON type is not its annotation's (a mutated body): the client
+        # refuses the call. Mirror the arguments it accepts, one by one.
+        kept = {k: v for k, v in arguments.items()
+                if _client_headers(method, {**call, "arguments": {k: v}}) is not None}
+        headers = _client_headers(method, {**call, "arguments": kept})
+    if headers is None:
+        # A method no client sends (empty, control characters, surrounding spaces): echo it
+        # anyway when it is ASCII, so the body still reaches method lookup.
+        return [(b"Mcp-Method", method.encode())] if method.isascii() else []
+    return headers
 
 
 @st.composite
@@ -249,17 +361,7 @@ def headers_for(draw: st.DrawFn, message: Any) -> list[tuple[bytes, bytes]]:
     meta: dict[str, Any] = params["_meta"] if isinstance(params.get("_meta"), dict) else {}
     version = meta.get("io.modelcontextprotocol/protocolVersion", VERSION)
     out.append((b"MCP-Protocol-Version", version.encode() if isinstance(version, str) and version.isascii() else b"x"))
-    if isinstance(method, str) and method.isascii():
-        out.append((b"Mcp-Method", method.encode()))
-    field = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(str(method))
-    if field is not None and isinstance(params.get(field), str):
-        out.append((b"Mcp-Name", encode_param_value(params[field])))
-    arguments = params.get("arguments")
-    if method == "tools/call" and isinstance(arguments, dict):
-        for key, header in _PARAM_HEADERS.get(str(params.get("name")), ()):
-            value = arguments.get(key)
-            if isinstance(value, (str, bool, int)) and not isinstance(value, float):
-                out.append((b"Mcp-Param-" + header, encode_param_value(value)))
+    out += _mcp_headers(method, params)
     if draw(st.booleans()):
         out.append((b"Origin", draw(st.sampled_from([b"http://localhost:8000", b"https://127.0.0.1", b"http://[::1]:1"]))))
     if draw(st.booleans()):  # header names are case-insensitive; values may carry OWS

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -194,6 +195,21 @@ def test_expiry_follows_the_clock_passed_in(ttl: float | None, offset: float) ->
         assert accepted_state(answer) == 7
     else:
         assert error_of(answer)["message"] == STATE_ERROR
+
+
+@settings(max_examples=budget(40), suppress_health_check=SLOW)
+@given(message=S.valid_requests(methods=S.MRTR_METHODS, retry=True))
+def test_the_strategies_retries_carry_genuine_tokens(message: dict[str, Any]) -> None:
+    # The strategies have the fuzz server's keyring issue each retry's requestState for the
+    # first round of that very call, up to 200 s before NOW: every one verifies.
+    with time_bound():
+        (answer,) = mcpwire.StdioConnection(SERVER).receive_data(S.body_bytes({**message, "id": 1}) + b"\n", now=NOW)
+    if isinstance(answer, bytes):  # arguments that break the tool's schema: verified, then a tool error
+        assert json.loads(answer)["result"]["isError"] is True, answer
+    else:
+        assert isinstance(answer, mcpwire.StdioExchange), answer
+        assert getattr(answer.event, "state", msgspec.UNSET) is not msgspec.UNSET, answer.event
+        answer.cancel()
 
 
 # --- cursors ----------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Typed views of the reserved ``_meta`` keys.
 
-Owns: the reserved meta key names and $defs RequestMetaObject, ResultMetaObject,
+Owns: the ``_meta`` key syntax (:data:`META_KEY_PATTERN`), the reserved meta key names and
+$defs RequestMetaObject, ResultMetaObject,
 NotificationMetaObject and SubscriptionsListenResultMetaObject (wire reference 2, 3, 11).
 
 Wire types keep ``_meta`` as ``dict[str, Any]`` so keys this package does not know survive. The
@@ -12,6 +13,8 @@ merging any other keys into the resulting dict.
 
 from __future__ import annotations
 
+from typing import Final
+
 import msgspec
 from msgspec import UNSET, UnsetType
 
@@ -22,6 +25,7 @@ __all__ = [
     "CLIENT_CAPABILITIES_META_KEY",
     "CLIENT_INFO_META_KEY",
     "LOG_LEVEL_META_KEY",
+    "META_KEY_PATTERN",
     "PROGRESS_TOKEN_META_KEY",
     "PROTOCOL_VERSION_META_KEY",
     "SERVER_INFO_META_KEY",
@@ -31,6 +35,16 @@ __all__ = [
     "ResultMetaObject",
     "SubscriptionsListenResultMetaObject",
 ]
+
+_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+META_KEY_PATTERN: Final[str] = (
+    rf"(?:{_LABEL}(?:\.{_LABEL})*/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?"
+)
+"""The syntax of a ``_meta`` key ($defs.MetaObject, wire reference 2.1), as a regular
+expression to ``re.fullmatch``: an optional prefix of dot-separated labels (each starting with
+a letter, ending with a letter or digit, hyphens inside) followed by ``/``, then a name that is
+empty or starts and ends with a letter or digit (``-``, ``_`` and ``.`` inside). Servers refuse
+a request ``_meta`` with any other key (-32602)."""
 
 PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"

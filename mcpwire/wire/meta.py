@@ -3,7 +3,8 @@
 Owns (wire reference sections 2 and 2.1; schema $defs RequestMetaObject, MetaObject,
 ClientCapabilities, Implementation, Icon, LoggingLevel, ProgressToken):
 
-- the ``_meta`` key syntax and the reserved prefixes;
+- applying the ``_meta`` key syntax (``types.META_KEY_PATTERN``, the one home of the rule) and
+  the reserved prefixes;
 - validation of a request's ``_meta`` in the reference's order, each failure with its code and
   message (steps 1-5 and 7-9; step 6, the MCP-Protocol-Version header against the body, is
   HTTP admission's, in ``server/engine.py``, which runs before the method lookup);
@@ -24,7 +25,7 @@ import msgspec
 
 from .envelope import check_request_id
 from ..types._meta import (
-    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROGRESS_TOKEN_META_KEY,
+    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, META_KEY_PATTERN, PROGRESS_TOKEN_META_KEY,
     PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY,
 )
 from .capabilities import missing_capabilities
@@ -58,10 +59,7 @@ LOG_LEVELS: Final[tuple[str, ...]] = (
 )
 _LEVEL_RANK: Final = {name: rank for rank, name in enumerate(LOG_LEVELS)}
 
-_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-_KEY_RE: Final = re.compile(
-    rf"(?:{_LABEL}(?:\.{_LABEL})*/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?"
-)
+_KEY_RE: Final = re.compile(META_KEY_PATTERN)  # the syntax is the wire types' (MetaObject)
 _KNOWN_KEYS: Final = frozenset(
     {PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROGRESS_TOKEN_META_KEY}
 )
