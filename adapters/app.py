@@ -17,6 +17,7 @@ round-trip requests), or raises a :class:`mcpwire.ProtocolError` to answer with 
 from __future__ import annotations
 
 import inspect
+import math
 import os
 from typing import Any, Awaitable, Callable, Coroutine, Mapping, TypeVar
 
@@ -29,12 +30,15 @@ from msgspec import UNSET
 
 import mcpwire
 from mcpwire.types import CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
-from mcpwire import CompletionRequest, Exchange, ListenStream, PromptGet, ResourceRead, Server, ToolCall, resource_not_found
+from mcpwire import CompletionRequest, Exchange, HttpListenStream, ListenStream, PromptGet, ResourceRead, ResponseBody, Server, ToolCall, resource_not_found
+from mcpwire.framing import encode_comment
 
-__all__ = ["App", "Context", "NeedInput", "PeerGone", "Send"]
+__all__ = ["App", "Context", "ListenForwarder", "NeedInput", "PeerGone", "Send"]
 
 Send = Callable[[Any], Awaitable[None]]
 F = TypeVar("F", bound=Callable[..., Any])
+
+_KEEPALIVE = encode_comment("keepalive")
 
 
 class PeerGone(Exception):
@@ -107,7 +111,7 @@ class App:
         self._templates: dict[str, Callable[..., Any]] = {}
         self._prompts: dict[str, Callable[..., Any]] = {}
         self._completion: Callable[..., Any] | None = None
-        self._streams: dict[int, MemoryObjectSendStream[Any]] = {}
+        self._streams: dict[int, _Registered] = {}
 
     # -- declaration ----------------------------------------------------------------------------
     def tool(
@@ -187,31 +191,42 @@ class App:
         return handler
 
     # -- subscriptions --------------------------------------------------------------------------
+    def forward_listen(self, stream: ListenStream[Any], buffer: int = 64) -> ListenForwarder:
+        """Start ``stream`` (its acknowledgement is the first output) and register it, so that
+        :meth:`notify_list_changed`, :meth:`notify_resource_updated` and :meth:`close_streams`
+        deliver to it; :meth:`ListenForwarder.run` then writes it to the connection. Every
+        driver forwards its listen streams this way. Call from the event loop's thread, before
+        the first await after the engine admitted the stream, so that no event is missed."""
+        return ListenForwarder(self, stream, buffer)
+
     def open_stream(self, stream: ListenStream[Any], buffer: int = 64) -> MemoryObjectReceiveStream[Any]:
         """Register an open listen stream; output for it arrives on the returned anyio memory
         object stream, which ends (``anyio.EndOfStream``) when the app drops the stream. Call
-        from the event loop's thread, before the first await after ``stream.start()``."""
+        from the event loop's thread, before the first await after ``stream.start()``.
+        (:meth:`forward_listen` does this and the forwarding; drivers use that.)"""
         send, receive = anyio.create_memory_object_stream[Any](buffer)
-        self._streams[id(stream)] = send
+        self._streams[id(stream)] = _Registered(send)
         return receive
 
     def close_stream(self, stream: ListenStream[Any]) -> None:
         stream.cancel()
-        channel = self._streams.pop(id(stream), None)
-        if channel is not None:
-            channel.close()
+        registered = self._streams.pop(id(stream), None)
+        if registered is not None:
+            registered.channel.close()
 
-    def _deliver(self, deliveries: list[tuple[ListenStream[Any], Any]]) -> None:
+    def _deliver(self, deliveries: list[tuple[ListenStream[Any], Any]], *, last: bool = False) -> None:
         for stream, output in deliveries:
-            channel = self._streams.get(id(stream))
-            if channel is None or not output:
+            registered = self._streams.get(id(stream))
+            if registered is None or not output:
                 continue
             try:
-                channel.send_nowait(output)
+                registered.channel.send_nowait(output)
             except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 # A consumer this far behind is dropped rather than buffered without bound (or
                 # it is already gone: its receiving end closed before close_stream ran).
                 self.close_stream(stream)
+            else:
+                registered.ended = last
 
     def notify_list_changed(self, kind: str) -> None:
         """Tell open listen streams that the tools, prompts or resources list changed."""
@@ -221,10 +236,10 @@ class App:
         self._deliver(self.server.resource_updated(uri))
 
     def close_streams(self) -> None:
-        """Graceful end of every listen stream (at shutdown)."""
-        self._deliver(self.server.close_listeners())
-        for channel in self._streams.values():
-            channel.close()
+        """Graceful end of every listen stream (at shutdown): each gets its listen result."""
+        self._deliver(self.server.close_listeners(), last=True)
+        for registered in self._streams.values():
+            registered.channel.close()
         self._streams.clear()
 
     # -- dispatch ---------------------------------------------------------------------------------
@@ -300,6 +315,83 @@ class App:
                 return CompleteResult(completion=mcpwire.types.Completion(values=answer, total=len(answer), has_more=False))
             return answer
         raise mcpwire.LocalProtocolError(f"No handler for {type(event).__name__}")
+
+
+class _Registered:
+    """An open listen stream's channel, and whether its listen result went into it."""
+
+    __slots__ = ("channel", "ended")
+
+    def __init__(self, channel: MemoryObjectSendStream[Any]) -> None:
+        self.channel = channel
+        self.ended = False
+
+
+class ListenForwarder:
+    """One subscriptions/listen stream forwarded to its connection, from :meth:`App.forward_listen`.
+
+    The trio/h11, ASGI and stdio drivers all forward their listen streams with this one class:
+    :meth:`run` writes the acknowledgement (:attr:`first`), then whatever the app delivers to
+    the stream (list_changed, resources/updated), until the stream ends with its listen result
+    (:meth:`App.close_streams`), the app drops it (a consumer too far behind, or
+    :meth:`App.close_stream`), or the client goes away. The stream is closed when :meth:`run`
+    returns, however it returns.
+    """
+
+    def __init__(self, app: App, stream: ListenStream[Any], buffer: int = 64) -> None:
+        self.app = app
+        self.stream = stream
+        #: The acknowledgement: the stream's first output.
+        self.first: Any = stream.start()
+        self._channel = app.open_stream(stream, buffer)  # no await since start(): nothing missed
+        self._registered = app._streams[id(stream)]
+
+    async def run(
+        self,
+        emit: Send,
+        *,
+        watch: Callable[[Callable[[], None]], Coroutine[Any, Any, None]] | None = None,
+        keepalive_interval: float | None = None,
+    ) -> bool:
+        """Write the stream with ``emit`` (one call per output; it raises :class:`PeerGone` when
+        the client went away) until it ends. ``watch(gone)``, when given, runs alongside and
+        calls ``gone()`` when the client goes away. ``keepalive_interval``: seconds of silence
+        after which an SSE ``: keepalive`` comment is written (Streamable HTTP streams only;
+        stdio streams have none). Returns True when the stream ended with its listen result,
+        False when the app dropped it or the client went away: an HTTP response must then be
+        left unfinished (an abrupt end is never disguised as a complete stream)."""
+        ended = False
+        try:
+            with self._channel:
+                async with anyio.create_task_group() as tasks:
+                    if watch is not None:
+                        tasks.start_soon(watch, tasks.cancel_scope.cancel)
+                    try:
+                        await emit(self.first)
+                        ended = await self._pump(emit, keepalive_interval)
+                    except PeerGone:
+                        pass
+                    tasks.cancel_scope.cancel()
+        finally:
+            self.app.close_stream(self.stream)
+        return ended
+
+    async def _pump(self, emit: Send, keepalive_interval: float | None) -> bool:
+        keepalive: Any = None
+        if keepalive_interval is not None and isinstance(self.stream, HttpListenStream):
+            keepalive = [ResponseBody(data=_KEEPALIVE, more=True)]
+        interval = keepalive_interval if keepalive is not None and keepalive_interval is not None else math.inf
+        while True:
+            with anyio.move_on_after(interval) as idle:
+                try:
+                    output = await self._channel.receive()
+                except anyio.EndOfStream:
+                    # The app closes the channel right after delivering the listen result.
+                    return self._registered.ended
+            if idle.cancelled_caught:
+                await emit(keepalive)
+            else:
+                await emit(output)
 
 
 async def _call(handler: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
