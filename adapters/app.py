@@ -125,7 +125,13 @@ class App:
         output_type: type[Any] | None = None,
         **fields: Any,
     ) -> Callable[[F], F]:
-        """Register ``handler(ctx, arguments)`` as a tool."""
+        """Register ``handler(ctx, arguments)`` as a tool.
+
+        The listed inputSchema is ``input_schema``, or derived from the ``arguments`` Struct
+        (which the arguments are then decoded into), or ``{"type": "object"}``. The listed
+        outputSchema is ``output_schema``, or derived from ``output_type``; both derivations are
+        the core's :meth:`mcpwire.Server.tool_schema` (the object at the top, ``"type":
+        "object"``, with ``$defs`` beside it when needed)."""
 
         def register(handler: F) -> F:
             tool_name = name or handler.__name__
@@ -134,7 +140,9 @@ class App:
                 schema = Server.tool_schema(arguments) if arguments is not None else {"type": "object"}
             out_schema: Any = output_schema
             if out_schema is None and output_type is not None:
-                out_schema = msgspec.json.schema(output_type)
+                # The core's derivation, as for the inputSchema: the object at the top
+                # ("type": "object"), not msgspec's top-level "$ref".
+                out_schema = Server.tool_schema(output_type)
             tool = Tool(
                 name=tool_name, description=description, input_schema=schema,
                 output_schema=UNSET if out_schema is None else out_schema, **fields,
