@@ -11,7 +11,11 @@ hypercorn; asyncio or trio).
 Handlers may be ``async def`` (run in the driver's task; they may ``await ctx.progress`` and
 ``await ctx.log``) or plain functions (run in a worker thread so they cannot stall the loop).
 A handler returns its result, a :class:`NeedInput` to ask the client for input (multi
-round-trip requests), or raises a :class:`mcpwire.ProtocolError` to answer with that error.
+round-trip requests), or raises a :class:`mcpwire.ProtocolError` to answer with that error. A
+tool handler's result is a ``CallToolResult``, a ``str`` (one text block) or an instance of the
+tool's ``output_type`` (structured output). Any other exception, and a
+:class:`mcpwire.LocalProtocolError` (the API misused: an answer of the wrong type, say), is
+answered -32603 without detail.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import typing
 from typing import Any, Awaitable, Callable, Coroutine, Mapping, TypeVar
 
 import anyio
@@ -29,7 +34,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from msgspec import UNSET
 
 import mcpwire
-from mcpwire.types import CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
+from mcpwire.types import CallToolResult, CompleteResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
 from mcpwire import CompletionRequest, Exchange, HttpListenStream, ListenStream, PromptGet, ResourceRead, ResponseBody, Server, ToolCall, resource_not_found
 from mcpwire.framing import encode_comment
 
@@ -39,6 +44,7 @@ Send = Callable[[Any], Awaitable[None]]
 F = TypeVar("F", bound=Callable[..., Any])
 
 _KEEPALIVE = encode_comment("keepalive")
+_INTERNAL_ERROR = mcpwire.ProtocolError("Internal error", code=mcpwire.ErrorCode.INTERNAL_ERROR)
 
 
 class PeerGone(Exception):
@@ -107,6 +113,7 @@ class App:
             validator=validator if not isinstance(validator, str) else None, **server_options,
         )
         self._tools: dict[str, Callable[..., Any]] = {}
+        self._output_types: dict[str, type[Any]] = {}
         self._resources: dict[str, Callable[..., Any]] = {}
         self._templates: dict[str, Callable[..., Any]] = {}
         self._prompts: dict[str, Callable[..., Any]] = {}
@@ -149,6 +156,10 @@ class App:
             )
             self.server.add_tool(tool, arguments_type=arguments, output_type=output_type)
             self._tools[tool_name] = handler
+            if output_type is not None:
+                self._output_types[tool_name] = output_type
+            else:
+                self._output_types.pop(tool_name, None)
             return handler
 
         return register
@@ -156,6 +167,7 @@ class App:
     def remove_tool(self, name: str) -> None:
         self.server.remove_tool(name)
         del self._tools[name]
+        self._output_types.pop(name, None)
 
     def resource(self, uri: str, *, name: str, **fields: Any) -> Callable[[F], F]:
         """Register ``handler(ctx)`` for one listed resource. It may return a ReadResourceResult,
@@ -253,7 +265,8 @@ class App:
     # -- dispatch ---------------------------------------------------------------------------------
     async def dispatch(self, exchange: Exchange[Any], send: Send) -> None:
         """Run the handler for ``exchange.event`` and send its answer. Never raises for handler
-        errors: they become error responses (-32603 unless a ProtocolError)."""
+        errors: they become error responses (a ProtocolError the handler raised keeps its code
+        and message; anything else, a LocalProtocolError included, is -32603 without detail)."""
         ctx = Context(self, exchange, send)
         try:
             answer = await self._run(ctx)
@@ -261,6 +274,10 @@ class App:
                 out = exchange.input_required(answer.requests, state=answer.state, ttl_seconds=answer.ttl_seconds)
             else:
                 out = exchange.complete(answer)
+        except mcpwire.LocalProtocolError:
+            # The API misused (an answer of the wrong type, say): a bug in the host like any
+            # other, answered -32603 without its message, which is about the host's code.
+            out = exchange.fail(_INTERNAL_ERROR)
         except mcpwire.ProtocolError as exc:
             out = exchange.fail(exc)
         except anyio.get_cancelled_exc_class():
@@ -302,10 +319,29 @@ class App:
             tasks.cancel_scope.cancel()
         return peer_gone
 
+    def _tool_result(self, name: str, answer: Any) -> Any:
+        """A tool handler's answer as what the exchange takes: an instance of the tool's
+        ``output_type`` becomes a CallToolResult with that value as ``structuredContent`` and its
+        JSON text in one text block (the specification: a tool returning structured content
+        SHOULD also return it serialized in a TextContent block)."""
+        if isinstance(answer, (CallToolResult, NeedInput)):
+            return answer
+        output_type = self._output_types.get(name)
+        if output_type is not None and _is_instance(answer, output_type):
+            structured = msgspec.to_builtins(answer)
+            text = msgspec.json.encode(structured).decode()
+            return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+        if isinstance(answer, str):
+            return answer  # shorthand for one text block (the core builds it)
+        expected = "a CallToolResult, a str, a NeedInput"
+        if output_type is not None:
+            expected += f" or an instance of its output_type {getattr(output_type, '__name__', output_type)!s}"
+        raise mcpwire.LocalProtocolError(f"Tool {name!r} answered with {type(answer).__name__}; expected {expected}")
+
     async def _run(self, ctx: Context) -> Any:
         event = ctx.event
         if isinstance(event, ToolCall):
-            return await _call(self._tools[event.name], ctx, event.arguments)
+            return self._tool_result(event.name, await _call(self._tools[event.name], ctx, event.arguments))
         if isinstance(event, ResourceRead):
             if event.uri in self._resources:
                 return _contents(event.uri, await _call(self._resources[event.uri], ctx))
@@ -402,6 +438,19 @@ class ListenForwarder:
                 await emit(output)
 
 
+def _is_instance(value: Any, declared: type[Any]) -> bool:
+    """``isinstance`` for a declared output type, generic aliases included (``dict[str, int]``
+    checks ``dict``; the core's output check then checks the rest)."""
+    for candidate in (declared, typing.get_origin(declared)):
+        if candidate is None:
+            continue
+        try:
+            return isinstance(value, candidate)
+        except TypeError:  # not a runtime-checkable type (a TypedDict, a Literal...)
+            continue
+    return False
+
+
 async def _call(handler: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     if inspect.iscoroutinefunction(handler):
         return await handler(*args, **kwargs)
@@ -419,5 +468,3 @@ def _contents(uri: str, answer: Any) -> Any:
         return ReadResourceResult(contents=[BlobResourceContents(uri=uri, blob=base64.b64encode(answer).decode())])
     return answer
 
-
-_ = (CallToolResult, GetPromptResult, TextContent)

@@ -11,12 +11,13 @@ import json
 from typing import Any
 
 import msgspec
+import pytest
 import trio
 from jsonschema import Draft202012Validator
 from mcpwire_adapters import App, Context
-from schema_check import Reply, assemble, call, exchange, request
+from schema_check import Reply, assemble, call, error_of, exchange, request
 
-from mcpwire import Keyring
+from mcpwire import Keyring, LocalProtocolError
 from mcpwire.types import CallToolResult, TextContent
 
 
@@ -94,3 +95,106 @@ def test_an_explicit_output_schema_is_listed_as_given() -> None:
         raise AssertionError("not called")
 
     assert listed(app)["locate"]["outputSchema"] == given
+
+
+# -- what a tool handler may return ---------------------------------------------------------------
+def test_returning_the_output_type_gives_structured_content_and_its_json_text() -> None:
+    app = make_app()
+    value = Located(label="home", where=Point(x=1.5, y=-2.0), tags=["a", "b"])
+
+    @app.tool(description="Where is it?", output_type=Located)
+    async def locate(ctx: Context, arguments: Any) -> Located:
+        return value
+
+    result = call_tool(app, "locate").result
+    assert result["structuredContent"] == msgspec.to_builtins(value)
+    [block] = result["content"]
+    assert block["type"] == "text" and json.loads(block["text"]) == result["structuredContent"]
+    assert result.get("isError") in (None, False)
+    Draft202012Validator(listed(app)["locate"]["outputSchema"]).validate(result["structuredContent"])
+
+
+def test_a_plain_function_may_return_the_output_type_too() -> None:
+    app = make_app()
+
+    @app.tool(description="Origin", output_type=Point)
+    def origin(ctx: Context, arguments: Any) -> Point:
+        return Point(x=0.0, y=0.0)
+
+    assert call_tool(app, "origin").result["structuredContent"] == {"x": 0.0, "y": 0.0}
+
+
+def test_a_generic_output_type_takes_its_runtime_class() -> None:
+    app = make_app()
+
+    @app.tool(description="Counts", output_type=dict[str, int])
+    async def counts(ctx: Context, arguments: Any) -> dict[str, int]:
+        return {"a": 1, "b": 2}
+
+    assert listed(app)["counts"]["outputSchema"] == {"type": "object", "additionalProperties": {"type": "integer"}}
+    result = call_tool(app, "counts").result
+    assert result["structuredContent"] == {"a": 1, "b": 2}
+    assert json.loads(result["content"][0]["text"]) == {"a": 1, "b": 2}
+
+
+def test_a_struct_of_another_type_is_an_internal_error_without_detail() -> None:
+    app = make_app()
+
+    @app.tool(description="Where is it?", output_type=Located)
+    async def locate(ctx: Context, arguments: Any) -> Any:
+        return Point(x=1.0, y=2.0)
+
+    reply = call_tool(app, "locate")
+    error = error_of(reply, -32603, 1)
+    assert error["message"] == "Internal error" and "data" not in error
+    assert b"Point" not in reply.body and b"Located" not in reply.body
+
+
+def test_a_struct_without_an_output_type_is_an_internal_error() -> None:
+    app = make_app()
+
+    @app.tool(description="Where is it?")
+    async def locate(ctx: Context, arguments: Any) -> Any:
+        return Point(x=1.0, y=2.0)
+
+    error = error_of(call_tool(app, "locate"), -32603, 1)
+    assert error["message"] == "Internal error"
+
+
+def test_an_answer_of_the_wrong_type_is_not_described_on_the_wire() -> None:
+    app = make_app()
+
+    @app.tool(description="Broken")
+    async def broken(ctx: Context, arguments: Any) -> Any:
+        return 42
+
+    reply = call_tool(app, "broken")
+    assert error_of(reply, -32603, 1)["message"] == "Internal error"
+    assert b"CallToolResult" not in reply.body and b"int" not in reply.body
+
+
+def test_the_app_names_the_wrong_answer_to_the_host() -> None:
+    # What reaches the host (the exception App.dispatch catches), not the wire.
+    app = make_app()
+
+    @app.tool(description="Where is it?", output_type=Located)
+    async def locate(ctx: Context, arguments: Any) -> Any:
+        raise AssertionError("not called")
+
+    with pytest.raises(LocalProtocolError, match=r"'locate' answered with Point; .* output_type Located"):
+        app._tool_result("locate", Point(x=1.0, y=2.0))
+
+
+def test_str_and_call_tool_result_answers_are_unchanged() -> None:
+    app = make_app()
+
+    @app.tool(description="Text")
+    async def text(ctx: Context, arguments: Any) -> str:
+        return "plain"
+
+    @app.tool(description="Result")
+    async def result(ctx: Context, arguments: Any) -> CallToolResult:
+        return CallToolResult(content=[TextContent(text="full")])
+
+    assert call_tool(app, "text").result["content"] == [{"type": "text", "text": "plain"}]
+    assert call_tool(app, "result").result["content"] == [{"type": "text", "text": "full"}]
