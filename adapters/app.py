@@ -24,6 +24,8 @@ import inspect
 import math
 import os
 import typing
+import warnings
+from types import MappingProxyType
 from typing import Any, Awaitable, Callable, Coroutine, Mapping, TypeVar
 
 import anyio
@@ -119,6 +121,33 @@ class App:
         self._prompts: dict[str, Callable[..., Any]] = {}
         self._completion: Callable[..., Any] | None = None
         self._streams: dict[int, _Registered] = {}
+        # What was declared, for the read-only views (tools, resources, ...).
+        self._tool_defs: dict[str, Tool] = {}
+        self._resource_defs: dict[str, Resource] = {}
+        self._template_defs: dict[str, ResourceTemplate] = {}
+        self._prompt_defs: dict[str, Prompt] = {}
+
+    # -- what is registered -----------------------------------------------------------------------
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """The registered tools by name, as declared to the server (derived schemas filled in).
+        A read-only view that follows later registrations and removals."""
+        return MappingProxyType(self._tool_defs)
+
+    @property
+    def resources(self) -> Mapping[str, Resource]:
+        """The registered resources by URI (read-only view)."""
+        return MappingProxyType(self._resource_defs)
+
+    @property
+    def resource_templates(self) -> Mapping[str, ResourceTemplate]:
+        """The registered resource templates by URI template (read-only view)."""
+        return MappingProxyType(self._template_defs)
+
+    @property
+    def prompts(self) -> Mapping[str, Prompt]:
+        """The registered prompts by name (read-only view)."""
+        return MappingProxyType(self._prompt_defs)
 
     # -- declaration ----------------------------------------------------------------------------
     def tool(
@@ -127,24 +156,35 @@ class App:
         *,
         description: str,
         input_schema: dict[str, Any] | None = None,
-        arguments: type[msgspec.Struct] | None = None,
+        arguments_type: type[msgspec.Struct] | None = None,
         output_schema: dict[str, Any] | None = None,
         output_type: type[Any] | None = None,
+        arguments: type[msgspec.Struct] | None = None,
         **fields: Any,
     ) -> Callable[[F], F]:
         """Register ``handler(ctx, arguments)`` as a tool.
 
-        The listed inputSchema is ``input_schema``, or derived from the ``arguments`` Struct
-        (which the arguments are then decoded into), or ``{"type": "object"}``. The listed
-        outputSchema is ``output_schema``, or derived from ``output_type``; both derivations are
-        the core's :meth:`mcpwire.Server.tool_schema` (the object at the top, ``"type":
-        "object"``, with ``$defs`` beside it when needed)."""
+        The listed inputSchema is ``input_schema``, or derived from the ``arguments_type``
+        Struct (which the arguments are then decoded into), or ``{"type": "object"}``. The
+        listed outputSchema is ``output_schema``, or derived from ``output_type``; both
+        derivations are the core's :meth:`mcpwire.Server.tool_schema` (the object at the top,
+        ``"type": "object"``, with ``$defs`` beside it when needed). The names are those of
+        :meth:`mcpwire.Server.add_tool`; ``arguments=`` is the deprecated old name of
+        ``arguments_type=`` (a DeprecationWarning)."""
+        if arguments is not None:
+            if arguments_type is not None:
+                raise TypeError("App.tool: pass arguments_type= only (arguments= is its deprecated old name)")
+            warnings.warn(
+                "App.tool(arguments=...) is deprecated; use arguments_type=..., as Server.add_tool does",
+                DeprecationWarning, stacklevel=2,
+            )
+            arguments_type = arguments
 
         def register(handler: F) -> F:
             tool_name = name or handler.__name__
             schema = input_schema
             if schema is None:
-                schema = Server.tool_schema(arguments) if arguments is not None else {"type": "object"}
+                schema = Server.tool_schema(arguments_type) if arguments_type is not None else {"type": "object"}
             out_schema: Any = output_schema
             if out_schema is None and output_type is not None:
                 # The core's derivation, as for the inputSchema: the object at the top
@@ -154,8 +194,9 @@ class App:
                 name=tool_name, description=description, input_schema=schema,
                 output_schema=UNSET if out_schema is None else out_schema, **fields,
             )
-            self.server.add_tool(tool, arguments_type=arguments, output_type=output_type)
+            self.server.add_tool(tool, arguments_type=arguments_type, output_type=output_type)
             self._tools[tool_name] = handler
+            self._tool_defs[tool_name] = tool
             if output_type is not None:
                 self._output_types[tool_name] = output_type
             else:
@@ -167,6 +208,7 @@ class App:
     def remove_tool(self, name: str) -> None:
         self.server.remove_tool(name)
         del self._tools[name]
+        del self._tool_defs[name]
         self._output_types.pop(name, None)
 
     def resource(self, uri: str, *, name: str, **fields: Any) -> Callable[[F], F]:
@@ -174,8 +216,10 @@ class App:
         a str (text contents) or bytes (blob contents)."""
 
         def register(handler: F) -> F:
-            self.server.add_resource(Resource(uri=uri, name=name, **fields))
+            resource = Resource(uri=uri, name=name, **fields)
+            self.server.add_resource(resource)
             self._resources[uri] = handler
+            self._resource_defs[uri] = resource
             return handler
 
         return register
@@ -184,8 +228,10 @@ class App:
         """Register ``handler(ctx, **variables)`` for URIs matching an RFC 6570 template."""
 
         def register(handler: F) -> F:
-            self.server.add_template(ResourceTemplate(uri_template=uri_template, name=name, **fields))
+            template = ResourceTemplate(uri_template=uri_template, name=name, **fields)
+            self.server.add_template(template)
             self._templates[uri_template] = handler
+            self._template_defs[uri_template] = template
             return handler
 
         return register
@@ -200,6 +246,7 @@ class App:
             prompt = Prompt(name=prompt_name, description=description, arguments=arguments or UNSET, **fields)
             self.server.add_prompt(prompt)
             self._prompts[prompt_name] = handler
+            self._prompt_defs[prompt_name] = prompt
             return handler
 
         return register

@@ -198,3 +198,75 @@ def test_str_and_call_tool_result_answers_are_unchanged() -> None:
 
     assert call_tool(app, "text").result["content"] == [{"type": "text", "text": "plain"}]
     assert call_tool(app, "result").result["content"] == [{"type": "text", "text": "full"}]
+
+
+# -- names and what is registered -----------------------------------------------------------------
+class AddArgs(msgspec.Struct, frozen=True):
+    a: float
+    b: float
+
+
+def test_arguments_type_decodes_the_arguments_and_lists_their_schema() -> None:
+    app = make_app()
+    seen: list[Any] = []
+
+    @app.tool(description="Add", arguments_type=AddArgs)
+    async def add(ctx: Context, arguments: AddArgs) -> str:
+        seen.append(arguments)
+        return f"{arguments.a + arguments.b:g}"
+
+    assert listed(app)["add"]["inputSchema"] == app.server.tool_schema(AddArgs)
+    assert call_tool(app, "add", {"a": 1, "b": 2}).result["content"][0]["text"] == "3"
+    assert seen == [AddArgs(a=1, b=2)]
+
+
+def test_arguments_is_the_deprecated_name_of_arguments_type() -> None:
+    app = make_app()
+    with pytest.warns(DeprecationWarning, match="arguments_type"):
+
+        @app.tool(description="Add", arguments=AddArgs)
+        async def add(ctx: Context, arguments: AddArgs) -> str:
+            return f"{arguments.a + arguments.b:g}"
+
+    assert listed(app)["add"]["inputSchema"] == app.server.tool_schema(AddArgs)
+    assert call_tool(app, "add", {"a": 2, "b": 2}).result["content"][0]["text"] == "4"
+    with pytest.raises(TypeError, match="arguments_type"):
+        app.tool(description="Both", arguments=AddArgs, arguments_type=AddArgs)
+
+
+def test_what_is_registered_can_be_listed() -> None:
+    app = make_app()
+
+    @app.tool(description="Where is it?", output_type=Located)
+    async def locate(ctx: Context, arguments: Any) -> Located:
+        raise AssertionError("not called")
+
+    @app.tool("add", description="Add", arguments_type=AddArgs)
+    async def add(ctx: Context, arguments: AddArgs) -> str:
+        raise AssertionError("not called")
+
+    @app.resource("test://readme", name="readme", mime_type="text/plain")
+    async def readme(ctx: Context) -> str:
+        return "hi"
+
+    @app.resource_template("test://item/{id}", name="item")
+    async def item(ctx: Context, id: str) -> str:
+        return id
+
+    @app.prompt("greet", description="Greeting")
+    async def greet(ctx: Context, arguments: dict[str, str]) -> Any:
+        raise AssertionError("not called")
+
+    assert sorted(app.tools) == ["add", "locate"]
+    assert app.tools["locate"].output_schema == app.server.tool_schema(Located)
+    assert app.tools["add"].input_schema == app.server.tool_schema(AddArgs)
+    assert list(app.resources) == ["test://readme"] and app.resources["test://readme"].mime_type == "text/plain"
+    assert list(app.resource_templates) == ["test://item/{id}"]
+    assert list(app.prompts) == ["greet"] and app.prompts["greet"].description == "Greeting"
+    # The views are what the server lists.
+    assert {name: msgspec.to_builtins(tool) for name, tool in app.tools.items()} == listed(app)
+    tools = app.tools
+    with pytest.raises(TypeError):
+        tools["x"] = tools["add"]  # type: ignore[index]
+    app.remove_tool("add")
+    assert list(tools) == ["locate"] and "add" not in listed(app)
