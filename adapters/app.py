@@ -40,6 +40,8 @@ from mcpwire.types import CallToolResult, CompleteResult, Implementation, Prompt
 from mcpwire import CompletionRequest, Exchange, HttpListenStream, ListenStream, PromptGet, ResourceRead, ResponseBody, Server, ToolCall, resource_not_found
 from mcpwire.framing import encode_comment
 
+from ._input import NeedInput
+
 __all__ = ["App", "Context", "ListenForwarder", "NeedInput", "PeerGone", "Send"]
 
 Send = Callable[[Any], Awaitable[None]]
@@ -51,14 +53,6 @@ _INTERNAL_ERROR = mcpwire.ProtocolError("Internal error", code=mcpwire.ErrorCode
 
 class PeerGone(Exception):
     """Raised by a driver's ``emit`` when the client went away (closed, reset, stopped reading)."""
-
-
-class NeedInput(msgspec.Struct, frozen=True, kw_only=True):
-    """A handler's answer asking the client for input (``resultType: "input_required"``)."""
-
-    requests: Mapping[str, Any] | None = None
-    state: Any = UNSET
-    ttl_seconds: float | None = None
 
 
 class Context:
