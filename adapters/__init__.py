@@ -19,9 +19,10 @@ Example::
 
     trio.run(serve_stdio, app)
 
-The App layer and the ASGI adapter need the ``asgi`` extra (anyio); the trio drivers the
-``trio`` extra (trio, h11, anyio). The trio drivers are imported on first use, so the ASGI
-adapter works without trio installed.
+Every name is imported on first use, so each needs only its own extra: :class:`NeedInput`
+needs only msgspec (an adapter of your own, on any event loop, answers with it too); the App
+layer and the ASGI adapter need the ``asgi`` extra (anyio); the trio drivers the ``trio``
+extra (trio, h11, anyio). So the ASGI adapter works without trio installed.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .app import App, Context, NeedInput
-from .asgi import AsgiApp, AsgiConfig, asgi_app
+from ._input import NeedInput
 
 if TYPE_CHECKING:
+    from .app import App, Context
+    from .asgi import AsgiApp, AsgiConfig, asgi_app
     from .http_server import HttpServerConfig, serve_http, serve_http_until
     from .stdio_server import serve_stdio
 
@@ -41,15 +43,17 @@ __all__ = [
     "serve_http_until", "serve_stdio",
 ]
 
-_TRIO_DRIVERS = {
+_LAZY = {
+    "App": "app", "Context": "app",
+    "AsgiApp": "asgi", "AsgiConfig": "asgi", "asgi_app": "asgi",
     "HttpServerConfig": "http_server", "serve_http": "http_server", "serve_http_until": "http_server",
     "serve_stdio": "stdio_server",
 }
 
 
 def __getattr__(name: str) -> Any:
-    # The trio drivers import trio and h11 (extra "trio"): load them only when asked for.
-    module = _TRIO_DRIVERS.get(name)
+    # anyio (the App layer, ASGI) and trio/h11 (the trio drivers) load only when asked for.
+    module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f".{module}", __name__), name)

@@ -11,18 +11,25 @@ hypercorn; asyncio or trio).
 Handlers may be ``async def`` (run in the driver's task; they may ``await ctx.progress`` and
 ``await ctx.log``) or plain functions (run in a worker thread so they cannot stall the loop).
 A handler returns its result, a :class:`NeedInput` to ask the client for input (multi
-round-trip requests), or raises a :class:`mcpwire.ProtocolError` to answer with that error.
+round-trip requests), or raises a :class:`mcpwire.ProtocolError` to answer with that error. A
+tool handler's result is a ``CallToolResult``, a ``str`` (one text block) or an instance of the
+tool's ``output_type`` (structured output).
 
-Any other exception, a -32603 ProtocolError, or an answer the engine cannot send is answered
--32603 ``Internal error`` with nothing of the cause on the wire (wire reference section 12);
-the exception goes to the ``mcpwire_adapters.app`` logger and to the ``on_error`` callback.
+Any other exception, a -32603 ProtocolError, a :class:`mcpwire.LocalProtocolError` (the API
+misused: an answer of the wrong type, say) or an answer the engine cannot send is answered
+-32603 ``Internal error`` with nothing of the cause on the wire; the exception goes to the
+``mcpwire_adapters.app`` logger and to the ``on_error`` callback.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+import math
 import os
+import typing
+import warnings
+from types import MappingProxyType
 from typing import Any, Awaitable, Callable, Coroutine, Mapping, TypeVar
 
 import anyio
@@ -33,10 +40,13 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from msgspec import UNSET
 
 import mcpwire
-from mcpwire.types import CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
-from mcpwire import CompletionRequest, Exchange, ListenStream, PromptGet, ResourceRead, Server, ToolCall, resource_not_found
+from mcpwire.types import CallToolResult, CompleteResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
+from mcpwire import CompletionRequest, Exchange, HttpListenStream, ListenStream, PromptGet, ResourceRead, ResponseBody, Server, ToolCall, resource_not_found
+from mcpwire.framing import encode_comment
 
-__all__ = ["App", "Context", "NeedInput", "PeerGone", "Send", "OnError"]
+from ._input import NeedInput
+
+__all__ = ["App", "Context", "ListenForwarder", "NeedInput", "PeerGone", "Send", "OnError"]
 
 _log = logging.getLogger("mcpwire_adapters.app")
 
@@ -45,17 +55,12 @@ OnError = Callable[[Exchange[Any], BaseException], None]
 """``on_error(exchange, exc)``: called with the exception behind each -32603 answer."""
 F = TypeVar("F", bound=Callable[..., Any])
 
+_KEEPALIVE = encode_comment("keepalive")
+_INTERNAL_ERROR = mcpwire.ProtocolError("Internal error", code=mcpwire.ErrorCode.INTERNAL_ERROR)
+
 
 class PeerGone(Exception):
     """Raised by a driver's ``emit`` when the client went away (closed, reset, stopped reading)."""
-
-
-class NeedInput(msgspec.Struct, frozen=True, kw_only=True):
-    """A handler's answer asking the client for input (``resultType: "input_required"``)."""
-
-    requests: Mapping[str, Any] | None = None
-    state: Any = UNSET
-    ttl_seconds: float | None = None
 
 
 class Context:
@@ -120,12 +125,40 @@ class App:
             validator=validator if not isinstance(validator, str) else None, **server_options,
         )
         self._tools: dict[str, Callable[..., Any]] = {}
+        self._output_types: dict[str, type[Any]] = {}
         self._resources: dict[str, Callable[..., Any]] = {}
         self._templates: dict[str, Callable[..., Any]] = {}
         self._prompts: dict[str, Callable[..., Any]] = {}
         self._completion: Callable[..., Any] | None = None
-        self._streams: dict[int, MemoryObjectSendStream[Any]] = {}
+        self._streams: dict[int, _Registered] = {}
         self.on_error = on_error
+        # What was declared, for the read-only views (tools, resources, ...).
+        self._tool_defs: dict[str, Tool] = {}
+        self._resource_defs: dict[str, Resource] = {}
+        self._template_defs: dict[str, ResourceTemplate] = {}
+        self._prompt_defs: dict[str, Prompt] = {}
+
+    # -- what is registered -----------------------------------------------------------------------
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """The registered tools by name, as declared to the server (derived schemas filled in).
+        A read-only view that follows later registrations and removals."""
+        return MappingProxyType(self._tool_defs)
+
+    @property
+    def resources(self) -> Mapping[str, Resource]:
+        """The registered resources by URI (read-only view)."""
+        return MappingProxyType(self._resource_defs)
+
+    @property
+    def resource_templates(self) -> Mapping[str, ResourceTemplate]:
+        """The registered resource templates by URI template (read-only view)."""
+        return MappingProxyType(self._template_defs)
+
+    @property
+    def prompts(self) -> Mapping[str, Prompt]:
+        """The registered prompts by name (read-only view)."""
+        return MappingProxyType(self._prompt_defs)
 
     # -- declaration ----------------------------------------------------------------------------
     def tool(
@@ -134,27 +167,51 @@ class App:
         *,
         description: str,
         input_schema: dict[str, Any] | None = None,
-        arguments: type[msgspec.Struct] | None = None,
+        arguments_type: type[msgspec.Struct] | None = None,
         output_schema: dict[str, Any] | None = None,
         output_type: type[Any] | None = None,
+        arguments: type[msgspec.Struct] | None = None,
         **fields: Any,
     ) -> Callable[[F], F]:
-        """Register ``handler(ctx, arguments)`` as a tool."""
+        """Register ``handler(ctx, arguments)`` as a tool.
+
+        The listed inputSchema is ``input_schema``, or derived from the ``arguments_type``
+        Struct (which the arguments are then decoded into), or ``{"type": "object"}``. The
+        listed outputSchema is ``output_schema``, or derived from ``output_type``; both
+        derivations are the core's :meth:`mcpwire.Server.tool_schema` (the object at the top,
+        ``"type": "object"``, with ``$defs`` beside it when needed). The names are those of
+        :meth:`mcpwire.Server.add_tool`; ``arguments=`` is the deprecated old name of
+        ``arguments_type=`` (a DeprecationWarning)."""
+        if arguments is not None:
+            if arguments_type is not None:
+                raise TypeError("App.tool: pass arguments_type= only (arguments= is its deprecated old name)")
+            warnings.warn(
+                "App.tool(arguments=...) is deprecated; use arguments_type=..., as Server.add_tool does",
+                DeprecationWarning, stacklevel=2,
+            )
+            arguments_type = arguments
 
         def register(handler: F) -> F:
             tool_name = name or handler.__name__
             schema = input_schema
             if schema is None:
-                schema = Server.tool_schema(arguments) if arguments is not None else {"type": "object"}
+                schema = Server.tool_schema(arguments_type) if arguments_type is not None else {"type": "object"}
             out_schema: Any = output_schema
             if out_schema is None and output_type is not None:
-                out_schema = msgspec.json.schema(output_type)
+                # The core's derivation, as for the inputSchema: the object at the top
+                # ("type": "object"), not msgspec's top-level "$ref".
+                out_schema = Server.tool_schema(output_type)
             tool = Tool(
                 name=tool_name, description=description, input_schema=schema,
                 output_schema=UNSET if out_schema is None else out_schema, **fields,
             )
-            self.server.add_tool(tool, arguments_type=arguments, output_type=output_type)
+            self.server.add_tool(tool, arguments_type=arguments_type, output_type=output_type)
             self._tools[tool_name] = handler
+            self._tool_defs[tool_name] = tool
+            if output_type is not None:
+                self._output_types[tool_name] = output_type
+            else:
+                self._output_types.pop(tool_name, None)
             return handler
 
         return register
@@ -162,14 +219,18 @@ class App:
     def remove_tool(self, name: str) -> None:
         self.server.remove_tool(name)
         del self._tools[name]
+        del self._tool_defs[name]
+        self._output_types.pop(name, None)
 
     def resource(self, uri: str, *, name: str, **fields: Any) -> Callable[[F], F]:
         """Register ``handler(ctx)`` for one listed resource. It may return a ReadResourceResult,
         a str (text contents) or bytes (blob contents)."""
 
         def register(handler: F) -> F:
-            self.server.add_resource(Resource(uri=uri, name=name, **fields))
+            resource = Resource(uri=uri, name=name, **fields)
+            self.server.add_resource(resource)
             self._resources[uri] = handler
+            self._resource_defs[uri] = resource
             return handler
 
         return register
@@ -178,8 +239,10 @@ class App:
         """Register ``handler(ctx, **variables)`` for URIs matching an RFC 6570 template."""
 
         def register(handler: F) -> F:
-            self.server.add_template(ResourceTemplate(uri_template=uri_template, name=name, **fields))
+            template = ResourceTemplate(uri_template=uri_template, name=name, **fields)
+            self.server.add_template(template)
             self._templates[uri_template] = handler
+            self._template_defs[uri_template] = template
             return handler
 
         return register
@@ -194,6 +257,7 @@ class App:
             prompt = Prompt(name=prompt_name, description=description, arguments=arguments or UNSET, **fields)
             self.server.add_prompt(prompt)
             self._prompts[prompt_name] = handler
+            self._prompt_defs[prompt_name] = prompt
             return handler
 
         return register
@@ -205,31 +269,42 @@ class App:
         return handler
 
     # -- subscriptions --------------------------------------------------------------------------
+    def forward_listen(self, stream: ListenStream[Any], buffer: int = 64) -> ListenForwarder:
+        """Start ``stream`` (its acknowledgement is the first output) and register it, so that
+        :meth:`notify_list_changed`, :meth:`notify_resource_updated` and :meth:`close_streams`
+        deliver to it; :meth:`ListenForwarder.run` then writes it to the connection. Every
+        driver forwards its listen streams this way. Call from the event loop's thread, before
+        the first await after the engine admitted the stream, so that no event is missed."""
+        return ListenForwarder(self, stream, buffer)
+
     def open_stream(self, stream: ListenStream[Any], buffer: int = 64) -> MemoryObjectReceiveStream[Any]:
         """Register an open listen stream; output for it arrives on the returned anyio memory
         object stream, which ends (``anyio.EndOfStream``) when the app drops the stream. Call
-        from the event loop's thread, before the first await after ``stream.start()``."""
+        from the event loop's thread, before the first await after ``stream.start()``.
+        (:meth:`forward_listen` does this and the forwarding; drivers use that.)"""
         send, receive = anyio.create_memory_object_stream[Any](buffer)
-        self._streams[id(stream)] = send
+        self._streams[id(stream)] = _Registered(send)
         return receive
 
     def close_stream(self, stream: ListenStream[Any]) -> None:
         stream.cancel()
-        channel = self._streams.pop(id(stream), None)
-        if channel is not None:
-            channel.close()
+        registered = self._streams.pop(id(stream), None)
+        if registered is not None:
+            registered.channel.close()
 
-    def _deliver(self, deliveries: list[tuple[ListenStream[Any], Any]]) -> None:
+    def _deliver(self, deliveries: list[tuple[ListenStream[Any], Any]], *, last: bool = False) -> None:
         for stream, output in deliveries:
-            channel = self._streams.get(id(stream))
-            if channel is None or not output:
+            registered = self._streams.get(id(stream))
+            if registered is None or not output:
                 continue
             try:
-                channel.send_nowait(output)
+                registered.channel.send_nowait(output)
             except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 # A consumer this far behind is dropped rather than buffered without bound (or
                 # it is already gone: its receiving end closed before close_stream ran).
                 self.close_stream(stream)
+            else:
+                registered.ended = last
 
     def notify_list_changed(self, kind: str) -> None:
         """Tell open listen streams that the tools, prompts or resources list changed."""
@@ -239,24 +314,31 @@ class App:
         self._deliver(self.server.resource_updated(uri))
 
     def close_streams(self) -> None:
-        """Graceful end of every listen stream (at shutdown)."""
-        self._deliver(self.server.close_listeners())
-        for channel in self._streams.values():
-            channel.close()
+        """Graceful end of every listen stream (at shutdown): each gets its listen result."""
+        self._deliver(self.server.close_listeners(), last=True)
+        for registered in self._streams.values():
+            registered.channel.close()
         self._streams.clear()
 
     # -- dispatch ---------------------------------------------------------------------------------
     async def dispatch(self, exchange: Exchange[Any], send: Send) -> None:
         """Run the handler for ``exchange.event`` and send its answer. Never raises for handler
-        errors: they become error responses (-32603 unless a ProtocolError), and the cause of
-        a -32603 is logged and handed to ``on_error``, never sent."""
+        errors: they become error responses (a ProtocolError the handler raised keeps its code
+        and message unless it is -32603; anything else, a LocalProtocolError included, is -32603
+        without detail, its cause logged and handed to ``on_error``, never sent)."""
         ctx = Context(self, exchange, send)
+        bug: BaseException | None = None
         try:
             answer = await self._run(ctx)
             if isinstance(answer, NeedInput):
                 out = exchange.input_required(answer.requests, state=answer.state, ttl_seconds=answer.ttl_seconds)
             else:
                 out = exchange.complete(answer)
+        except mcpwire.LocalProtocolError as exc:
+            # The API misused (an answer of the wrong type, say): a bug in the host like any
+            # other, answered -32603 whatever code it carries, and reported as itself.
+            bug = exc
+            out = exchange.fail(_INTERNAL_ERROR)
         except mcpwire.ProtocolError as exc:
             out = exchange.fail(exc)
         except anyio.get_cancelled_exc_class():
@@ -264,8 +346,9 @@ class App:
             raise
         except Exception as exc:  # a handler bug answers -32603 and keeps the server up
             out = exchange.fail(exc)
-        if exchange.internal_error is not None:
-            self._report(exchange, exchange.internal_error)
+        cause = bug if bug is not None else exchange.internal_error
+        if cause is not None:
+            self._report(exchange, cause)
         if out:
             await send(out)
 
@@ -309,10 +392,29 @@ class App:
             tasks.cancel_scope.cancel()
         return peer_gone
 
+    def _tool_result(self, name: str, answer: Any) -> Any:
+        """A tool handler's answer as what the exchange takes: an instance of the tool's
+        ``output_type`` becomes a CallToolResult with that value as ``structuredContent`` and its
+        JSON text in one text block (the specification: a tool returning structured content
+        SHOULD also return it serialized in a TextContent block)."""
+        if isinstance(answer, (CallToolResult, NeedInput)):
+            return answer
+        output_type = self._output_types.get(name)
+        if output_type is not None and _is_instance(answer, output_type):
+            structured = msgspec.to_builtins(answer)
+            text = msgspec.json.encode(structured).decode()
+            return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+        if isinstance(answer, str):
+            return answer  # shorthand for one text block (the core builds it)
+        expected = "a CallToolResult, a str, a NeedInput"
+        if output_type is not None:
+            expected += f" or an instance of its output_type {getattr(output_type, '__name__', output_type)!s}"
+        raise mcpwire.LocalProtocolError(f"Tool {name!r} answered with {type(answer).__name__}; expected {expected}")
+
     async def _run(self, ctx: Context) -> Any:
         event = ctx.event
         if isinstance(event, ToolCall):
-            return await _call(self._tools[event.name], ctx, event.arguments)
+            return self._tool_result(event.name, await _call(self._tools[event.name], ctx, event.arguments))
         if isinstance(event, ResourceRead):
             if event.uri in self._resources:
                 return _contents(event.uri, await _call(self._resources[event.uri], ctx))
@@ -332,6 +434,96 @@ class App:
         raise mcpwire.LocalProtocolError(f"No handler for {type(event).__name__}")
 
 
+class _Registered:
+    """An open listen stream's channel, and whether its listen result went into it."""
+
+    __slots__ = ("channel", "ended")
+
+    def __init__(self, channel: MemoryObjectSendStream[Any]) -> None:
+        self.channel = channel
+        self.ended = False
+
+
+class ListenForwarder:
+    """One subscriptions/listen stream forwarded to its connection, from :meth:`App.forward_listen`.
+
+    The trio/h11, ASGI and stdio drivers all forward their listen streams with this one class:
+    :meth:`run` writes the acknowledgement (:attr:`first`), then whatever the app delivers to
+    the stream (list_changed, resources/updated), until the stream ends with its listen result
+    (:meth:`App.close_streams`), the app drops it (a consumer too far behind, or
+    :meth:`App.close_stream`), or the client goes away. The stream is closed when :meth:`run`
+    returns, however it returns.
+    """
+
+    def __init__(self, app: App, stream: ListenStream[Any], buffer: int = 64) -> None:
+        self.app = app
+        self.stream = stream
+        #: The acknowledgement: the stream's first output.
+        self.first: Any = stream.start()
+        self._channel = app.open_stream(stream, buffer)  # no await since start(): nothing missed
+        self._registered = app._streams[id(stream)]
+
+    async def run(
+        self,
+        emit: Send,
+        *,
+        watch: Callable[[Callable[[], None]], Coroutine[Any, Any, None]] | None = None,
+        keepalive_interval: float | None = None,
+    ) -> bool:
+        """Write the stream with ``emit`` (one call per output; it raises :class:`PeerGone` when
+        the client went away) until it ends. ``watch(gone)``, when given, runs alongside and
+        calls ``gone()`` when the client goes away. ``keepalive_interval``: seconds of silence
+        after which an SSE ``: keepalive`` comment is written (Streamable HTTP streams only;
+        stdio streams have none). Returns True when the stream ended with its listen result,
+        False when the app dropped it or the client went away: an HTTP response must then be
+        left unfinished (an abrupt end is never disguised as a complete stream)."""
+        ended = False
+        try:
+            with self._channel:
+                async with anyio.create_task_group() as tasks:
+                    if watch is not None:
+                        tasks.start_soon(watch, tasks.cancel_scope.cancel)
+                    try:
+                        await emit(self.first)
+                        ended = await self._pump(emit, keepalive_interval)
+                    except PeerGone:
+                        pass
+                    tasks.cancel_scope.cancel()
+        finally:
+            self.app.close_stream(self.stream)
+        return ended
+
+    async def _pump(self, emit: Send, keepalive_interval: float | None) -> bool:
+        keepalive: Any = None
+        if keepalive_interval is not None and isinstance(self.stream, HttpListenStream):
+            keepalive = [ResponseBody(data=_KEEPALIVE, more=True)]
+        interval = keepalive_interval if keepalive is not None and keepalive_interval is not None else math.inf
+        while True:
+            with anyio.move_on_after(interval) as idle:
+                try:
+                    output = await self._channel.receive()
+                except anyio.EndOfStream:
+                    # The app closes the channel right after delivering the listen result.
+                    return self._registered.ended
+            if idle.cancelled_caught:
+                await emit(keepalive)
+            else:
+                await emit(output)
+
+
+def _is_instance(value: Any, declared: type[Any]) -> bool:
+    """``isinstance`` for a declared output type, generic aliases included (``dict[str, int]``
+    checks ``dict``; the core's output check then checks the rest)."""
+    for candidate in (declared, typing.get_origin(declared)):
+        if candidate is None:
+            continue
+        try:
+            return isinstance(value, candidate)
+        except TypeError:  # not a runtime-checkable type (a TypedDict, a Literal...)
+            continue
+    return False
+
+
 async def _call(handler: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     if inspect.iscoroutinefunction(handler):
         return await handler(*args, **kwargs)
@@ -349,5 +541,3 @@ def _contents(uri: str, answer: Any) -> Any:
         return ReadResourceResult(contents=[BlobResourceContents(uri=uri, blob=base64.b64encode(answer).decode())])
     return answer
 
-
-_ = (CallToolResult, GetPromptResult, TextContent)

@@ -43,10 +43,8 @@ from urllib.parse import quote
 import anyio
 import anyio.lowlevel
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
-from mcpwire.framing import encode_comment
 
 from .app import App, PeerGone
 
@@ -60,7 +58,6 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 Output = ResponseHead | ResponseBody
 
-_KEEPALIVE = encode_comment("keepalive")
 # Characters left as they are when the decoded ASGI path is quoted again for the engine:
 # RFC 3986 pchar and "/". "?" and "#" (and "%") are escaped, so a decoded "%3F" cannot end the
 # path early.
@@ -265,37 +262,12 @@ class _Request:
         await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
-        """Forward a listen stream as SSE until it ends, the app drops it, or the client leaves."""
-        first = stream.start()
-        events = self.app.open_stream(stream)  # before the first await: no event can be missed
-        try:
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(self._watch_disconnect, tasks.cancel_scope.cancel)
-                try:
-                    await self._emit(first)
-                    await self._forward(events)
-                except _PeerGone:
-                    pass
-                tasks.cancel_scope.cancel()
-        finally:
-            self.app.close_stream(stream)
-
-    async def _forward(self, events: MemoryObjectReceiveStream[Sequence[Output]]) -> None:
-        """Write the stream's output until its final event, or until the app drops it."""
-        with events:
-            while True:
-                outputs: Sequence[Output] | None = None
-                with anyio.move_on_after(self.config.sse_keepalive_interval):
-                    try:
-                        outputs = await events.receive()
-                    except anyio.EndOfStream:
-                        return  # dropped without its result: leave the response unfinished
-                if outputs is None:
-                    await self._send_message({"type": "http.response.body", "body": _KEEPALIVE, "more_body": True})
-                    continue
-                await self._emit(outputs)
-                if any(isinstance(o, ResponseBody) and not o.more for o in outputs):
-                    return
+        """Forward a listen stream as SSE (``App.forward_listen``) until it ends, the app drops
+        it, or the client leaves; an abrupt end leaves the response unfinished."""
+        forwarder = self.app.forward_listen(stream)  # before the first await: no event can be missed
+        await forwarder.run(
+            self._emit, watch=self._watch_disconnect, keepalive_interval=self.config.sse_keepalive_interval
+        )
 
 
 def _headers(scope: Scope) -> list[tuple[bytes, bytes]]:

@@ -64,7 +64,8 @@ from ._cli_io import (
     table,
 )
 from .app import App
-from .http_client import HttpClient, ServerError, Session, TransportError
+from .http_client import HttpClient
+from .session import ServerError, Session, TransportError
 
 __all__ = ["CliError", "load_app", "main"]
 

@@ -36,14 +36,11 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from http import HTTPStatus
 
-import anyio
 import h11
 import msgspec
 import trio
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
-from mcpwire.framing import encode_comment
 
 from .app import App, PeerGone
 
@@ -54,7 +51,6 @@ _log = logging.getLogger("mcpwire_adapters.http")
 _RECEIVE_BYTES = 64 * 1024
 _LINGER_SECONDS = 1.0  # after an early refusal, drain what the client still sends so it reads our answer
 _REJECT_SECONDS = 1.0  # time given to a connection over the limit to send its head
-_KEEPALIVE = encode_comment("keepalive")
 
 Output = ResponseHead | ResponseBody
 
@@ -409,40 +405,14 @@ class _Connection:
             raise _PeerGone
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
-        """Forward a listen stream as SSE until it ends, the app drops it, or the client leaves."""
-        first = stream.start()
-        channel = self.app.open_stream(stream)  # before the first await: no event can be missed
-        ended = False
-        try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._watch_peer, nursery.cancel_scope.cancel)
-                try:
-                    await self._emit(first)
-                    ended = await self._forward(channel)
-                except _PeerGone:
-                    pass
-                nursery.cancel_scope.cancel()
-        finally:
-            self.app.close_stream(stream)
+        """Forward a listen stream as SSE (``App.forward_listen``) until it ends, the app drops
+        it, or the client leaves."""
+        forwarder = self.app.forward_listen(stream)  # before the first await: no event can be missed
+        ended = await forwarder.run(
+            self._emit, watch=self._watch_peer, keepalive_interval=self.config.sse_keepalive_interval
+        )
         if not ended:
             raise _PeerGone  # an abrupt end carries no response: close the connection
-
-    async def _forward(self, channel: MemoryObjectReceiveStream[Sequence[Output]]) -> bool:
-        """True when the stream ended with its listen result, False when the channel closed."""
-        with channel:
-            while True:
-                outputs: Sequence[Output] | None = None
-                with trio.move_on_after(self.config.sse_keepalive_interval):
-                    try:
-                        outputs = await channel.receive()
-                    except anyio.EndOfStream:
-                        return False
-                if outputs is None:
-                    await self._send(h11.Data(data=_KEEPALIVE))
-                    continue
-                await self._emit(outputs)
-                if any(isinstance(o, ResponseBody) and not o.more for o in outputs):
-                    return True
 
 
 def _content_length(request: h11.Request) -> int | None:

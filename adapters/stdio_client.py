@@ -10,7 +10,8 @@ Requests are demultiplexed by id (:class:`mcpwire.ClientStdioConnection`);
 one reader task routes each event to the task awaiting that request. Cancelling the
 awaiting task writes ``notifications/cancelled`` for its request (wire reference section 9).
 Leaving the ``async with`` closes the server's stdin, waits ``exit_timeout`` seconds for it
-to exit, then kills it. The MRTR loop, version fallback and pagination are :class:`Session`'s.
+to exit, then kills it. The MRTR loop, version fallback and pagination are :class:`Session`'s
+(:mod:`mcpwire_adapters.session`): this module imports no h11.
 
 ``c.listen({...})`` opens a ``subscriptions/listen`` stream on the same pipes (its events are
 routed by subscription id); leaving its ``async with`` writes ``notifications/cancelled``::
@@ -33,7 +34,7 @@ import trio
 from mcpwire.types import Implementation
 from mcpwire import Client, ClientEvent, ClientStdioConnection, ErrorCode, ErrorResult, InputRequired, OutgoingRequest, ResultReceived
 
-from .http_client import Session, Subscription, TransportError
+from .session import Session, Subscription, TransportError
 
 __all__ = ["StdioClient"]
 

@@ -9,8 +9,9 @@ writes nothing else there (diagnostics go to the ``mcpwire_adapters.stdio`` logg
 - Each exchange runs ``app.dispatch`` in its own task under its own cancel scope, kept by
   request id; ``notifications/cancelled`` cancels that scope (the exchange itself already
   refuses late output, section 9).
-- A listen stream writes its acknowledgement, then whatever the app delivers to it; a
-  ``notifications/cancelled`` naming it stops it the same way (section 11).
+- A listen stream is started as soon as it is admitted and forwarded by
+  :meth:`App.forward_listen` (as the HTTP drivers do): its acknowledgement, then whatever the
+  app delivers to it; a ``notifications/cancelled`` naming it stops it the same way (section 11).
 - On EOF the last partial line is still read, in-flight requests get ``grace_period`` seconds
   to finish (then are cancelled), listen streams end with their listen result
   (``app.close_streams()``), and :func:`serve_stdio` returns. If stdout breaks, it returns at once.
@@ -25,11 +26,10 @@ from collections.abc import Hashable
 from typing import Any
 
 import trio
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from mcpwire import Cancelled, LocalProtocolError, StdioConnection, StdioExchange, StdioListenStream
 
-from .app import App
+from .app import App, ListenForwarder
 
 __all__ = ["serve_stdio"]
 
@@ -101,8 +101,8 @@ class _StdioDriver:
                 elif isinstance(item, StdioExchange):
                     requests.start_soon(self._run_exchange, item, self._scope_for(item.request_id))
                 elif isinstance(item, StdioListenStream):
-                    channel = self.app.open_stream(item)  # registered now: no event is missed
-                    streams.start_soon(self._run_listen, item, channel, self._scope_for(item.request_id))
+                    forwarder = self.app.forward_listen(item)  # registered now: no event is missed
+                    streams.start_soon(self._run_listen, forwarder, self._scope_for(item.request_id))
                 elif isinstance(item, Cancelled):
                     scope = self._scopes.pop(_key(item.request_id), None)
                     if scope is not None:
@@ -147,17 +147,12 @@ class _StdioDriver:
                     pass  # the exchange had already answered
         self._forget(exchange.request_id, scope)
 
-    async def _run_listen(
-        self, stream: StdioListenStream, channel: MemoryObjectReceiveStream[Any], scope: trio.CancelScope
-    ) -> None:
+    async def _run_listen(self, forwarder: ListenForwarder, scope: trio.CancelScope) -> None:
         try:
-            with scope, channel:
-                await self._write(stream.start())
-                async for output in channel:
-                    await self._write(output)
+            with scope:
+                await forwarder.run(self._send)
         finally:
-            self.app.close_stream(stream)
-            self._forget(stream.request_id, scope)
+            self._forget(forwarder.stream.request_id, scope)
 
 
 def _key(request_id: str | int) -> Hashable:

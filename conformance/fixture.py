@@ -15,8 +15,9 @@ the ASGI adapter (``mcpwire_adapters.asgi``) under that server.
 
 What it offers is wire reference section 16 (and conformance/RUNNER_NOTES.md): the tools,
 resources, template and prompts the server scenarios call, with the results they check. It
-is built on the public API only (``mcpwire_adapters.app.App``); the engine has no special
-cases for it. :func:`build_app` returns the application so tests can drive it in-process.
+is built on the public API only (``mcpwire_adapters.App``, ``Context`` and ``NeedInput``); the
+engine has no special cases for it. :func:`build_app` returns the application so tests can
+drive it in-process.
 
 Multi round-trip tools (``test_input_required_result_*``) follow one pattern, :func:`_gather`:
 each round merges the answers already collected (carried in the signed requestState) with
@@ -37,7 +38,7 @@ from typing import Any, NamedTuple
 import anyio
 import msgspec
 import trio
-from mcpwire_adapters.app import App, Context, NeedInput
+from mcpwire_adapters import App, Context, NeedInput
 from msgspec import UNSET
 
 import mcpwire

@@ -10,8 +10,9 @@ what comes back:
 - ``bytes``: an answer the engine wrote by itself (discover, lists, errors): write it;
 - a :class:`mcpwire.StdioExchange`: a tools/call to answer. A task runs the tool's plain async
   function, which may write ``exchange.progress(...)``; the task then writes one of
-  ``exchange.complete(...)``, ``exchange.input_required(...)`` (a multi round-trip request)
-  or ``exchange.fail(...)``. Every verb returns whole NDJSON lines, so tasks share stdout
+  ``exchange.complete(...)``, ``exchange.input_required(...)`` (a multi round-trip request:
+  the tool answers with :class:`mcpwire_adapters.NeedInput`, the one type every adapter uses,
+  which needs only msgspec) or ``exchange.fail(...)``. Every verb returns whole NDJSON lines, so tasks share stdout
   line by line;
 - a :class:`mcpwire.Cancelled`: the client sent ``notifications/cancelled``; cancel that task
   (its exchange is already silenced by the engine);
@@ -20,8 +21,8 @@ what comes back:
 
 At end of stdin, requests in flight get ``GRACE_SECONDS`` to finish, then the process exits.
 stdout carries protocol lines only. With ``MCPWIRE_EXAMPLE_CHECK=1`` in the environment the
-process writes, at exit, one line to stderr naming which of trio, anyio, h11 and
-mcpwire_adapters got imported (``tests/test_asyncio_example.py`` expects none). POSIX only
+process writes, at exit, one line to stderr naming which of trio, anyio, h11 and the App layer
+(``mcpwire_adapters.app``) got imported (``tests/test_asyncio_example.py`` expects none). POSIX only
 (asyncio's pipe transports); stdin or stdout redirected to a regular file is read or written
 directly, since a file never blocks.
 """
@@ -34,10 +35,11 @@ import json
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Protocol
 
 import msgspec
+from mcpwire_adapters import NeedInput  # msgspec only: no anyio, trio or h11
 
 import mcpwire
 from mcpwire import Cancelled, Keyring, Server, StdioConnection, StdioExchange, StdioListenStream, ToolCall
@@ -45,17 +47,10 @@ from mcpwire.types import ElicitRequest, ElicitRequestFormParams, Implementation
 from mcpwire.types import RequestId
 
 GRACE_SECONDS = 5.0
-CHECKED_MODULES = ("trio", "anyio", "h11", "mcpwire_adapters")
+CHECKED_MODULES = ("trio", "anyio", "h11", "mcpwire_adapters.app")
 
 Write = Callable[[bytes], Awaitable[None]]
 Handler = Callable[[ToolCall, StdioExchange, Write], Awaitable[Any]]
-
-
-class NeedInput(msgspec.Struct, frozen=True, kw_only=True):
-    """A tool's answer asking the client for input first (an input_required result)."""
-
-    requests: Mapping[str, Any]
-    state: Any = msgspec.UNSET
 
 
 # -- the tools: plain async functions -------------------------------------------------------------
@@ -179,7 +174,7 @@ class AsyncioStdioServer:
                 raise mcpwire.RemoteProtocolError("Not supported here", code=mcpwire.ErrorCode.METHOD_NOT_FOUND)
             answer = await TOOLS[event.name](event, exchange, self.write)
             if isinstance(answer, NeedInput):
-                output = exchange.input_required(answer.requests, state=answer.state)
+                output = exchange.input_required(answer.requests, state=answer.state, ttl_seconds=answer.ttl_seconds)
             else:
                 output = exchange.complete(answer)
         except asyncio.CancelledError:

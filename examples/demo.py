@@ -31,7 +31,7 @@ def build_demo_app() -> App:
         a: float
         b: float
 
-    @app.tool(description="Add two numbers", arguments=AddArgs)
+    @app.tool(description="Add two numbers", arguments_type=AddArgs)
     async def add(ctx: Context, args: AddArgs) -> str:
         return f"{args.a} + {args.b} = {args.a + args.b}"
 

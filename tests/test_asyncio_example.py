@@ -3,9 +3,10 @@
 The example runs as a real subprocess; this test talks to it with the client engine
 (``mcpwire.Client`` + ``mcpwire.ClientStdioConnection``), bytes over pipes, itself on asyncio.
 It checks a tools/call with progress, a multi round-trip (input_required, then the retry with
-the signed requestState), cancellation, and that neither trio, anyio, h11 nor
-``mcpwire_adapters`` was imported by the example (its ``MCPWIRE_EXAMPLE_CHECK=1`` report, and
-``-X importtime``). Every read has a timeout.
+the signed requestState), cancellation, and that neither trio, anyio, h11 nor the App layer
+was imported by the example (its ``MCPWIRE_EXAMPLE_CHECK=1`` report, and ``-X importtime``):
+of ``mcpwire_adapters`` it uses only :class:`~mcpwire_adapters.NeedInput`, which needs only
+msgspec. Every read has a timeout.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from mcpwire.types import ElicitRequest, ElicitResult, Implementation
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "asyncio_server.py"
 TIMEOUT = 15.0
-FORBIDDEN = ("trio", "anyio", "h11", "mcpwire_adapters")
+FORBIDDEN = ("trio", "anyio", "h11")
+# Of mcpwire_adapters, the example loads the package and the module of NeedInput, nothing else.
+ADAPTER_MODULES = {"mcpwire_adapters", "mcpwire_adapters._input"}
 
 
 class Example:
@@ -85,11 +88,12 @@ def text_of(event: ClientEvent) -> str:
 
 
 def imported_modules(stderr: str) -> set[str]:
-    """Top-level package names of the ``-X importtime`` lines."""
+    """Module names of the ``-X importtime`` lines (top-level packages and full names)."""
     names = set()
     for line in stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
-            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+            name = line.rsplit("|", 1)[1].strip()
+            names |= {name, name.split(".")[0]}
     return names
 
 
@@ -132,6 +136,8 @@ def test_progress_and_a_multi_round_trip_on_asyncio() -> None:
         loaded = imported_modules(stderr)
         assert "mcpwire" in loaded and "msgspec" in loaded and "asyncio" in loaded  # the log is real
         assert loaded.isdisjoint(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
+        adapters = {name for name in loaded if name.split(".")[0] == "mcpwire_adapters"}
+        assert adapters == ADAPTER_MODULES, sorted(adapters)
 
     asyncio.run(scenario())
 

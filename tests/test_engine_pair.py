@@ -35,7 +35,7 @@ import trio
 from anyio.streams.memory import MemoryObjectReceiveStream
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcpwire_adapters.app import App, Context, NeedInput
+from mcpwire_adapters import App, Context, NeedInput
 from msgspec import UNSET
 from schema_check import validate
 

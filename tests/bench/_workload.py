@@ -158,7 +158,7 @@ def our_app() -> Any:
 
     app = App("bench", "1.0", keyring=Keyring.single(SECRET), validator=None)
 
-    @app.tool(description="Echo the text back", arguments=EchoArgs)
+    @app.tool(description="Echo the text back", arguments_type=EchoArgs)
     async def echo(ctx: Context, args: EchoArgs) -> CallToolResult:
         return echo_result(args.text)
 
