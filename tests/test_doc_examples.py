@@ -219,8 +219,8 @@ def test_public_name_check() -> None:
         "from mcpwire.server.engine: only mcpwire, mcpwire.types and mcpwire.framing are public"
     ]
     assert _public_name_problems("from mcpwire.framing import SSEReader\nmcpwire.framing.SSEReader") == []
-    assert _public_name_problems("x = mcpwire.types.Implementation") == [
-        "mcpwire.types.Implementation: a wire type, use mcpwire.types.Implementation"
+    assert _public_name_problems("x = mcpwire.Implementation") == [
+        "mcpwire.Implementation: a wire type, use mcpwire.types.Implementation"
     ]
 
 
