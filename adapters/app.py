@@ -369,8 +369,9 @@ class App:
     ) -> bool:
         """Drive ``exchange`` on a connection: the handler runs while ``watch(gone)`` watches the
         connection, and a client that goes away (``watch`` calls ``gone``, or ``emit`` raises
-        :class:`PeerGone`) cancels both the handler and the exchange (HTTP cancellation, wire
-        reference section 9). Returns True when the client went away."""
+        :class:`PeerGone`) cancels both the handler and the exchange (on HTTP a disconnect is
+        the cancellation: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation>).
+        Returns True when the client went away."""
         peer_gone = False
         async with anyio.create_task_group() as tasks:
 

@@ -17,7 +17,8 @@ Per ``http`` request:
 3. write what the engine returns: ``ResponseHead`` -> ``http.response.start``,
    ``ResponseBody`` -> ``http.response.body`` with ``more_body``. For an exchange, the handler
    runs while ``receive()`` is watched: ``http.disconnect`` cancels the handler and the
-   exchange (HTTP cancellation, wire reference section 9). A listen stream is forwarded as
+   exchange (on HTTP a disconnect is the cancellation; specification: Basic > Patterns >
+   Cancellation, Transport-Specific Cancellation). A listen stream is forwarded as
    SSE with a ``: keepalive`` comment every ``sse_keepalive_interval`` until it ends, the
    client disconnects, or the app drops it (then the response is left unfinished, which makes
    the server close the connection: an abrupt end is never disguised as a complete stream).
@@ -258,7 +259,8 @@ class _Request:
 
     # -- the two long-lived shapes ----------------------------------------------------------------
     async def _run_exchange(self, exchange: HttpExchange) -> None:
-        """Run the handler while watching for ``http.disconnect``, which cancels both (section 9)."""
+        """Run the handler while watching for ``http.disconnect``, which cancels both (on HTTP a
+        disconnect is the cancellation)."""
         await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
 
     async def _run_listen(self, stream: HttpListenStream) -> None:

@@ -14,9 +14,11 @@ every transport shares: the -32022 version fallback (once per request), the MRTR
 :class:`ServerError`. :class:`HttpClient` adds one keep-alive connection (reused across
 requests, reopened when the server closed it), connect and read timeouts, and a response
 size limit. Requests on one HttpClient are sent one at a time. Cancelling the awaiting task
-closes the connection, which is how HTTP cancels a request (wire reference section 9).
+closes the connection, which is how HTTP cancels a request
+(<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation#transport-specific-cancellation>).
 
-:meth:`Session.listen` opens a ``subscriptions/listen`` stream (section 11) as a
+:meth:`Session.listen` opens a ``subscriptions/listen`` stream
+(<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>) as a
 :class:`Subscription`; over HTTP each one has its own connection, so requests keep flowing
 on the shared one while it is open::
 
@@ -206,7 +208,8 @@ class HttpClient(Session):
 
 
 class _HttpSubscription(Subscription):
-    """A listen stream on a connection of its own: closing that connection cancels it (section 9)."""
+    """A listen stream on a connection of its own: closing that connection cancels it (on HTTP
+    a disconnect is the cancellation)."""
 
     def __init__(self, session: HttpClient, request: OutgoingRequest) -> None:
         super().__init__(session, request)

@@ -3,7 +3,7 @@
 The engine (``app.server.receive_http``) decides every answer; this module only moves bytes:
 h11 parses requests and frames responses, trio runs one task per connection.
 
-Per connection, one request at a time (HTTP/1.1 keep-alive, section 13.1):
+Per connection, one request at a time (HTTP/1.1 persistent connections, RFC 9112 section 9.3):
 
 1. read the request head within ``header_timeout`` (``keepalive_idle_timeout`` to wait for the
    first byte of a later request on a kept-alive connection); heads over ``max_header_bytes``
@@ -13,8 +13,10 @@ Per connection, one request at a time (HTTP/1.1 keep-alive, section 13.1):
    then close; the whole body must arrive within ``body_timeout`` (408 otherwise);
 3. hand the request to the engine and write what it returns: a complete reply; an exchange,
    whose handler runs while the socket is watched (a peer that closes cancels the handler and
-   the exchange: HTTP cancellation, section 9); or a listen stream, forwarded as SSE with a
-   ``: keepalive`` comment every ``sse_keepalive_interval`` (section 11).
+   the exchange: on HTTP a disconnect is the cancellation, specification: Basic > Patterns >
+   Cancellation); or a listen stream, forwarded as SSE with a ``: keepalive`` comment every
+   ``sse_keepalive_interval`` (the specification encourages keep-alive comments on listen
+   streams: Basic > Transports > Streamable HTTP, Receiving Messages).
 
 Every error this driver answers by itself carries a JSON-RPC error body, never HTML or plain
 text: 400/431 -32600 for malformed HTTP, 408/413 -32600, 500 -32603 for a bug, 503 -32603 at
@@ -400,7 +402,8 @@ class _Connection:
 
     # -- the two long-lived shapes ------------------------------------------------------------------
     async def _run_exchange(self, exchange: HttpExchange) -> None:
-        """Run the handler while watching the socket; a disconnect cancels both (section 9)."""
+        """Run the handler while watching the socket; a disconnect cancels both (on HTTP a
+        disconnect is the cancellation)."""
         if await self.app.run_exchange(exchange, self._emit, self._watch_peer):
             raise _PeerGone
 

@@ -9,7 +9,8 @@ MRTR loop (``on_input`` gets the typed input requests of each round and returns 
 at most ``max_rounds`` rounds), pagination, and turning an :class:`ErrorResult` into
 :class:`ServerError`. A transport subclasses it and implements ``_exchange`` (send one request,
 return its final event) and ``_subscription``. :meth:`Session.listen` opens a
-``subscriptions/listen`` stream (section 11) as a :class:`Subscription`::
+``subscriptions/listen`` stream (specification: Basic > Patterns > Subscriptions) as a
+:class:`Subscription`::
 
     async with session.listen({"toolsListChanged": True}) as sub:
         async for event in sub:      # ListenAck, then ListChanged / ResourceUpdated
@@ -173,7 +174,8 @@ class Session:
 
 
 class Subscription:
-    """One ``subscriptions/listen`` stream (wire reference section 11), from :meth:`Session.listen`.
+    """One ``subscriptions/listen`` stream, from :meth:`Session.listen`
+    (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>).
 
     ``async with`` sends the request and waits for the acknowledgement (falling back once on
     -32022), so the server is listening when the block runs; :attr:`acknowledged` is the

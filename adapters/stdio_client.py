@@ -8,7 +8,9 @@
 
 Requests are demultiplexed by id (:class:`mcpwire.ClientStdioConnection`);
 one reader task routes each event to the task awaiting that request. Cancelling the
-awaiting task writes ``notifications/cancelled`` for its request (wire reference section 9).
+awaiting task writes ``notifications/cancelled`` for its request, which is how stdio
+cancels a request
+(<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation#transport-specific-cancellation>).
 Leaving the ``async with`` closes the server's stdin, waits ``exit_timeout`` seconds for it
 to exit, then kills it. The MRTR loop, version fallback and pagination are :class:`Session`'s
 (:mod:`mcpwire_adapters.session`): this module imports no h11.

@@ -1,17 +1,20 @@
 """stdio over trio: the driver that feeds a :class:`mcpwire.StdioConnection` from stdin.
 
-Wire reference section 14: newline-delimited JSON, one message per line, requests running
-concurrently, responses written whole. stdout carries protocol messages only; this module
-writes nothing else there (diagnostics go to the ``mcpwire_adapters.stdio`` logger).
+The stdio transport (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>):
+newline-delimited JSON, one message per line, requests running concurrently, responses
+written whole. stdout carries protocol messages only; this module writes nothing else there
+(diagnostics go to the ``mcpwire_adapters.stdio`` logger).
 
 - Every write goes through one lock and is one or more whole lines, so lines of concurrent
   requests never interleave inside a line.
 - Each exchange runs ``app.dispatch`` in its own task under its own cancel scope, kept by
   request id; ``notifications/cancelled`` cancels that scope (the exchange itself already
-  refuses late output, section 9).
+  refuses late output: after a cancellation the server MUST NOT send anything more for the
+  request, specification: Basic > Transports > stdio, Cancellation).
 - A listen stream is started as soon as it is admitted and forwarded by
   :meth:`App.forward_listen` (as the HTTP drivers do): its acknowledgement, then whatever the
-  app delivers to it; a ``notifications/cancelled`` naming it stops it the same way (section 11).
+  app delivers to it; a ``notifications/cancelled`` naming it stops it the same way
+  (specification: Basic > Patterns > Subscriptions, Cancellation).
 - On EOF the last partial line is still read, in-flight requests get ``grace_period`` seconds
   to finish (then are cancelled), listen streams end with their listen result
   (``app.close_streams()``), and :func:`serve_stdio` returns. If stdout breaks, it returns at once.

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""The client command of the official conformance runner's client leg (wire reference 18, 19.2).
+"""The client command of the official conformance runner's client leg.
+
+See conformance/RUNNER_NOTES.md, "How the runner runs scenarios" (how the command is started)
+and "Client scenarios" (what each scenario checks).
 
     python conformance/client.py URL
 

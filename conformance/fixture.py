@@ -6,16 +6,17 @@
 
 Over HTTP it binds ``--host`` (127.0.0.1) on ``--port`` (0: the OS picks), prints exactly one
 line ``{"conformanceReady": true, "url": "http://127.0.0.1:<port>/mcp"}`` on stdout and serves
-until its stdin reaches end of file, then shuts down and exits 0 (wire reference 19.1). Over
-stdio it serves NDJSON on stdin/stdout until stdin closes. Diagnostics go to stderr only.
+until its stdin reaches end of file, then shuts down and exits 0 (the handshake
+conformance/run.py expects). Over stdio it serves NDJSON on stdin/stdout until stdin closes.
+Diagnostics go to stderr only.
 
 ``--server`` picks what serves HTTP: ``trio`` (default) the trio/h11 driver; ``asgi-uvicorn``,
 ``asgi-hypercorn`` (asyncio worker) and ``asgi-hypercorn-trio`` the same application through
 the ASGI adapter (``mcpwire_adapters.asgi``) under that server.
 
-What it offers is wire reference section 16 (and conformance/RUNNER_NOTES.md): the tools,
-resources, template and prompts the server scenarios call, with the results they check. It
-is built on the public API only (``mcpwire_adapters.App``, ``Context`` and ``NeedInput``); the
+What it offers is what the runner's server scenarios call, with the results they check
+(conformance/RUNNER_NOTES.md, "Server scenarios"): tools, resources, a template and prompts.
+It is built on the public API only (``mcpwire_adapters.App``, ``Context`` and ``NeedInput``); the
 engine has no special cases for it. :func:`build_app` returns the application so tests can
 drive it in-process.
 
@@ -77,7 +78,8 @@ SERVER_NAME = "mcpwire-conformance"
 SERVER_VERSION = "0.1.0"
 SERVERS = ("trio", "asgi-uvicorn", "asgi-hypercorn", "asgi-hypercorn-trio")
 
-# A 1x1 PNG and a header-only WAV file, as the reference fixture uses (wire reference 16.1).
+# A 1x1 PNG and a header-only WAV file: tools-call-image and tools-call-audio check only that
+# data and mimeType are there (audio/wav exactly; conformance/RUNNER_NOTES.md, "tools-call-*").
 PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mP8/x8AAusB9Y9Z4p8AAAAASUVORK5CYII="
 WAV_BASE64 = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
 STATIC_BINARY = bytes([0x00, 0x01, 0x02, 0x03, 0x7F, 0x80, 0xFE, 0xFF])
@@ -178,7 +180,8 @@ def _gather(ctx: Context, asks: Mapping[str, Ask]) -> tuple[dict[str, Any], dict
     """(values collected so far, requests still unanswered) for this round.
 
     Values answered in earlier rounds come back in the verified state (``collected``); ids the
-    handler did not ask for are ignored (wire reference 10.3).
+    handler did not ask for are ignored (the server SHOULD ignore what it does not need:
+    specification, Basic > Patterns > Multi Round-Trip Requests, Error Handling).
     """
     state = ctx.state if isinstance(ctx.state, dict) else {}
     collected: dict[str, Any] = dict(state.get("collected") or {})

@@ -48,7 +48,7 @@ __all__ = ["Step", "Plan", "PLANS", "INPUT_REQUESTS", "result_for", "error_for",
 Step = tuple[Any, ...]
 Plan = list[Step]
 
-# Bare input requests of each kind (wire reference 10.1), as plain dicts.
+# Bare input requests of each kind (schema $defs.InputRequest), as plain dicts.
 INPUT_REQUESTS: Final[dict[str, dict[str, Any]]] = {
     "name": {"method": "elicitation/create", "params": {
         "mode": "form", "message": "Your name?",

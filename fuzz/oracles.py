@@ -1,4 +1,4 @@
-"""What a documented outcome is (docs/errors.md, wire reference sections 12-14).
+"""What a documented outcome is (docs/errors.md: codes and HTTP statuses, Streamable HTTP and stdio).
 
 Cheap checks, with no JSON Schema validation, so the atheris harnesses can afford them on
 every input; the hypothesis suites add schema validation on top (``tests/schema_check.py``).
@@ -19,7 +19,7 @@ __all__ = [
     "APP_CODES", "check_reply", "check_http_stream", "check_line", "check_lines", "json_message",
 ]
 
-# Section 12 and docs/errors.md: every status, and the status of each JSON-RPC code.
+# docs/errors.md, "Codes and HTTP statuses": every status, and the status of each JSON-RPC code.
 ADMISSION_STATUSES: Final = frozenset({403, 404, 405, 406, 413, 415})
 DOCUMENTED_STATUSES: Final = frozenset({200, 202, 400, 500, 503}) | ADMISSION_STATUSES
 STATUS_OF_CODE: Final[dict[int, int]] = {
@@ -27,7 +27,8 @@ STATUS_OF_CODE: Final[dict[int, int]] = {
 }
 # Codes the fuzz host itself uses for application errors (sent with HTTP 200).
 APP_CODES: Final = frozenset({-32000, -32050, 1, 42})
-# No headers on stdio, so never -32020 there (section 14).
+# No headers on stdio, so never -32020 there (specification: Basic > Transports > stdio,
+# Request Metadata).
 STDIO_CODES: Final = frozenset(STATUS_OF_CODE) - {-32020}
 
 
@@ -56,7 +57,7 @@ def json_message(data: bytes | str) -> dict[str, Any]:
                  "malformed error object", message)
         rid = message["id"]
         _require(rid is None or type(rid) in (int, str), "bad id", message)
-        if error["code"] == -32603:  # section 12: the cause of an internal error is never sent
+        if error["code"] == -32603:  # mcpwire's rule: the cause of an internal error is never sent
             _require(error == {"code": -32603, "message": "Internal error"}, "-32603 with a cause", message)
     elif "result" in message:
         _require(type(message.get("id")) in (int, str), "a result has an id", message)
@@ -102,7 +103,7 @@ def check_reply(head: ResponseHead, body: ResponseBody) -> dict[str, Any] | None
             _require(code is not None and STATUS_OF_CODE.get(code) == status, "code does not match status",
                      (status, message))
     elif code is not None:
-        _require(code not in STATUS_OF_CODE, "a section 12 code sent with 200", message)
+        _require(code not in STATUS_OF_CODE, "a code of the status table sent with 200", message)
     return message
 
 

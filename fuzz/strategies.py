@@ -111,7 +111,8 @@ client_capabilities: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries({
 
 @st.composite
 def request_meta(draw: st.DrawFn, caps: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A valid request ``_meta`` (section 2): the required keys and a few optional ones."""
+    """A valid request ``_meta`` (schema $defs.RequestMetaObject): the required keys and a few
+    optional ones."""
     meta: dict[str, Any] = {
         "io.modelcontextprotocol/protocolVersion": VERSION,
         "io.modelcontextprotocol/clientCapabilities": draw(client_capabilities) if caps is None else caps,
@@ -677,7 +678,7 @@ def sse_bodies(draw: st.DrawFn, messages: list[Any]) -> bytes:
     return out
 
 
-# --- what is never answered (wire reference sections 1 and 13.2 step 7) -----------------------------
+# --- what is never answered (docs/errors.md, "What is never answered") ----------------------------
 
 # Readable JSON, numbers Python cannot hold included: anywhere but in the method, such a value
 # does not stop a message from being recognized as a notification or a response.
@@ -743,8 +744,10 @@ def unanswered_responses(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def unanswered_headers(draw: st.DrawFn, message: Any) -> list[tuple[bytes, bytes]]:
-    """Headers that pass transport admission (13.2 steps 1-5) with any MCP headers: those a
-    correct client would send for ``message``, mutated ones, random ones, or none."""
+    """Headers that pass the transport checks made before the body is read (valid
+    Content-Type and Accept, no Origin; mcpwire's admission order is in docs/server.md) with
+    any MCP headers: those a correct client would send for ``message``, mutated ones, random
+    ones, or none."""
     transport = [(b"Content-Type", b"application/json"), (b"Accept", b"application/json, text/event-stream")]
     kind = draw(st.sampled_from(["correct", "random", "none"]))
     if kind == "none":

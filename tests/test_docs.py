@@ -160,6 +160,7 @@ SPEC_ANCHORS: dict[str, frozenset[str]] = {
     "server/utilities/pagination": frozenset(),
     "server/utilities/logging": frozenset(),
     "server/utilities/completion": frozenset(),
+    "client/elicitation": frozenset({"capabilities"}),
     "schema": frozenset({
         "headermismatcherror", "missingrequiredclientcapabilityerror", "unsupportedprotocolversionerror",
         "requestid", "jsonrpcerrorresponse", "requestmetaobject", "calltoolresult", "subscriptionfilter",

@@ -1,6 +1,8 @@
 """The client engine: building requests, MRTR retries, version fallback, pagination.
 
-Owns (wire reference sections 2, 6, 9, 10.3, 12 (-32022), 13.3-13.6, client side):
+Owns, client side (specification: Basic, ``_meta``; Basic > Versioning, Protocol Version
+Negotiation (-32022); Basic > Transports > Streamable HTTP, Request Metadata; Basic >
+Patterns > Multi Round-Trip Requests and Cancellation; Server > Utilities > Pagination):
 
 - every outgoing request: a fresh id from this engine's own counter (never a global one),
   ``params._meta`` with protocolVersion, clientCapabilities (declared per request, never
@@ -12,7 +14,8 @@ Owns (wire reference sections 2, 6, 9, 10.3, 12 (-32022), 13.3-13.6, client side
   belong to one call: a retry is built only from that call's :class:`InputRequired`;
 - the -32022 fallback (:meth:`Client.version_retry`) and a bounded pagination helper;
 - cancellation: on stdio :meth:`Client.cancel` gives the ``notifications/cancelled`` line; on
-  HTTP the host cancels by closing the response stream (section 9), nothing is sent.
+  HTTP the host cancels by closing the response stream, nothing is sent (Basic > Patterns >
+  Cancellation, Transport-Specific Cancellation).
 
 Reading responses is ``_client_stream``'s. Tool schemas are kept exactly as received; a
 ``$ref`` is never resolved, remote or not (SEP-2106).
@@ -52,8 +55,9 @@ _BASE_HEADERS: Final = ((b"Content-Type", b"application/json"), (b"Accept", HTTP
 # Params members that belong to one MRTR round, never to the call itself.
 _ROUND_KEYS: Final = ("inputResponses", "requestState")
 def _check_own_capabilities(caps: Mapping[str, Any]) -> None:
-    # The same rules the server applies (section 2 step 9), but a bad object here is the
-    # host's mistake, so it is a LocalProtocolError rather than an answer for a peer.
+    # The same rules the server applies (wire/meta.py, check_client_capabilities), but a bad
+    # object here is the host's mistake, so it is a LocalProtocolError rather than an answer
+    # for a peer.
     try:
         check_client_capabilities(caps)
     except RemoteProtocolError as exc:
@@ -156,7 +160,8 @@ class Client:
         )
 
     def discover(self, **kw: Any) -> OutgoingRequest:
-        """``server/discover`` (section 4): send it first."""
+        """``server/discover``: send it first
+        (<https://modelcontextprotocol.io/specification/2026-07-28/server/discover>)."""
         return self.request("server/discover", None, **kw)
 
     def list_tools(self, cursor: str | None = None, **kw: Any) -> OutgoingRequest:
@@ -194,12 +199,14 @@ class Client:
         return self.request("completion/complete", params, **kw)
 
     def listen(self, notifications: Mapping[str, Any], **kw: Any) -> OutgoingRequest:
-        """``subscriptions/listen`` (section 11). Its id is the subscription id."""
+        """``subscriptions/listen``: its id is the subscription id
+        (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>)."""
         return self.request("subscriptions/listen", {"notifications": dict(notifications)}, **kw)
 
     # -- follow-ups -------------------------------------------------------------------------------
     def retry(self, previous: OutgoingRequest | InputRequired, input_responses: Mapping[str, Any]) -> OutgoingRequest:
-        """The MRTR retry answering an :class:`InputRequired` (section 10.3).
+        """The MRTR retry answering an :class:`InputRequired`
+        (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>).
 
         ``previous`` is the event, or the request it answered (the engine keeps the last
         input_required parsed for each request, bounded, until it is retried). The retry has
@@ -250,7 +257,8 @@ class Client:
         return self._build(request.method, params, self.new_id())
 
     def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes:
-        """stdio only: the ``notifications/cancelled`` line for ``request`` (section 9).
+        """stdio only: the ``notifications/cancelled`` line for ``request``
+        (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation>).
 
         On HTTP do not send anything: close the response stream (the connection).
         """
@@ -274,7 +282,8 @@ def _cursor(cursor: str | None) -> dict[str, Any] | None:
 
 
 class Paginator:
-    """Follows ``nextCursor`` for one list method, at most ``max_pages`` pages (section 6).
+    """Follows ``nextCursor`` for one list method, at most ``max_pages`` pages
+    (<https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/pagination>).
 
     Loop: ``req = pages.next_request()``; if ``None`` stop; send it; feed the final
     :class:`ResultReceived` to :meth:`add`. Items gather in :attr:`items`; :attr:`truncated` is True

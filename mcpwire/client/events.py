@@ -1,9 +1,10 @@
 """Events the client engine hands to the host, and the result type of each method.
 
-Owns (wire reference sections 3, 8, 10.1, 11, 12, client side): the typed, frozen events a
-response stream (HTTP JSON or SSE body, or stdio lines) turns into. Each is complete when
-built (STYLE 3). The host reacts: shows progress, answers :class:`InputRequired` with
-``Client.retry``, falls back on -32022 with ``Client.version_retry``.
+Owns, client side (specification: Basic, Responses and Error Codes; Basic > Patterns >
+Progress, Multi Round-Trip Requests and Subscriptions; Server > Utilities > Logging): the
+typed, frozen events a response stream (HTTP JSON or SSE body, or stdio lines) turns into.
+Each is complete when built (STYLE 3). The host reacts: shows progress, answers
+:class:`InputRequired` with ``Client.retry``, falls back on -32022 with ``Client.version_retry``.
 
 Events of one request always end with exactly one final event (:class:`ResultReceived`,
 :class:`ErrorResult` or :class:`InputRequired`); :class:`Progress` and :class:`LogMessage`
@@ -59,7 +60,8 @@ class OutgoingRequest(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Progress(msgspec.Struct, frozen=True, kw_only=True):
-    """A ``notifications/progress`` for the request that sent ``progress_token`` (8.2)."""
+    """A ``notifications/progress`` for the request that sent ``progress_token``
+    (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress>)."""
 
     request_id: RequestId
     progress_token: str | int
@@ -69,8 +71,12 @@ class Progress(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class LogMessage(msgspec.Struct, frozen=True, kw_only=True):
-    """A ``notifications/message`` (8.1). ``request_id`` is ``None`` on stdio when more than
-    one request is in flight: log messages carry no id there (8.1)."""
+    """A ``notifications/message``
+    (<https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/logging>).
+
+    ``request_id`` is ``None`` on stdio when more than one request is in flight: log messages
+    carry no id (schema $defs.LoggingMessageNotificationParams), and stdio has no stream per
+    request to tell them apart."""
 
     request_id: RequestId | None
     level: str
@@ -79,7 +85,8 @@ class LogMessage(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ResultReceived(msgspec.Struct, frozen=True, kw_only=True):
-    """A complete result (``resultType`` ``"complete"`` or absent, section 3).
+    """A complete result: ``resultType`` ``"complete"``, or absent, which a client treats as
+    ``"complete"`` (<https://modelcontextprotocol.io/specification/2026-07-28/basic#responses>).
 
     ``value`` is the method's result Struct (the method table's result type; for ``tools/list``
     tools with invalid ``x-mcp-header`` annotations are left out), or ``None`` when the method
@@ -98,7 +105,10 @@ class ResultReceived(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ErrorResult(msgspec.Struct, frozen=True, kw_only=True):
-    """A JSON-RPC error response (section 12). For -32022 see ``Client.version_retry``."""
+    """A JSON-RPC error response
+    (<https://modelcontextprotocol.io/specification/2026-07-28/basic#error-codes>).
+
+    For -32022 see ``Client.version_retry``."""
 
     request_id: RequestId | None
     code: int
@@ -107,7 +117,8 @@ class ErrorResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class InputRequired(msgspec.Struct, frozen=True, kw_only=True):
-    """``resultType: "input_required"`` (MRTR round, section 10.1).
+    """``resultType: "input_required"``: one round of a multi round-trip request
+    (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr#inputrequiredresult>).
 
     Answer each of ``input_requests`` (an ElicitRequest, CreateMessageRequest or
     ListRootsRequest, keyed by the server's ids), then send ``client.retry(event, answers)``.

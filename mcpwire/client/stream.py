@@ -1,6 +1,8 @@
 """Reading what the server sends back: HTTP response bodies and stdio lines, as client events.
 
-Owns (wire reference sections 1, 3, 8.3, 10.1, 11, 13.3, 14, client side):
+Owns, client side (specification: Basic, Messages and ResultType; Basic > Transports >
+Streamable HTTP, Receiving Messages, and stdio; Basic > Patterns > Multi Round-Trip Requests,
+Progress and Subscriptions; Server > Utilities > Logging):
 
 - :class:`HttpResponseParser`, one per request: fed the HTTP status, content type and the
   body in chunks; a JSON body is buffered (bounded) and decoded at the end, an SSE body is
@@ -13,8 +15,10 @@ Owns (wire reference sections 1, 3, 8.3, 10.1, 11, 13.3, 14, client side):
   :class:`ListChanged`, :class:`ResourceUpdated` (the subscription id must be one of ours).
 
 A JSON-RPC request from the server (method and id) is a protocol violation in this revision
-(section 1): over HTTP it raises :class:`RemoteProtocolError` -32600 ("Server sent request
-'<m>' on response stream; ..."), the runner's wording; on stdio, where the framing and the
+(the server MUST NOT send requests on a response stream or on stdout: Basic > Transports >
+Streamable HTTP, Receiving Messages; stdio, Receiving Messages): over HTTP it raises
+:class:`RemoteProtocolError` -32600 ("Server sent request '<m>' on response stream; ..."), the
+official conformance runner's wording; on stdio, where the framing and the
 other requests survive, the line becomes an :class:`ErrorResult` with ``request_id=None``.
 Unknown notifications are ignored; malformed ones are dropped (notifications are never answered).
 """
@@ -167,7 +171,7 @@ class _Tracker:
             raise RemoteProtocolError("result is not JSON") from None
         if type(data) is not dict:
             raise RemoteProtocolError("result must be an object", request_id=request.id)
-        result_type = data.get("resultType", "complete")  # section 3: absent means complete
+        result_type = data.get("resultType", "complete")  # absent means complete (Basic, ResultType)
         if type(result_type) is not str:
             raise RemoteProtocolError("resultType must be a string", request_id=request.id)
         if result_type == "input_required":
@@ -248,8 +252,9 @@ class _Tracker:
                 )]
             if method == "notifications/message":
                 m = msgspec.json.decode(note.params, type=LoggingMessageNotificationParams)
-                # Log messages carry no request id (section 8.1): attribute one only when a
-                # single ordinary request is in flight (listen streams never produce logs).
+                # Log messages carry no request id ($defs.LoggingMessageNotificationParams):
+                # attribute one only when a single ordinary request is in flight (listen
+                # streams never produce logs).
                 calls = [r for r in self.requests.values() if r.method != "subscriptions/listen"]
                 owner_id = calls[0].id if len(calls) == 1 else None
                 if len(calls) == 1:
@@ -285,12 +290,14 @@ class MalformedResult(RemoteProtocolError):
 
 
 class HttpResponseParser:
-    """The events of one HTTP response to ``request`` (sections 8.3, 13.3).
+    """The events of one HTTP response to ``request``, JSON or SSE
+    (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
 
     Create it when the response head arrives: ``HttpResponseParser(client, request,
     status=..., content_type=...)``. Call :meth:`feed` with each body chunk and :meth:`close`
     at the end of the body; handle the events each returns. :attr:`done` turns True with the
-    final event; the host may then close the stream. To cancel, close the stream (section 9).
+    final event; the host may then close the stream. To cancel, close the stream
+    (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation#transport-specific-cancellation>).
 
     Raises :class:`RemoteProtocolError` when the server broke the protocol: a request on the
     stream, a body over ``max_body_bytes``, a non-JSON error body, or a stream that ended
@@ -386,12 +393,14 @@ class HttpResponseParser:
 
 
 class ClientStdioConnection:
-    """The client side of one stdio connection (section 14).
+    """The client side of one stdio connection
+    (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>).
 
     Write :meth:`send`'s bytes to the server's stdin; feed its stdout to
     :meth:`receive_data` (any chunking) and :meth:`receive_eof`. Events carry the request id
     they belong to; a request leaves :attr:`in_flight` with its final event. :meth:`cancel`
-    gives the ``notifications/cancelled`` line and forgets the request (section 9).
+    gives the ``notifications/cancelled`` line and forgets the request (on stdio the client
+    cancels with it: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation>).
     """
 
     def __init__(self, client: Engine, *, max_line_bytes: int = 4 * 1024 * 1024) -> None:

@@ -56,23 +56,24 @@ class WireType(msgspec.Struct, kw_only=True, rename="camel", frozen=True):
     """Base of every MCP wire type: frozen, keyword-only, camelCase on the wire."""
 
 
-# $defs.MetaObject: any JSON object; the key syntax (wire reference 2.1) is checked by the
-# engine, not by decoding.
+# $defs.MetaObject: any JSON object; the key syntax (specification: Basic, the ``_meta`` key
+# name format; META_KEY_PATTERN) is checked by the engine, not by decoding.
 MetaObject: TypeAlias = dict[str, Any]
-# $defs.RequestId / ProgressToken. The int64 range and the 256-byte string bound (wire
-# reference 1) are the envelope's rules, not the type's.
+# $defs.RequestId / ProgressToken. The int64 range and the 256-byte string bound are mcpwire's
+# bounds, applied by the envelope, not by the type.
 RequestId: TypeAlias = str | int
 ProgressToken: TypeAlias = str | int
 Cursor: TypeAlias = str
 # $defs.ResultType is a plain string: "complete" and "input_required" are the core values,
-# extensions add others (wire reference 3).
+# extensions add others (specification: Basic, ResultType).
 ResultType: TypeAlias = str
 Role: TypeAlias = Literal["user", "assistant"]
 LoggingLevel: TypeAlias = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 CacheScope: TypeAlias = Literal["private", "public"]
 # $defs.InputResponses maps ids to CreateMessageResult | ListRootsResult | ElicitResult. That
 # union has no discriminator on the wire, so msgspec cannot decode it; the kind of each answer
-# is fixed by the input request sent under the same id (wire reference 10.3), so values decode
+# is fixed by the input request sent under the same id (specification: Basic > Patterns > Multi
+# Round-Trip Requests, InputResponses), so values decode
 # as plain JSON objects and the server converts each one with ``msgspec.convert(value,
 # input_response_type(request))`` (``_mrtr``). Built values may be the Structs: they encode as
 # themselves.

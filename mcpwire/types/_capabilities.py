@@ -5,10 +5,10 @@ writes inline and this module names (RootsCapability, SamplingCapability,
 ElicitationCapability; ToolsCapability, ResourcesCapability, PromptsCapability).
 
 Capabilities are per request in 2026-07-28: the client sends ClientCapabilities in every
-request's ``_meta`` (wire reference 2) and the server returns ServerCapabilities from
-server/discover (wire reference 4). A present empty object means "supported with no options",
-so the sub-objects are Structs whose fields all default to ``UNSET``: ``RootsCapability()``
-encodes as ``{}``. JSON-object-valued entries the schema leaves open (``completions``,
+request's ``_meta`` (specification: Basic, ``_meta``) and the server returns ServerCapabilities
+from server/discover (specification: Server > Discovery). A present empty object means
+"supported with no options", so the sub-objects are Structs whose fields all default to
+``UNSET``: ``RootsCapability()`` encodes as ``{}``. JSON-object-valued entries the schema leaves open (``completions``,
 ``logging``, ``experimental``, ``extensions`` and the options inside ``sampling`` and
 ``elicitation``) stay ``dict[str, Any]``.
 """
@@ -45,7 +45,7 @@ class SamplingCapability(WireType, frozen=True, kw_only=True):
     """ClientCapabilities.sampling: the client answers sampling/createMessage input requests.
 
     ``context`` is needed for ``include_context`` other than ``"none"``, ``tools`` for
-    ``tools``/``tool_choice`` (wire reference 10.2).
+    ``tools``/``tool_choice`` (schema $defs.ClientCapabilities, ``sampling``).
     """
 
     context: dict[str, Any] | UnsetType = UNSET
@@ -55,7 +55,8 @@ class SamplingCapability(WireType, frozen=True, kw_only=True):
 class ElicitationCapability(WireType, frozen=True, kw_only=True):
     """ClientCapabilities.elicitation: the client answers elicitation/create input requests.
 
-    An empty object counts as form support; URL mode needs ``url`` (wire reference 10.2).
+    An empty object counts as form support; URL mode needs ``url``
+    (<https://modelcontextprotocol.io/specification/2026-07-28/client/elicitation>, Capabilities).
     """
 
     form: dict[str, Any] | UnsetType = UNSET
@@ -69,7 +70,8 @@ class ClientCapabilities(WireType, frozen=True, kw_only=True):
     sampling: SamplingCapability | UnsetType = UNSET
     elicitation: ElicitationCapability | UnsetType = UNSET
     experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
-    # Keys are prefixed extension ids (wire reference 2.1), values their settings objects.
+    # Keys are extension ids, following the _meta key syntax with a mandatory prefix (schema
+    # $defs.ClientCapabilities, extensions); values are their settings objects.
     extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
 
 
@@ -99,7 +101,8 @@ class ServerCapabilities(WireType, frozen=True, kw_only=True):
     """$defs.ServerCapabilities: what server/discover advertises.
 
     There is no subscriptions key; listen support is implied by a ``list_changed`` or
-    ``subscribe`` flag (wire reference 4).
+    ``subscribe`` flag (schema $defs.ServerCapabilities; specification: Basic > Patterns >
+    Subscriptions).
     """
 
     tools: ToolsCapability | UnsetType = UNSET

@@ -2,7 +2,8 @@
 
 Owns: $defs CompleteRequestParams, CompleteResult, PromptReference and
 ResourceTemplateReference, and the inline objects the schema nests in them, named here
-CompletionArgument, CompletionContext and Completion (wire reference 5.6).
+CompletionArgument, CompletionContext and Completion (specification: Server > Utilities >
+Completion).
 
 The two references are a msgspec tagged union on ``"type"`` (``"ref/prompt"``,
 ``"ref/resource"``), so ``ref`` decodes to the right class.

@@ -3,7 +3,8 @@
 Owns: $defs TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource (the
 ContentBlock union), ToolUseContent and ToolResultContent (the extra members of
 SamplingMessageContentBlock), and TextResourceContents / BlobResourceContents with their
-decodable stand-in :class:`ResourceContents` (wire reference 5.2, 5.4).
+decodable stand-in :class:`ResourceContents` (specification: Server > Tools, Tool
+Result; Server > Resources, Resource Contents).
 
 Content blocks are msgspec tagged unions on ``"type"``: the tag is not a field, it is written on
 encode and selects the class on decode. ``type(block).__struct_config__.tag`` gives it back.

@@ -1,7 +1,7 @@
 """server/discover.
 
-Owns: $defs DiscoverResult (wire reference 4). The request's params are RequestParams
-(``_base``).
+Owns: $defs DiscoverResult (specification: Server > Discovery). The request's params are
+RequestParams (``_base``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ __all__ = ["DiscoverResult"]
 class DiscoverResult(WireType, frozen=True, kw_only=True):
     """$defs.DiscoverResult: the versions and capabilities a server supports.
 
-    ``_meta["io.modelcontextprotocol/serverInfo"]`` SHOULD identify the server (wire
-    reference 3).
+    ``_meta["io.modelcontextprotocol/serverInfo"]`` SHOULD identify the server (the per-response
+    protocol fields of ``_meta``: <https://modelcontextprotocol.io/specification/2026-07-28/basic>;
+    schema $defs.ResultMetaObject).
     """
 
     result_type: ResultType = "complete"

@@ -4,7 +4,7 @@ Owns: $defs ElicitRequestFormParams, ElicitRequestURLParams, their decodable sta
 :class:`ElicitRequestParams` (the schema's union of the two), ElicitResult, and the primitive
 schemas a form may ask for (StringSchema, NumberSchema, BooleanSchema and the five enum
 schemas) with the inline objects they nest (EnumOption, UntitledEnumItems, TitledEnumItems).
-Wire reference 10.1, 10.3.
+Specification: Client > Elicitation; Basic > Patterns > Multi Round-Trip Requests.
 
 Form or URL: the schema's two variants differ by ``mode``, which is required (``"url"``) on one
 and optional (default ``"form"``) on the other. msgspec's tagged unions need the tag present,

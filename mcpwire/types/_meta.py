@@ -2,7 +2,8 @@
 
 Owns: the ``_meta`` key syntax (:data:`META_KEY_PATTERN`), the reserved meta key names and
 $defs RequestMetaObject, ResultMetaObject,
-NotificationMetaObject and SubscriptionsListenResultMetaObject (wire reference 2, 3, 11).
+NotificationMetaObject and SubscriptionsListenResultMetaObject (specification: Basic, ``_meta``;
+Basic > Patterns > Subscriptions).
 
 Wire types keep ``_meta`` as ``dict[str, Any]`` so keys this package does not know survive. The
 Structs here are views over the reserved keys: read one with ``msgspec.convert(params.meta,
@@ -40,7 +41,8 @@ _LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
 META_KEY_PATTERN: Final[str] = (
     rf"(?:{_LABEL}(?:\.{_LABEL})*/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?"
 )
-"""The syntax of a ``_meta`` key ($defs.MetaObject, wire reference 2.1), as a regular
+"""The syntax of a ``_meta`` key ($defs.MetaObject; the key name format of ``_meta`` in
+<https://modelcontextprotocol.io/specification/2026-07-28/basic>), as a regular
 expression to ``re.fullmatch``: an optional prefix of dot-separated labels (each starting with
 a letter, ending with a letter or digit, hyphens inside) followed by ``/``, then a name that is
 empty or starts and ends with a letter or digit (``-``, ``_`` and ``.`` inside). Servers refuse
@@ -57,7 +59,8 @@ SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"
 
 
 class RequestMetaObject(WireType, frozen=True, kw_only=True):
-    """$defs.RequestMetaObject: the ``_meta`` every request carries (wire reference 2)."""
+    """$defs.RequestMetaObject: the ``_meta`` every request carries (the per-request protocol
+    fields of ``_meta``: <https://modelcontextprotocol.io/specification/2026-07-28/basic>)."""
 
     protocol_version: str = msgspec.field(name=PROTOCOL_VERSION_META_KEY)
     client_capabilities: ClientCapabilities = msgspec.field(name=CLIENT_CAPABILITIES_META_KEY)
@@ -67,7 +70,8 @@ class RequestMetaObject(WireType, frozen=True, kw_only=True):
 
 
 class ResultMetaObject(WireType, frozen=True, kw_only=True):
-    """$defs.ResultMetaObject: the reserved ``_meta`` keys of a result (wire reference 3)."""
+    """$defs.ResultMetaObject: the reserved ``_meta`` keys of a result (the per-response
+    protocol fields of ``_meta``: <https://modelcontextprotocol.io/specification/2026-07-28/basic>)."""
 
     server_info: Implementation | UnsetType = msgspec.field(default=UNSET, name=SERVER_INFO_META_KEY)
 

@@ -3,7 +3,7 @@
 Owns: $defs InputRequiredResult, InputRequest (ElicitRequest | CreateMessageRequest |
 ListRootsRequest), InputResponse (ElicitResult | CreateMessageResult | ListRootsResult),
 ListRootsResult and Root, and ListRootsRequest's inline params, named ListRootsRequestParams
-(wire reference 10).
+(specification: Basic > Patterns > Multi Round-Trip Requests).
 
 Input requests are bare ``{"method", "params"}`` objects (no ``jsonrpc``, no ``id``), so the
 three request Structs are a msgspec tagged union on ``"method"`` and

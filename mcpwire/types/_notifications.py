@@ -4,7 +4,8 @@ Owns: $defs NotificationParams (the params of the list_changed notifications),
 ProgressNotificationParams, LoggingMessageNotificationParams, CancelledNotificationParams,
 ResourceUpdatedNotificationParams, SubscriptionFilter,
 SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams and
-SubscriptionsListenResult (wire reference 8, 9, 11).
+SubscriptionsListenResult (specification: Basic > Patterns > Progress, Cancellation and
+Subscriptions; Server > Utilities > Logging).
 
 Notifications on a listen stream carry ``_meta["io.modelcontextprotocol/subscriptionId"]``
 (``NotificationMetaObject`` in ``_meta``); the engine stamps it.
@@ -40,7 +41,8 @@ class NotificationParams(WireType, frozen=True, kw_only=True):
 
 class ProgressNotificationParams(WireType, frozen=True, kw_only=True):
     """$defs.ProgressNotificationParams: progress for the request whose ``_meta`` carried
-    ``progress_token``. Send increasing ``progress`` values (wire reference 8.2)."""
+    ``progress_token``. Send increasing ``progress`` values
+    (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress>)."""
 
     progress_token: ProgressToken
     progress: float
@@ -52,7 +54,8 @@ class ProgressNotificationParams(WireType, frozen=True, kw_only=True):
 class LoggingMessageNotificationParams(WireType, frozen=True, kw_only=True):
     """$defs.LoggingMessageNotificationParams: a log message; ``data`` is any JSON value.
 
-    Sent only for a request whose ``_meta`` set a log level (wire reference 8.1).
+    Sent only for a request whose ``_meta`` set a log level
+    (<https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/logging>).
     """
 
     level: LoggingLevel

@@ -1,7 +1,7 @@
 """Prompts: listing and getting.
 
 Owns: $defs Prompt, PromptArgument, PromptMessage, ListPromptsResult, GetPromptRequestParams
-and GetPromptResult (wire reference 5.5).
+and GetPromptResult (specification: Server > Prompts).
 """
 
 from __future__ import annotations

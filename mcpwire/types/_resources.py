@@ -1,7 +1,7 @@
 """Resources: listing, templates and reading.
 
 Owns: $defs Resource, ResourceTemplate, ListResourcesResult, ListResourceTemplatesResult,
-ReadResourceRequestParams and ReadResourceResult (wire reference 5.3, 5.4). Resource contents
+ReadResourceRequestParams and ReadResourceResult (specification: Server > Resources). Resource contents
 themselves live in ``_content`` with the note on how their untagged union is decoded.
 """
 

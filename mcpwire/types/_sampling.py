@@ -1,7 +1,8 @@
 """Sampling: the params of a sampling/createMessage input request and its answer.
 
 Owns: $defs CreateMessageRequestParams, CreateMessageResult, SamplingMessage,
-ModelPreferences, ModelHint and ToolChoice (wire reference 10.1, 10.3).
+ModelPreferences, ModelHint and ToolChoice (specification: Client > Sampling; Basic >
+Patterns > Multi Round-Trip Requests).
 
 A message's ``content`` is one SamplingMessageContentBlock or a list of them; both decode,
 because the blocks are tagged on ``"type"`` and the list is the union's only array type.
@@ -61,7 +62,8 @@ class CreateMessageRequestParams(WireType, frozen=True, kw_only=True):
     """$defs.CreateMessageRequestParams: ask the client's model for a completion.
 
     ``tools``/``tool_choice`` need the client's ``sampling.tools`` capability and
-    ``include_context`` other than ``"none"`` needs ``sampling.context`` (wire reference 10.2).
+    ``include_context`` other than ``"none"`` needs ``sampling.context`` (schema
+    $defs.ClientCapabilities, ``sampling``).
     The schema gives these params no ``_meta``.
     """
 

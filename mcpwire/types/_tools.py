@@ -1,12 +1,13 @@
 """Tools: listing and calling.
 
 Owns: $defs Tool, ToolAnnotations, ListToolsResult, CallToolRequestParams and CallToolResult
-(wire reference 5.1, 5.2).
+(specification: Server > Tools).
 
 ``input_schema`` and ``output_schema`` are JSON Schema 2020-12 documents kept exactly as given
 (``$schema``, ``$defs``, ``$ref``, ``x-mcp-header`` and all); this package never interprets or
 dereferences them. ``output_schema`` is typed ``Any`` because a 2020-12 schema need not be an
-object (``true`` is one; wire reference 5.1), though the schema's $defs.Tool says object.
+object (``true`` is one; the schema's description of $defs.Tool ``outputSchema`` allows "any
+valid JSON Schema 2020-12"), though its type there says object.
 """
 
 from __future__ import annotations
@@ -77,8 +78,9 @@ class ListToolsResult(WireType, frozen=True, kw_only=True):
 class CallToolRequestParams(WireType, frozen=True, kw_only=True):
     """$defs.CallToolRequestParams: params of tools/call.
 
-    On an MRTR retry (wire reference 10.3) ``input_responses`` answers the previous round's
-    input requests by id and ``request_state`` echoes its state byte for byte.
+    On an MRTR retry (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>)
+    ``input_responses`` answers the previous round's input requests by id and ``request_state``
+    echoes its state byte for byte.
     """
 
     name: str

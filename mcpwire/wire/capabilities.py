@@ -1,6 +1,8 @@
 """Client capabilities as the protocol reads them: which capability each input request needs.
 
-Owns (wire reference sections 2 and 10.2; schema $defs ClientCapabilities, InputRequest):
+Owns (specification: Basic, ``_meta``, and Basic > Patterns > Multi Round-Trip Requests;
+Client > Elicitation, Sampling and Roots, Capabilities; schema $defs ClientCapabilities,
+InputRequest, MissingRequiredClientCapabilityError):
 whether a ClientCapabilities object has a given member, which members an elicitation,
 sampling or roots request needs, and the merged ``requiredCapabilities`` object of a -32021
 error. Shared by the server (refusing an input_required answer the client cannot take) and
@@ -47,7 +49,8 @@ def _needs(request: Mapping[str, Any]) -> list[tuple[str, ...]]:
 
 def _supported(caps: Mapping[str, Any], path: tuple[str, ...]) -> bool:
     if path == ("elicitation", "form"):
-        # An empty elicitation object means form support (section 10.2).
+        # An empty elicitation object means form support (specification: Client > Elicitation,
+        # Capabilities).
         elicitation = caps.get("elicitation")
         return type(elicitation) is dict and (not elicitation or "form" in elicitation)
     return client_supports(caps, path)

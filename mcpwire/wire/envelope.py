@@ -1,19 +1,23 @@
 """The JSON-RPC 2.0 envelope: stage one of decoding, and encoding of every outgoing message.
 
-Owns (wire reference section 1; schema $defs JSONRPCRequest, JSONRPCNotification,
-JSONRPCResultResponse, JSONRPCErrorResponse, RequestId):
+Owns (specification: Basic, Messages; JSON-RPC 2.0; schema $defs JSONRPCRequest,
+JSONRPCNotification, JSONRPCResultResponse, JSONRPCErrorResponse, RequestId):
 
 - classifying one JSON text as a request, a notification or a response, with ``params``,
   ``result`` and ``error`` kept as ``msgspec.Raw`` for the per-method second stage;
-- the request-id bounds (a string of at most 256 UTF-8 bytes, or an integer in int64);
-- the rule that batching is forbidden (a JSON array is -32600);
+- the request-id bounds, mcpwire's (a string of at most 256 UTF-8 bytes, or an integer in
+  int64; the schema's RequestId is any string or integer);
+- the rule that batching is forbidden (a JSON array is -32600): each Streamable HTTP body and
+  each stdio line is a single JSON-RPC message (specification: Basic > Transports);
 - encoding requests, notifications, results and errors, with encoders built once.
 
-What is never answered (section 1, 13.2 step 7): a *notification* is an object whose
-``method`` is a string and that has no ``id`` member at all (``"id": null`` is a request with an
-invalid id, as in JSON-RPC 2.0); a *response* is an object with no ``method`` member and a
-``result`` or ``error`` member. Either one, however malformed otherwise, raises
-:class:`UnansweredMessage` rather than a plain error: a server drops it, a client reports it.
+What is never answered (a notification by the specification's rule, Basic, Notifications: "The
+receiver MUST NOT send a response"; a response, which a client MUST NOT send to a server, by
+mcpwire's choice): a *notification* is an object whose ``method`` is a string and that has no
+``id`` member at all (``"id": null`` is a request with an invalid id, as in JSON-RPC 2.0); a
+*response* is an object with no ``method`` member and a ``result`` or ``error`` member. Either
+one, however malformed otherwise, raises :class:`UnansweredMessage` rather than a plain error:
+a server drops it, a client reports it.
 
 Invariants: decoding never raises anything but :class:`RemoteProtocolError`; every error
 carries the request id when it could be read, and ``null`` otherwise (JSON-RPC 2.0 section 5;
@@ -77,7 +81,8 @@ class _Shape(msgspec.Struct):
 
 class UnansweredMessage(RemoteProtocolError):
     """A notification or a response that breaks the envelope rules (bad ``jsonrpc``, id or
-    error object, both ``result`` and ``error``...). It is still never answered (section 1):
+    error object, both ``result`` and ``error``...). It is still never answered (a notification
+    by the specification's rule, Basic, Notifications; a response by mcpwire's):
     the server engine drops it (HTTP 202, no stdio line); the client engine reports it."""
 
 
@@ -123,7 +128,8 @@ _error_decoder: Final = msgspec.json.Decoder(ErrorObject)
 
 
 def check_request_id(value: object) -> RequestId | None:
-    """Return ``value`` if it is a valid request id (section 1), else ``None``."""
+    """Return ``value`` if it is a valid request id (schema $defs.RequestId within mcpwire's
+    bounds: a string of at most 256 UTF-8 bytes or an int64 integer), else ``None``."""
     # bool is a subclass of int in Python but true/false are not ids.
     if type(value) is int:
         return value if _INT64_MIN <= value <= _INT64_MAX else None
@@ -288,7 +294,8 @@ def encode_error_object(
     request_id: RequestId | None, code: int, message: str, data: Any | UnsetType = UNSET
 ) -> bytes:
     """Encode an error response from its parts. A -32603 is always ``Internal error`` with no
-    ``data``: the cause of an internal error never reaches the wire (section 12)."""
+    ``data``: the cause of an internal error never reaches the wire (mcpwire's rule; the host
+    keeps the exception)."""
     if code == ErrorCode.INTERNAL_ERROR:
         message, data = "Internal error", UNSET
     return _encoder.encode(_ErrorOut("2.0", request_id, ErrorObject(code=code, message=message, data=data)))

@@ -1,7 +1,8 @@
 """The one error hierarchy of mcpwire, and the code-to-HTTP-status table.
 
-Owns: JSON-RPC error codes (wire reference section 12), the HTTP status each code maps to
-on Streamable HTTP, and the exception classes the engines raise or turn into answers.
+Owns: JSON-RPC error codes (JSON-RPC 2.0's and the three of the specification: Basic, Error
+Codes), the HTTP status each code maps to on Streamable HTTP, and the exception classes the
+engines raise or turn into answers.
 
 Two sides, as in h11: a :class:`RemoteProtocolError` means the peer broke the protocol and
 becomes an error response for the host to send; a :class:`LocalProtocolError` means the host
@@ -27,7 +28,9 @@ __all__ = [
 
 
 class ErrorCode(IntEnum):
-    """JSON-RPC error codes used by MCP 2026-07-28 (wire reference section 12)."""
+    """JSON-RPC error codes used by MCP 2026-07-28: the standard codes of JSON-RPC 2.0
+    (<https://www.jsonrpc.org/specification#error_object>) and the MCP codes -32020 to -32022
+    (<https://modelcontextprotocol.io/specification/2026-07-28/basic#error-codes>)."""
 
     PARSE_ERROR = -32700
     INVALID_REQUEST = -32600
@@ -41,9 +44,11 @@ class ErrorCode(IntEnum):
     """Client side only: the transport failed before a JSON-RPC answer came (never sent on the wire)."""
 
 
-# Section 12: the three MCP-specific errors MUST use 400 on HTTP; -32601 is 404 (runner
-# server-stateless); -32603 is 500. Codes outside this table are application errors, which
-# travel as HTTP 200 with the error object in the body.
+# The specification fixes 400 for the three MCP codes (-32021 and a missing required _meta
+# field's -32602: Basic, _meta; -32020 and -32022: Basic > Transports > Streamable HTTP) and 404
+# for -32601 (Streamable HTTP, Protocol Version Header). The other statuses are mcpwire's
+# choice: 400 for the rest of -32700 to -32602, 500 for -32603, and HTTP 200, with the error
+# object in the body, for codes outside this table (application errors).
 _HTTP_STATUS: dict[int, int] = {
     ErrorCode.PARSE_ERROR: 400,
     ErrorCode.INVALID_REQUEST: 400,
@@ -57,7 +62,12 @@ _HTTP_STATUS: dict[int, int] = {
 
 
 def http_status_for(code: int) -> int:
-    """The HTTP status a JSON-RPC error with ``code`` is sent with (section 12)."""
+    """The HTTP status a JSON-RPC error with ``code`` is sent with on Streamable HTTP.
+
+    400 for -32020, -32021 and -32022, for the -32602 of a request missing a required
+    ``_meta`` field, and 404 for -32601 are the specification's; the rest is mcpwire's choice:
+    400 for -32700, -32600 and any other -32602, 500 for -32603, 200 for any other code
+    (docs/errors.md, "Codes and HTTP statuses")."""
     return _HTTP_STATUS.get(code, 200)
 
 

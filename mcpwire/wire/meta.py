@@ -1,13 +1,21 @@
 """Request and notification ``_meta``: the per-request protocol metadata of 2026-07-28.
 
-Owns (wire reference sections 2 and 2.1; schema $defs RequestMetaObject, MetaObject,
-ClientCapabilities, Implementation, Icon, LoggingLevel, ProgressToken):
+Owns (specification: Basic, ``_meta``: the key name format and the per-request protocol
+fields; schema $defs RequestMetaObject, MetaObject, ClientCapabilities, Implementation, Icon,
+LoggingLevel, ProgressToken):
 
 - applying the ``_meta`` key syntax (``types.META_KEY_PATTERN``, the one home of the rule) and
   the reserved prefixes;
-- validation of a request's ``_meta`` in the reference's order, each failure with its code and
-  message (steps 1-5 and 7-9; step 6, the MCP-Protocol-Version header against the body, is
-  HTTP admission's, in ``server/engine.py``, which runs before the method lookup);
+- validation of a request's ``_meta``, each failure with its code and message. The
+  specification fixes -32602 for a missing required field or an unknown log level and -32022
+  for an unsupported version; the order is mcpwire's, numbered here and in the code: (1) ``_meta``
+  an object, absent meaning ``{}``; (2) every key follows the key syntax; (3)
+  ``progressToken`` a request id within mcpwire's bounds; (4) ``logLevel`` a known level; (5)
+  ``protocolVersion`` present and a string; (6) on HTTP, the MCP-Protocol-Version header equal
+  to it, which is HTTP admission's, in ``server/engine.py``, run before the method lookup; (7)
+  the version supported; (8) ``clientInfo``, if present, an Implementation; (9)
+  ``clientCapabilities`` present and a valid ClientCapabilities object. This module runs 1-5
+  and 7-9;
 - the shape checks for a notification's optional ``_meta``;
 - the log-level order used to gate ``notifications/message``.
 
@@ -83,7 +91,8 @@ class RequestMeta(msgspec.Struct, frozen=True, kw_only=True):
 
     def missing_capabilities(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         """The ClientCapabilities this request lacks for ``requests`` (ids to input requests,
-        typed or plain), merged; ``{}`` when the client can answer them all (section 10.2).
+        typed or plain), merged; ``{}`` when the client can answer them all (the schema's
+        $defs.MissingRequiredClientCapabilityError ``requiredCapabilities``).
 
         Use it to ask only for what the client declared; an input_required answer that asks
         for more is refused by the engine with -32021 naming exactly this object.
@@ -116,7 +125,7 @@ def _invalid_params(message: str, data: Any = msgspec.UNSET) -> RemoteProtocolEr
 
 
 def _check_meta_object(meta: Any) -> dict[str, Any]:
-    if meta is msgspec.UNSET:  # absent is {}; null is not an object (section 2 step 1)
+    if meta is msgspec.UNSET:  # absent is {}; null is not an object (step 1 of mcpwire's order)
         return {}
     if type(meta) is not dict:
         raise _invalid_params("_meta must be an object")
@@ -138,7 +147,8 @@ def parse_request_meta(
     *,
     supported_versions: tuple[str, ...] = (PROTOCOL_VERSION,),
 ) -> RequestMeta:
-    """Validate a request's ``_meta`` (already JSON-decoded) in the order of section 2.
+    """Validate a request's ``_meta`` (already JSON-decoded) in mcpwire's order (the module
+    docstring's steps 1-5 and 7-9).
 
     ``meta`` is ``msgspec.UNSET`` when the request had none (``None``, a JSON ``null``, is
     -32602 like any other non-object, as a ``null`` clientCapabilities is). Raises
@@ -259,7 +269,7 @@ _CAPABILITY_CHECKS: Final = {
 
 
 def check_client_capabilities(caps: Any) -> None:
-    """Validate a ClientCapabilities object (section 2 step 9; schema $defs.ClientCapabilities)."""
+    """Validate a ClientCapabilities object (step 9 of mcpwire's order; schema $defs.ClientCapabilities)."""
     if type(caps) is not dict:
         raise _invalid_params("Client capabilities must be an object")
     for key, value in caps.items():

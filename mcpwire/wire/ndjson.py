@@ -1,8 +1,9 @@
 """Newline-delimited JSON framing for the stdio transport.
 
-Owns: cutting a byte stream into message lines and terminating outgoing lines (wire
-reference section 14: one JSON-RPC message per line, an oversize line answered with -32600
-and ``id: null``). It knows nothing of JSON: a line is opaque bytes, decoded by the engine.
+Owns: cutting a byte stream into message lines and terminating outgoing lines (specification:
+Basic > Transports > stdio: one JSON-RPC message per line, no embedded newline; answering an
+oversize line with -32600 and ``id: null`` is mcpwire's choice). It knows nothing of JSON: a
+line is opaque bytes, decoded by the engine.
 
 Invariants:
 

@@ -1,10 +1,13 @@
 """Stage two of decoding: each method's params, and their checks.
 
-Owns (wire reference sections 5.1-5.6, 6, 10.3, 11): one loosely typed Struct per method,
-decoded by a decoder built once and looked up by method name, so a request is parsed once
-(``arguments`` stays ``Raw`` until the tool's own decoder or validator reads it); then checks
-in code, in the reference's order, each failure -32602 with the reference's message. The
-``_meta`` member is decoded here and validated by ``_meta``.
+Owns (specification: Server > Tools, Resources, Prompts, Utilities > Completion and
+Pagination; Basic > Patterns > Multi Round-Trip Requests and Subscriptions; schema $defs
+PaginatedRequestParams, CallToolRequestParams, ReadResourceRequestParams,
+GetPromptRequestParams, CompleteRequestParams, SubscriptionsListenRequestParams): one loosely
+typed Struct per method, decoded by a decoder built once and looked up by method name, so a
+request is parsed once (``arguments`` stays ``Raw`` until the tool's own decoder or validator
+reads it); then checks in code, in mcpwire's order, each failure -32602 with mcpwire's
+message. The ``_meta`` member is decoded here and validated by ``_meta``.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Owns: the ``text/event-stream`` wire format (WHATWG HTML, "Server-sent events", the
 "event stream interpretation" rules) that Streamable HTTP uses for progress and log
-notifications, listen streams and keep-alives (wire reference sections 8.3, 11, 13.3). It
-knows nothing of JSON-RPC: ``data`` is opaque text to it.
+notifications, listen streams and keep-alives (specification: Basic > Transports > Streamable
+HTTP, Receiving Messages). It knows nothing of JSON-RPC: ``data`` is opaque text to it.
 
 Invariants:
 
