@@ -42,9 +42,4 @@ REQUEST: Final = StateMachine("Client request", _R.AWAITING, {
     (_R.RECEIVING, "error"): _R.FAILED,
     (_R.AWAITING, "cancel"): _R.CANCELLED,
     (_R.RECEIVING, "cancel"): _R.CANCELLED,
-    (_R.CANCELLED, "notify"): _R.CANCELLED,   # what was already on the wire is dropped
-    (_R.CANCELLED, "result"): _R.CANCELLED,
-    (_R.CANCELLED, "input"): _R.CANCELLED,
-    (_R.CANCELLED, "error"): _R.CANCELLED,
-    (_R.CANCELLED, "cancel"): _R.CANCELLED,
-})
+}, absorbing=(_R.CANCELLED,))  # what was already on the wire for it is dropped

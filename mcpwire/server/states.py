@@ -50,10 +50,7 @@ EXCHANGE: Final = StateMachine("Request exchange", _E.OPEN, {
     (_E.OPEN, "cancel"): _E.CANCELLED,
     (_E.STREAMING, "cancel"): _E.CANCELLED,
     (_E.DONE, "cancel"): _E.DONE,             # the answer is out; a late cancel changes nothing
-    (_E.CANCELLED, "notify"): _E.CANCELLED,   # the host may still be finishing: its output is dropped
-    (_E.CANCELLED, "finish"): _E.CANCELLED,
-    (_E.CANCELLED, "cancel"): _E.CANCELLED,
-})
+}, absorbing=(_E.CANCELLED,))  # the host may still be finishing: its output is dropped
 
 _L = ListenState
 LISTEN: Final = StateMachine("subscriptions/listen stream", _L.PENDING, {
@@ -62,12 +59,4 @@ LISTEN: Final = StateMachine("subscriptions/listen stream", _L.PENDING, {
     (_L.OPEN, "close"): _L.CLOSED,
     (_L.PENDING, "cancel"): _L.CANCELLED,
     (_L.OPEN, "cancel"): _L.CANCELLED,
-    (_L.CLOSED, "start"): _L.CLOSED,         # ended: the host's late calls send nothing
-    (_L.CLOSED, "event"): _L.CLOSED,
-    (_L.CLOSED, "close"): _L.CLOSED,
-    (_L.CLOSED, "cancel"): _L.CLOSED,
-    (_L.CANCELLED, "start"): _L.CANCELLED,
-    (_L.CANCELLED, "event"): _L.CANCELLED,
-    (_L.CANCELLED, "close"): _L.CANCELLED,
-    (_L.CANCELLED, "cancel"): _L.CANCELLED,
-})
+}, absorbing=(_L.CLOSED, _L.CANCELLED))  # ended: the host's late calls send nothing

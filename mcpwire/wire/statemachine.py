@@ -3,9 +3,9 @@
 Owns the one mechanism the engines' state tables share (h11's ``_state.py`` is the model):
 a :class:`StateMachine` is a name, an initial state and a table ``(state, verb) -> state``.
 An object moves only by asking its machine; a verb the table does not list for the current
-state is the host's mistake and raises :class:`LocalProtocolError`. Absorbing states (an
-exchange cancelled by the peer) list every verb explicitly, so the table alone says what
-is legal. The tables themselves live with the objects they drive (``server/states.py``,
+state is the host's mistake and raises :class:`LocalProtocolError`. An absorbing state (an
+exchange cancelled by the peer) takes every verb of the table and stays; it is declared as
+such and its rows are written out into the table, so the table alone says what is legal. The tables themselves live with the objects they drive (``server/states.py``,
 ``client/states.py``); ``python -m mcpwire._diagrams`` renders them for the docs.
 """
 
@@ -26,10 +26,16 @@ class StateMachine(Generic[S]):
 
     __slots__ = ("name", "initial", "table")
 
-    def __init__(self, name: str, initial: S, table: Mapping[tuple[S, str], S]) -> None:
+    def __init__(
+        self, name: str, initial: S, table: Mapping[tuple[S, str], S], *, absorbing: tuple[S, ...] = ()
+    ) -> None:
         self.name = name
         self.initial = initial
         self.table = dict(table)
+        verbs = sorted({verb for _, verb in table})
+        for state in absorbing:
+            for verb in verbs:
+                self.table.setdefault((state, verb), state)
 
     def move(self, state: S, verb: str) -> S:
         """The state after ``verb`` in ``state``; LocalProtocolError when the table has no such move."""
