@@ -159,6 +159,11 @@ def test_unsupported_version_fallback() -> None:
     first = client.discover()
     err = final(roundtrip(client, server, first))
     assert isinstance(err, ErrorResult) and err.code == -32022
+    # Only -32022 is a version refusal, even when another error carries the same data.
+    not_a_version_error = ErrorResult(request_id=first.id, code=-32602, message="Invalid params", data=err.data)
+    with pytest.raises(LocalProtocolError, match="version_retry needs a -32022 error"):
+        client.version_retry(first, not_a_version_error)
+    assert client.protocol_version == "2099-01-01"
     second = client.version_retry(first, err)
     assert second.id != first.id and dict(second.headers)[b"MCP-Protocol-Version"] == b"2026-07-28"
     assert sent(second)["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
