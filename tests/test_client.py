@@ -193,6 +193,36 @@ def test_tools_list_pagination() -> None:
     assert req2 is not None
     capped.add(final(roundtrip(client, server, req2)))  # type: ignore[arg-type]
     assert capped.next_request() is None and capped.truncated
+    # Misuse is the host's error: a method without pages, and a page of another list.
+    with pytest.raises(LocalProtocolError, match="tools/call is not paginated"):
+        client.paginate("tools/call")
+    prompts = final(roundtrip(client, server, client.request("prompts/list")))
+    assert isinstance(prompts, ResultReceived)
+    walk = client.paginate("tools/list")
+    with pytest.raises(LocalProtocolError, match="result of another method"):
+        walk.add(prompts)
+    assert walk.pages == 0 and walk.items == []
+
+
+def test_a_repeated_cursor_ends_the_walk_as_truncated() -> None:
+    # A server that hands out the same nextCursor again would loop to max_pages: the walk stops
+    # at the repeat (docs/client.md: truncated "when max_pages or a repeated cursor stopped it").
+    client = make_client()
+    pages = client.paginate("tools/list")
+    sent_cursors = []
+    for name, cursor in (("a", "c1"), ("b", "c2"), ("c", "c1")):
+        req = pages.next_request()
+        assert req is not None
+        sent_cursors.append(sent(req)["params"].get("cursor"))
+        body = json.dumps({"jsonrpc": "2.0", "id": req.id, "result": {
+            "resultType": "complete", "tools": [{"name": name, "inputSchema": OBJ}], "nextCursor": cursor,
+            "ttlMs": 0, "cacheScope": "private"}}).encode()
+        event = final(parse(client, req, 200, b"application/json", body))
+        assert isinstance(event, ResultReceived)
+        pages.add(event)
+    assert sent_cursors == [None, "c1", "c2"]
+    assert pages.next_request() is None and pages.truncated and pages.pages == 3
+    assert [t.name for t in pages.items] == ["a", "b", "c"]
 
 
 def drive(server: Server, req: OutgoingRequest) -> HttpExchange:
