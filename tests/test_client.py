@@ -416,6 +416,16 @@ def test_stdio_demultiplexes_requests_in_flight() -> None:
     # A server request on stdout is reported, and the connection keeps working.
     bad = conn.receive_data(b'{"jsonrpc":"2.0","id":1,"method":"roots/list"}\n')
     assert isinstance(bad[0], ErrorResult) and bad[0].code == -32600 and bad[0].request_id is None
+    # With two requests in flight a result with id null answers neither: reported, both kept.
+    e, f = client.call_tool("echo", {}), client.call_tool("other", {})
+    conn.send(e)
+    conn.send(f)
+    unattributed = conn.receive_data(b'{"jsonrpc":"2.0","id":null,"result":{"resultType":"complete"}}\n')
+    assert unattributed == [ErrorResult(request_id=None, code=-32600, message="result with id null")]
+    assert conn.in_flight == 2
+    conn.cancel(e)
+    conn.cancel(f)
+    assert conn.in_flight == 0
     d = client.call_tool("echo", {})
     conn.send(d)
     assert [e.request_id for e in conn.receive_eof()] == [d.id]  # type: ignore[union-attr]
