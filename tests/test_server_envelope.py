@@ -219,6 +219,20 @@ def test_response_with_both_result_and_error_is_invalid_request() -> None:
     error_of(call(SERVER, body), -32600, 5)
 
 
+@pytest.mark.parametrize("body", [{"jsonrpc": "1.0", "id": 5, "result": {}}, {"id": 5, "error": {"code": 1, "message": "x"}}],
+                         ids=["jsonrpc-1.0", "no-jsonrpc"])
+def test_response_without_jsonrpc_2_is_invalid_request_with_its_id(body: dict[str, Any]) -> None:
+    reply = reply_of(post(SERVER, body, drop=[b"mcp-protocol-version"]))
+    error_of(reply, -32600, 5, message_text="Expected a JSON-RPC 2.0 response")
+
+
+@pytest.mark.parametrize("body", [{"jsonrpc": "2.0", "result": {}}, {"jsonrpc": "2.0", "error": {"code": 1, "message": "x"}}],
+                         ids=["result", "error"])
+def test_response_without_id_is_invalid_request(body: dict[str, Any]) -> None:
+    reply = reply_of(post(SERVER, body, drop=[b"mcp-protocol-version"]))
+    error_of(reply, -32600, None, message_text="Invalid Request: response without id")
+
+
 def test_response_with_bad_id_is_invalid_request_with_null_id() -> None:
     error_of(call(SERVER, {"jsonrpc": "2.0", "id": True, "result": {}}), -32600, None)
 
