@@ -216,10 +216,10 @@ def test_bad_command_lines_and_unreachable_servers(url: str) -> None:
     assert "not valid JSON" in expected_failure(run_cli("call", url, "x", "{nope"), 4)
     assert "JSON object" in expected_failure(run_cli("call", url, "x", "[1, 2]"), 4)
     assert "not an http(s) URL" in expected_failure(run_cli("inspect", "ftp://example.com/"), 4)
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
+    with socket.socket() as probe:  # a port nobody listens on: bound, never listening, so refused
+        probe.bind(("127.0.0.1", 0))  # and held, so no other process can take it meanwhile
         port = probe.getsockname()[1]
-    stderr = expected_failure(run_cli("inspect", f"http://127.0.0.1:{port}/mcp"), 3)
+        stderr = expected_failure(run_cli("inspect", f"http://127.0.0.1:{port}/mcp"), 3)
     assert f"cannot connect to http://127.0.0.1:{port}/mcp: Connection refused" in stderr
     assert run_cli("frobnicate").returncode == 4
 
