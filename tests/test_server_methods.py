@@ -162,6 +162,12 @@ def test_invalid_cache_policy_is_refused(policy: CachePolicy) -> None:
         make_server(cache={"tools/list": policy})
 
 
+@pytest.mark.parametrize("method", ["tools/call", "prompts/get", "completion/complete", "subscriptions/listen", "nope"])
+def test_cache_policy_for_a_method_without_cache_fields_is_refused(method: str) -> None:
+    with pytest.raises(mcpwire.LocalProtocolError, match=f"{method} results are not cacheable"):
+        make_server(cache={method: CachePolicy(ttl_ms=5)})
+
+
 # --- lists (sections 5.1, 5.3, 5.5) --------------------------------------------------------------------
 
 
