@@ -502,7 +502,7 @@ def test_output_type_checks_structured_content() -> None:
                  CallToolResult(content=[], structured_content={"total": "one"}), "tools/call")
     error_of(bad, -32603, 2)
     missing = finish(exchange(SERVER, tool_call("add", {"a": 1}, rid=3)), CallToolResult(content=[]), "tools/call")
-    error_of(missing, -32603, 3)
+    error_of(missing, -32603, 3, message_text="Tool declared an outputSchema but returned no structuredContent")
 
 
 def test_output_schema_checks_structured_content() -> None:
