@@ -367,7 +367,7 @@ def test_any_bytes_inside_a_params_string_get_a_documented_answer(raw: bytes) ->
 def test_check_message_accepts_null_id_only_on_errors() -> None:
     # The helper's one documented deviation: id null is accepted on error responses only.
     check_message({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError, match=r"not a valid JSONRPCResultResponse: \['id'\]"):
         check_message({"jsonrpc": "2.0", "id": None, "result": {"resultType": "complete", "_meta": {
             SERVER_INFO_KEY: {"name": "n", "version": "1"}}}})
 
