@@ -391,7 +391,7 @@ def test_progress_is_one_updating_line_on_a_tty() -> None:
 
 
 def test_form_fields_are_typed_and_checked() -> None:
-    answers = "4\ngreen\n" "x\n2.5\n12\n7\n" "1,3\n" "maybe\nno\n" "\n" "\n" "2.5\n"
+    answers = "4\ngreen\n" "x\n2.5\n12\n0\n7\n" "1,3\n" "maybe\nno\n" "\n" "\n" "2.5\n" "a\nabcde\nabc\n"
     errors = io.StringIO()
     ask = Answerer(Terminal(io.StringIO(answers), io.StringIO(), errors), [])
     colours = {"type": "string", "enum": ["red", "green", "blue"]}
@@ -402,8 +402,10 @@ def test_form_fields_are_typed_and_checked() -> None:
     assert ask.field("s", {"type": "string", "default": "dflt"}, False) == "dflt"
     assert ask.field("t", {"type": "string"}, False) is None
     assert ask.field("x", {"type": "number"}, True) == 2.5
+    assert ask.field("code", {"type": "string", "minLength": 2, "maxLength": 4}, True) == "abc"
     said = errors.getvalue()
-    for complaint in ("'4' is not one of the choices", "an integer is needed", "the maximum is 10", "answer y or n"):
+    for complaint in ("'4' is not one of the choices", "an integer is needed", "the maximum is 10", "the minimum is 1",
+                      "answer y or n", "at least 2 characters", "at most 4 characters"):
         assert complaint in said
 
 
