@@ -230,6 +230,7 @@ class ForeignHandler(BaseHTTPRequestHandler):
     optional field (no serverInfo, no ttlMs/cacheScope, bare tools and resources)."""
 
     calls: list[str] = []
+    authorizations: list[str | None] = []
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -238,6 +239,7 @@ class ForeignHandler(BaseHTTPRequestHandler):
         message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         method = message["method"]
         self.calls.append(method)
+        self.authorizations.append(self.headers.get("Authorization"))
         status, body = 200, {"jsonrpc": "2.0", "id": message["id"]}
         if len(self.calls) == 1:
             status = 400
@@ -263,6 +265,7 @@ class ForeignHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def foreign() -> Iterator[str]:
     ForeignHandler.calls = []
+    ForeignHandler.authorizations = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), ForeignHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -282,6 +285,15 @@ def test_inspect_tolerates_a_sparse_foreign_server(foreign: str) -> None:
     assert "  capabilities  tools\n" in out
     assert re.search(r"\n  bare\s*\n", out) and re.search(r"\n  schemaless\s*\n", out)
     assert "Resources: not offered" in out and "Prompts: not offered" in out
+
+
+def test_extra_headers_go_with_every_request(foreign: str) -> None:
+    done = run_cli("call", foreign, "bare", "-H", "Authorization: Bearer t0k")
+    assert done.returncode == 0, done.stderr
+    # tools/list (to learn x-mcp-header annotations) refused -32022 and retried, then the call
+    assert ForeignHandler.calls == ["tools/list", "tools/list", "tools/call"]
+    assert ForeignHandler.authorizations == ["Bearer t0k"] * len(ForeignHandler.calls)
+    assert "--header needs 'Name: value'" in expected_failure(run_cli("call", foreign, "bare", "-H", "no colon"), 4)
 
 
 def test_call_prints_structured_content_from_a_foreign_server(foreign: str) -> None:
