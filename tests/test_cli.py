@@ -379,6 +379,8 @@ def test_serve_refuses_what_is_not_an_app(app_dir: Path) -> None:
         run_cli("serve", "cli_test_app:echo", cwd=app_dir), 4)
     assert "returned int, not a mcpwire_adapters.App" in expected_failure(
         run_cli("serve", "cli_test_app:make_number", cwd=app_dir), 4)
+    assert "expected MODULE:APP, got ':app'" in expected_failure(run_cli("serve", ":app", cwd=app_dir), 4)
+    assert "no such file: missing/app.py" in expected_failure(run_cli("serve", "missing/app.py:app", cwd=app_dir), 4)
 
 
 # -- the terminal, in-process --------------------------------------------------------------------------
