@@ -106,12 +106,12 @@ async def test_http_client_end_to_end() -> None:
 
 @run
 async def test_http_client_connect_failure_and_read_timeout() -> None:
-    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
-    port = listener.socket.getsockname()[1]
-    await listener.aclose()
-    with pytest.raises(TransportError, match="cannot connect"):
-        async with HttpClient(f"http://127.0.0.1:{port}/mcp", client(), connect_timeout=2) as c:
-            await c.discover()
+    with trio.socket.socket() as held:  # bound, never listening: refused, and no other process can take the port
+        await held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        with pytest.raises(TransportError, match="cannot connect"):
+            async with HttpClient(f"http://127.0.0.1:{port}/mcp", client(), connect_timeout=2) as c:
+                await c.discover()
 
     async def silent(stream: trio.SocketStream) -> None:
         await trio.sleep(10)
