@@ -222,6 +222,10 @@ def test_bad_command_lines_and_unreachable_servers(url: str) -> None:
         stderr = expected_failure(run_cli("inspect", f"http://127.0.0.1:{port}/mcp"), 3)
     assert f"cannot connect to http://127.0.0.1:{port}/mcp: Connection refused" in stderr
     assert run_cli("frobnicate").returncode == 4
+    for args, complaint in ((("serve", "x:app", "--port", "65536"), "mcpwire serve: error: argument --port: a port is 0 to 65535"),
+                            (("inspect", url, "--timeout", "0"), "mcpwire inspect: error: argument --timeout: must be positive")):
+        done = run_cli(*args)  # refused by the argument parser, before any import or connection
+        assert done.returncode == 4 and done.stderr.rstrip().endswith(complaint), done.stderr
 
 
 # -- a foreign server: missing optional fields, -32022 ------------------------------------------------
