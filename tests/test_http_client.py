@@ -217,3 +217,9 @@ async def test_stdio_client_concurrent_requests() -> None:
             await c.call_tool("wait", {"seconds": 5})  # cancelled: writes notifications/cancelled
         assert text(await c.call_tool("echo", {"text": "still alive"})) == "still alive"
     assert c.returncode == 0
+    # Closed: asking more is a TransportError naming why, not a write to a dead pipe.
+    with pytest.raises(TransportError, match="the server process is not running"):
+        await c.call_tool("echo", {"text": "too late"})
+    with pytest.raises(TransportError, match="the server process is not running"):
+        async with c.listen({"toolsListChanged": True}):
+            pass  # pragma: no cover
