@@ -354,6 +354,34 @@ async def test_listen_stream_ack_then_list_changed(app: App, probe: Probe, addre
             await trio.sleep(0.01)
 
 
+@with_server()
+async def test_a_dropped_listen_stream_closes_the_connection_unfinished(
+    app: App, probe: Probe, address: tuple[str, int]
+) -> None:
+    opened: list[Any] = []
+    open_stream = app.open_stream
+
+    def recording(stream: Any, buffer: int = 64) -> Any:
+        opened.append(stream)
+        return open_stream(stream, buffer)
+
+    app.open_stream = recording  # type: ignore[method-assign]
+    client = await Client.connect(address)
+    body = rpc("subscriptions/listen", {"notifications": {"toolsListChanged": True}}, request_id=8)
+    await client.request(body, mcp_headers("subscriptions/listen"))
+    head = await client.next_event()
+    assert isinstance(head, h11.Response) and header(head, b"transfer-encoding") == b"chunked"
+    assert b"notifications/subscriptions/acknowledged" in (await client.next_event()).data  # type: ignore[attr-defined]
+    app.close_stream(opened[0])  # dropped without its listen result
+    raw = b""
+    with trio.fail_after(2):
+        while chunk := await client.stream.receive_some(65536):
+            raw += chunk
+    # The connection closes with the chunked body unterminated: no disguised clean end.
+    assert not raw.endswith(b"0\r\n\r\n") and app.server.open_listeners == 0
+    await client.aclose()
+
+
 # --- slow clients and shutdown --------------------------------------------------------------------
 @with_server(HttpServerConfig(header_timeout=1.0))
 async def test_slow_headers_do_not_block_others_and_are_dropped(
