@@ -104,6 +104,12 @@ async def test_http_client_end_to_end() -> None:
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1/mcp", "127.0.0.1:8000/mcp", "http:///mcp"])
+def test_http_client_needs_an_http_url(url: str) -> None:
+    with pytest.raises(ValueError, match=r"not an http\(s\) URL"):
+        HttpClient(url, client())
+
+
 @run
 async def test_http_client_connect_failure_and_read_timeout() -> None:
     with trio.socket.socket() as held:  # bound, never listening: refused, and no other process can take the port
