@@ -654,8 +654,8 @@ def server_messages(draw: st.DrawFn, request: mcpwire.OutgoingRequest) -> Any:
             "_meta": {"io.modelcontextprotocol/subscriptionId": sid}}}
     if kind == "request":
         return {"jsonrpc": "2.0", "id": 99, "method": "sampling/createMessage", "params": {}}
-    if kind == "other_id":
-        return {"jsonrpc": "2.0", "id": "someone-else", "result": {"resultType": "complete"}}
+    if kind == "other_id":  # a result for another request, or for none (id null: on stdio, unattributable)
+        return {"jsonrpc": "2.0", "id": draw(st.sampled_from(["someone-else", None])), "result": {"resultType": "complete"}}
     return RawJSON(draw(st.sampled_from(["{oops", "[]", "null", '{"jsonrpc":"2.0"}', "1e400"])))
 
 

@@ -28,7 +28,11 @@ NOW: Final = 1_800_000_000.0
 SECRET: Final = b"fuzz-secret-fuzz-secret-fuzz-sec"  # 32 bytes
 OTHER_SECRET: Final = b"another-secret-another-secret-an"
 PAGE_SIZE: Final = 3
-CLIENT_CAPS: Final[dict[str, Any]] = {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
+# Every capability an input request can need: an empty ``elicitation`` object means form mode
+# only (wire reference section 10.2), so URL-mode elicitation needs ``url`` named explicitly.
+CLIENT_CAPS: Final[dict[str, Any]] = {
+    "sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": True},
+}
 
 
 class Args(msgspec.Struct):
@@ -108,6 +112,7 @@ def make_server(*, keyring: Keyring | None = None, **kw: Any) -> Server:
 
 
 def make_client(**kw: Any) -> Client:
-    """A client engine declaring every capability (so MRTR rounds are never -32021)."""
+    """A client engine declaring every capability an input request can need (so MRTR rounds are
+    never -32021)."""
     kw.setdefault("capabilities", CLIENT_CAPS)
     return Client(Implementation(name="fuzz-client", version="1.0.0"), **kw)

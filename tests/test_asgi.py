@@ -236,8 +236,18 @@ async def test_json_answer(app: App) -> None:
 
 @pytest.mark.anyio
 async def test_sync_handler_runs_in_a_worker_thread(app: App) -> None:
+    ran_on: list[int] = []
+
+    @app.tool(description="Report the thread it runs on")
+    def where(ctx: Context, arguments: dict[str, Any]) -> str:
+        ran_on.append(threading.get_ident())
+        return "here"
+
     call = await request(asgi_app(app), call_tool("echo_sync", {"text": "x"}), tool_headers("echo_sync"))
     assert call.json()["result"]["content"][0]["text"] == "thread:x"
+    call = await request(asgi_app(app), call_tool("where"), tool_headers("where"))
+    assert call.json()["result"]["content"][0]["text"] == "here"
+    assert len(ran_on) == 1 and ran_on[0] != threading.get_ident()  # not the event loop's thread
 
 
 @pytest.mark.anyio

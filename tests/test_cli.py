@@ -216,12 +216,16 @@ def test_bad_command_lines_and_unreachable_servers(url: str) -> None:
     assert "not valid JSON" in expected_failure(run_cli("call", url, "x", "{nope"), 4)
     assert "JSON object" in expected_failure(run_cli("call", url, "x", "[1, 2]"), 4)
     assert "not an http(s) URL" in expected_failure(run_cli("inspect", "ftp://example.com/"), 4)
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
+    with socket.socket() as probe:  # a port nobody listens on: bound, never listening, so refused
+        probe.bind(("127.0.0.1", 0))  # and held, so no other process can take it meanwhile
         port = probe.getsockname()[1]
-    stderr = expected_failure(run_cli("inspect", f"http://127.0.0.1:{port}/mcp"), 3)
+        stderr = expected_failure(run_cli("inspect", f"http://127.0.0.1:{port}/mcp"), 3)
     assert f"cannot connect to http://127.0.0.1:{port}/mcp: Connection refused" in stderr
     assert run_cli("frobnicate").returncode == 4
+    for args, complaint in ((("serve", "x:app", "--port", "65536"), "mcpwire serve: error: argument --port: a port is 0 to 65535"),
+                            (("inspect", url, "--timeout", "0"), "mcpwire inspect: error: argument --timeout: must be positive")):
+        done = run_cli(*args)  # refused by the argument parser, before any import or connection
+        assert done.returncode == 4 and done.stderr.rstrip().endswith(complaint), done.stderr
 
 
 # -- a foreign server: missing optional fields, -32022 ------------------------------------------------
@@ -230,6 +234,7 @@ class ForeignHandler(BaseHTTPRequestHandler):
     optional field (no serverInfo, no ttlMs/cacheScope, bare tools and resources)."""
 
     calls: list[str] = []
+    authorizations: list[str | None] = []
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -238,6 +243,7 @@ class ForeignHandler(BaseHTTPRequestHandler):
         message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         method = message["method"]
         self.calls.append(method)
+        self.authorizations.append(self.headers.get("Authorization"))
         status, body = 200, {"jsonrpc": "2.0", "id": message["id"]}
         if len(self.calls) == 1:
             status = 400
@@ -263,6 +269,7 @@ class ForeignHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def foreign() -> Iterator[str]:
     ForeignHandler.calls = []
+    ForeignHandler.authorizations = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), ForeignHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -282,6 +289,15 @@ def test_inspect_tolerates_a_sparse_foreign_server(foreign: str) -> None:
     assert "  capabilities  tools\n" in out
     assert re.search(r"\n  bare\s*\n", out) and re.search(r"\n  schemaless\s*\n", out)
     assert "Resources: not offered" in out and "Prompts: not offered" in out
+
+
+def test_extra_headers_go_with_every_request(foreign: str) -> None:
+    done = run_cli("call", foreign, "bare", "-H", "Authorization: Bearer t0k")
+    assert done.returncode == 0, done.stderr
+    # tools/list (to learn x-mcp-header annotations) refused -32022 and retried, then the call
+    assert ForeignHandler.calls == ["tools/list", "tools/list", "tools/call"]
+    assert ForeignHandler.authorizations == ["Bearer t0k"] * len(ForeignHandler.calls)
+    assert "--header needs 'Name: value'" in expected_failure(run_cli("call", foreign, "bare", "-H", "no colon"), 4)
 
 
 def test_call_prints_structured_content_from_a_foreign_server(foreign: str) -> None:
@@ -367,6 +383,8 @@ def test_serve_refuses_what_is_not_an_app(app_dir: Path) -> None:
         run_cli("serve", "cli_test_app:echo", cwd=app_dir), 4)
     assert "returned int, not a mcpwire_adapters.App" in expected_failure(
         run_cli("serve", "cli_test_app:make_number", cwd=app_dir), 4)
+    assert "expected MODULE:APP, got ':app'" in expected_failure(run_cli("serve", ":app", cwd=app_dir), 4)
+    assert "no such file: missing/app.py" in expected_failure(run_cli("serve", "missing/app.py:app", cwd=app_dir), 4)
 
 
 # -- the terminal, in-process --------------------------------------------------------------------------
@@ -391,7 +409,7 @@ def test_progress_is_one_updating_line_on_a_tty() -> None:
 
 
 def test_form_fields_are_typed_and_checked() -> None:
-    answers = "4\ngreen\n" "x\n2.5\n12\n7\n" "1,3\n" "maybe\nno\n" "\n" "\n" "2.5\n"
+    answers = "4\ngreen\n" "x\n2.5\n12\n0\n7\n" "1,3\n" "maybe\nno\n" "\n" "\n" "2.5\n" "a\nabcde\nabc\n"
     errors = io.StringIO()
     ask = Answerer(Terminal(io.StringIO(answers), io.StringIO(), errors), [])
     colours = {"type": "string", "enum": ["red", "green", "blue"]}
@@ -402,8 +420,10 @@ def test_form_fields_are_typed_and_checked() -> None:
     assert ask.field("s", {"type": "string", "default": "dflt"}, False) == "dflt"
     assert ask.field("t", {"type": "string"}, False) is None
     assert ask.field("x", {"type": "number"}, True) == 2.5
+    assert ask.field("code", {"type": "string", "minLength": 2, "maxLength": 4}, True) == "abc"
     said = errors.getvalue()
-    for complaint in ("'4' is not one of the choices", "an integer is needed", "the maximum is 10", "answer y or n"):
+    for complaint in ("'4' is not one of the choices", "an integer is needed", "the maximum is 10", "the minimum is 1",
+                      "answer y or n", "at least 2 characters", "at most 4 characters"):
         assert complaint in said
 
 

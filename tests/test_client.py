@@ -143,6 +143,11 @@ def test_unsupported_version_fallback() -> None:
     first = client.discover()
     err = final(roundtrip(client, server, first))
     assert isinstance(err, ErrorResult) and err.code == -32022
+    # Only -32022 is a version refusal, even when another error carries the same data.
+    not_a_version_error = ErrorResult(request_id=first.id, code=-32602, message="Invalid params", data=err.data)
+    with pytest.raises(LocalProtocolError, match="version_retry needs a -32022 error"):
+        client.version_retry(first, not_a_version_error)
+    assert client.protocol_version == "2099-01-01"
     second = client.version_retry(first, err)
     assert second.id != first.id and dict(second.headers)[b"MCP-Protocol-Version"] == b"2026-07-28"
     assert sent(second)["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
@@ -172,6 +177,36 @@ def test_tools_list_pagination() -> None:
     assert req2 is not None
     capped.add(final(roundtrip(client, server, req2)))  # type: ignore[arg-type]
     assert capped.next_request() is None and capped.truncated
+    # Misuse is the host's error: a method without pages, and a page of another list.
+    with pytest.raises(LocalProtocolError, match="tools/call is not paginated"):
+        client.paginate("tools/call")
+    prompts = final(roundtrip(client, server, client.request("prompts/list")))
+    assert isinstance(prompts, ResultReceived)
+    walk = client.paginate("tools/list")
+    with pytest.raises(LocalProtocolError, match="result of another method"):
+        walk.add(prompts)
+    assert walk.pages == 0 and walk.items == []
+
+
+def test_a_repeated_cursor_ends_the_walk_as_truncated() -> None:
+    # A server that hands out the same nextCursor again would loop to max_pages: the walk stops
+    # at the repeat (docs/client.md: truncated "when max_pages or a repeated cursor stopped it").
+    client = make_client()
+    pages = client.paginate("tools/list")
+    sent_cursors = []
+    for name, cursor in (("a", "c1"), ("b", "c2"), ("c", "c1")):
+        req = pages.next_request()
+        assert req is not None
+        sent_cursors.append(sent(req)["params"].get("cursor"))
+        body = json.dumps({"jsonrpc": "2.0", "id": req.id, "result": {
+            "resultType": "complete", "tools": [{"name": name, "inputSchema": OBJ}], "nextCursor": cursor,
+            "ttlMs": 0, "cacheScope": "private"}}).encode()
+        event = final(parse(client, req, 200, b"application/json", body))
+        assert isinstance(event, ResultReceived)
+        pages.add(event)
+    assert sent_cursors == [None, "c1", "c2"]
+    assert pages.next_request() is None and pages.truncated and pages.pages == 3
+    assert [t.name for t in pages.items] == ["a", "b", "c"]
 
 
 def drive(server: Server, req: OutgoingRequest) -> HttpExchange:
@@ -365,6 +400,16 @@ def test_stdio_demultiplexes_requests_in_flight() -> None:
     # A server request on stdout is reported, and the connection keeps working.
     bad = conn.receive_data(b'{"jsonrpc":"2.0","id":1,"method":"roots/list"}\n')
     assert isinstance(bad[0], ErrorResult) and bad[0].code == -32600 and bad[0].request_id is None
+    # With two requests in flight a result with id null answers neither: reported, both kept.
+    e, f = client.call_tool("echo", {}), client.call_tool("other", {})
+    conn.send(e)
+    conn.send(f)
+    unattributed = conn.receive_data(b'{"jsonrpc":"2.0","id":null,"result":{"resultType":"complete"}}\n')
+    assert unattributed == [ErrorResult(request_id=None, code=-32600, message="result with id null")]
+    assert conn.in_flight == 2
+    conn.cancel(e)
+    conn.cancel(f)
+    assert conn.in_flight == 0
     d = client.call_tool("echo", {})
     conn.send(d)
     assert [e.request_id for e in conn.receive_eof()] == [d.id]  # type: ignore[union-attr]

@@ -162,5 +162,6 @@ async def test_stdio_listen_ack_list_changed_and_exit_cancels() -> None:
         cancels = [m for m in c.written if m.get("method") == "notifications/cancelled"]
         assert [m["params"]["requestId"] for m in cancels] == [sub.subscription_id]
         # The subscription is gone; the connection still serves requests.
-        assert (await c.call_tool("test_simple_text")).value is not None
+        answer = await c.call_tool("test_simple_text")
+        assert answer.data["content"] == [{"type": "text", "text": "This is a simple text response for testing."}]
     assert c.returncode == 0

@@ -189,10 +189,24 @@ def test_any_server_stdout_gives_events_never_an_exception(stdout: bytes, data: 
         read_stdio(stdout, data.draw(S.cut_points(stdout)), data.draw(st.sampled_from([4 * 1024 * 1024, 64])))
 
 
-def test_capabilities_declared_by_the_fuzz_client_cover_every_input_request() -> None:
-    # So MRTR rounds in the suites are input_required, not -32021 (which has its own tests).
+@pytest.mark.parametrize("kind", ["name", "roots", "sample", "url"])
+def test_capabilities_declared_by_the_fuzz_client_cover_every_input_request(kind: str) -> None:
+    # So MRTR rounds in the suites are input_required, not -32021 (which has its own tests):
+    # through the server engine, each kind of input request the host plans use is sent.
+    from fuzz.host import INPUT_REQUESTS
+
+    assert sorted(INPUT_REQUESTS) == ["name", "roots", "sample", "url"]  # a new kind is tested here too
     assert set(CLIENT_CAPS) == {"sampling", "elicitation", "roots"}
-    assert NOW > 0
+    client = make_client()
+    request = client.call_tool("echo", {})
+    exchange = make_server().receive_http(mcpwire.HttpRequest(method="POST", target="/mcp",
+                                                              headers=list(request.headers), body=request.body), now=NOW)
+    assert isinstance(exchange, mcpwire.HttpExchange), exchange
+    head, body = exchange.input_required({kind: INPUT_REQUESTS[kind]}, state=None)
+    assert isinstance(head, mcpwire.ResponseHead) and isinstance(body, mcpwire.ResponseBody)
+    assert head.status == 200, body
+    result = json.loads(body.data)["result"]
+    assert result["resultType"] == "input_required" and list(result["inputRequests"]) == [kind], result
 
 
 @pytest.mark.parametrize("seconds", [0.05])

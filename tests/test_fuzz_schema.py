@@ -186,5 +186,15 @@ def test_version_retry_is_schema_valid() -> None:
     first = client.discover()
     error = mcpwire.ErrorResult(request_id=first.id, code=-32022, message="Unsupported protocol version",
                                 data={"requested": "2099-01-01", "supported": ["2026-07-28"]})
-    check_request(client.version_retry(first, error))
-    assert NOW > 0
+    retry = client.version_retry(first, error)
+    check_request(retry)
+    # Not merely valid: a new request, at the version the server named, in body and header alike,
+    # which the server engine then answers.
+    assert retry.id != first.id and retry.method == "server/discover"
+    assert json.loads(retry.body)["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+    assert dict(retry.headers)[b"MCP-Protocol-Version"] == b"2026-07-28"
+    answer = SERVER.receive_http(mcpwire.HttpRequest(method="POST", target="/mcp", headers=list(retry.headers),
+                                                     body=retry.body), now=NOW)
+    assert isinstance(answer, tuple), answer
+    reply = check_http(answer[0].status, answer[0].headers, answer[1].data, "server/discover")
+    assert reply.status == 200 and reply.result["supportedVersions"] == ["2026-07-28"]

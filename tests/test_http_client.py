@@ -105,14 +105,20 @@ async def test_http_client_end_to_end() -> None:
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1/mcp", "127.0.0.1:8000/mcp", "http:///mcp"])
+def test_http_client_needs_an_http_url(url: str) -> None:
+    with pytest.raises(ValueError, match=r"not an http\(s\) URL"):
+        HttpClient(url, client())
+
+
 @run
 async def test_http_client_connect_failure_and_read_timeout() -> None:
-    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
-    port = listener.socket.getsockname()[1]
-    await listener.aclose()
-    with pytest.raises(TransportError, match="cannot connect"):
-        async with HttpClient(f"http://127.0.0.1:{port}/mcp", client(), connect_timeout=2) as c:
-            await c.discover()
+    with trio.socket.socket() as held:  # bound, never listening: refused, and no other process can take the port
+        await held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        with pytest.raises(TransportError, match="cannot connect"):
+            async with HttpClient(f"http://127.0.0.1:{port}/mcp", client(), connect_timeout=2) as c:
+                await c.discover()
 
     async def silent(stream: trio.SocketStream) -> None:
         await trio.sleep(10)
@@ -133,6 +139,65 @@ async def test_http_client_response_size_limit() -> None:
         async with HttpClient(f"http://{host}:{port}/mcp", client(), max_response_bytes=200) as c:
             with pytest.raises(TransportError, match="exceeds"):
                 await c.call_tool("echo", {"text": "x" * 500})
+        nursery.cancel_scope.cancel()
+
+
+async def raw_server(nursery: trio.Nursery, answer: bytes | None) -> tuple[int, list[int]]:
+    """A TCP server on 127.0.0.1 that reads one request head per connection, writes ``answer``
+    (None: nothing) and closes. Returns its port and a list that counts its connections."""
+    accepted: list[int] = []
+
+    async def handle(stream: trio.SocketStream) -> None:
+        accepted.append(1)
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = await stream.receive_some(65536)
+            if not chunk:
+                break
+            head += chunk
+        if answer is not None:
+            await stream.send_all(answer)
+        await stream.aclose()
+
+    listeners = await nursery.start(trio.serve_tcp, handle, 0)
+    return listeners[0].socket.getsockname()[1], accepted
+
+
+@run
+async def test_http_client_does_not_follow_redirects() -> None:
+    for status in (301, 302, 307, 308):
+        redirect = b"HTTP/1.1 %d Moved\r\nLocation: http://127.0.0.1:1/elsewhere\r\nContent-Length: 0\r\n\r\n" % status
+        async with trio.open_nursery() as nursery:
+            port, _ = await raw_server(nursery, redirect)
+            async with HttpClient(f"http://127.0.0.1:{port}/mcp", client()) as c:
+                with pytest.raises(TransportError, match=rf"redirects \(HTTP {status}\); not followed"):
+                    await c.discover()
+            nursery.cancel_scope.cancel()
+
+
+@run
+async def test_http_client_does_not_retry_a_fresh_connection_closed_without_an_answer() -> None:
+    async with trio.open_nursery() as nursery:
+        port, accepted = await raw_server(nursery, None)
+        async with HttpClient(f"http://127.0.0.1:{port}/mcp", client()) as c:
+            with pytest.raises(TransportError, match="closed the connection without a response"):
+                await c.discover()
+            assert c.connections_opened == 1 and len(accepted) == 1  # only a reused connection is retried
+        nursery.cancel_scope.cancel()
+
+
+@run
+async def test_http_client_retries_once_when_a_kept_alive_connection_went_stale() -> None:
+    from mcpwire_adapters import HttpServerConfig
+
+    async with trio.open_nursery() as nursery:
+        config = HttpServerConfig(keepalive_idle_timeout=0.05)
+        host, port = await nursery.start(functools.partial(serve_http, make_app(), config=config))
+        async with HttpClient(f"http://{host}:{port}/mcp", client()) as c:
+            assert text(await c.call_tool("echo", {"text": "one"})) == "one"
+            await trio.sleep(1.0)  # the server closes the idle kept-alive connection meanwhile (20x its timeout)
+            assert text(await c.call_tool("echo", {"text": "two"})) == "two"
+            assert c.connections_opened == 2
         nursery.cancel_scope.cancel()
 
 
@@ -159,3 +224,9 @@ async def test_stdio_client_concurrent_requests() -> None:
             await c.call_tool("wait", {"seconds": 5})  # cancelled: writes notifications/cancelled
         assert text(await c.call_tool("echo", {"text": "still alive"})) == "still alive"
     assert c.returncode == 0
+    # Closed: asking more is a TransportError naming why, not a write to a dead pipe.
+    with pytest.raises(TransportError, match="the server process is not running"):
+        await c.call_tool("echo", {"text": "too late"})
+    with pytest.raises(TransportError, match="the server process is not running"):
+        async with c.listen({"toolsListChanged": True}):
+            pass  # pragma: no cover

@@ -225,6 +225,20 @@ async def test_keep_alive_two_requests_on_one_connection(app: App, probe: Probe,
     await client.aclose()
 
 
+@with_server()
+async def test_expect_100_continue_is_answered_before_the_body(app: App, probe: Probe, address: tuple[str, int]) -> None:
+    body = call_tool("echo", {"text": "after 100"})
+    client = await Client.connect(address)
+    headers = [*mcp_headers("tools/call", "echo", length=len(body)), ("expect", "100-continue")]
+    await client.send(h11.Request(method="POST", target="/mcp", headers=headers))  # the head alone
+    interim = await client.next_event()  # a client that waits for it sends nothing until then
+    assert isinstance(interim, h11.InformationalResponse) and interim.status_code == 100
+    await client.send(h11.Data(data=body), h11.EndOfMessage())
+    response, data = await client.response()
+    assert response.status_code == 200 and json.loads(data)["result"]["content"][0]["text"] == "after 100"
+    await client.aclose()
+
+
 # --- refusals --------------------------------------------------------------------------------
 @with_server()
 async def test_refusals_carry_jsonrpc_bodies(app: App, probe: Probe, address: tuple[str, int]) -> None:
@@ -341,6 +355,34 @@ async def test_listen_stream_ack_then_list_changed(app: App, probe: Probe, addre
             await trio.sleep(0.01)
 
 
+@with_server()
+async def test_a_dropped_listen_stream_closes_the_connection_unfinished(
+    app: App, probe: Probe, address: tuple[str, int]
+) -> None:
+    opened: list[Any] = []
+    open_stream = app.open_stream
+
+    def recording(stream: Any, buffer: int = 64) -> Any:
+        opened.append(stream)
+        return open_stream(stream, buffer)
+
+    app.open_stream = recording  # type: ignore[method-assign]
+    client = await Client.connect(address)
+    body = rpc("subscriptions/listen", {"notifications": {"toolsListChanged": True}}, request_id=8)
+    await client.request(body, mcp_headers("subscriptions/listen"))
+    head = await client.next_event()
+    assert isinstance(head, h11.Response) and header(head, b"transfer-encoding") == b"chunked"
+    assert b"notifications/subscriptions/acknowledged" in (await client.next_event()).data  # type: ignore[attr-defined]
+    app.close_stream(opened[0])  # dropped without its listen result
+    raw = b""
+    with trio.fail_after(2):
+        while chunk := await client.stream.receive_some(65536):
+            raw += chunk
+    # The connection closes with the chunked body unterminated: no disguised clean end.
+    assert not raw.endswith(b"0\r\n\r\n") and app.server.open_listeners == 0
+    await client.aclose()
+
+
 # --- slow clients and shutdown --------------------------------------------------------------------
 @with_server(HttpServerConfig(header_timeout=1.0))
 async def test_slow_headers_do_not_block_others_and_are_dropped(
@@ -355,6 +397,23 @@ async def test_slow_headers_do_not_block_others_and_are_dropped(
     with trio.fail_after(3):
         assert await slow.receive_some(100) == b""  # dropped after header_timeout
     await slow.aclose()
+
+
+@with_server(HttpServerConfig(header_timeout=0.3, keepalive_idle_timeout=5.0))
+async def test_a_kept_alive_connection_gets_header_timeout_once_its_next_head_starts(
+    app: App, probe: Probe, address: tuple[str, int]
+) -> None:
+    client = await Client.connect(address)
+    await client.request(call_tool("echo", {"text": "first"}), mcp_headers("tools/call", "echo"))
+    assert (await client.response())[0].status_code == 200
+    client.conn.start_next_cycle()
+    await trio.sleep(0.5)  # idle, within keepalive_idle_timeout: the connection stays
+    await client.stream.send_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n")  # a head that stalls
+    start = trio.current_time()
+    with trio.fail_after(3):
+        assert await client.stream.receive_some(100) == b""  # dropped at header_timeout, not idle's 5 s
+    assert trio.current_time() - start > 0.2  # not at once either: the head had its header_timeout
+    await client.aclose()
 
 
 @run

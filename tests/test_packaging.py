@@ -64,12 +64,24 @@ def wheel(dists: dict[str, Path]) -> Path:
     return dists["wheel"]
 
 
-@pytest.fixture(scope="module")
-def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def _new_venv(tmp_path_factory: pytest.TempPathFactory, requirement: str) -> Path:
     env = tmp_path_factory.mktemp("venv") / "v"
     _run(sys.executable, "-m", "venv", env, cwd=env.parent)
-    _run(env / "bin" / "python", "-m", "pip", "install", "--quiet", wheel, cwd=env)
-    yield env
+    _run(env / "bin" / "python", "-m", "pip", "install", "--quiet", requirement, cwd=env)
+    return env
+
+
+@pytest.fixture(scope="module")
+def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The wheel alone. Shared by the tests of this module, so none may install into it: what
+    one test added would be seen by the others in whatever order they run."""
+    yield _new_venv(tmp_path_factory, str(wheel))
+
+
+@pytest.fixture(scope="module")
+def asgi_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The wheel with its ``asgi`` extra, in a virtualenv of its own."""
+    yield _new_venv(tmp_path_factory, f"{wheel}[asgi]")
 
 
 def _metadata(wheel: Path) -> email.message.Message:
@@ -114,10 +126,10 @@ def test_installed_core_imports_with_msgspec_only(venv: Path) -> None:
     assert "site-packages" in origin and bare == "None"
 
 
-def test_installed_adapters_import_with_their_extra(venv: Path, wheel: Path) -> None:
-    py = venv / "bin" / "python"  # run from the venv's folder: the repository is not on sys.path
-    _run(py, "-m", "pip", "install", "--quiet", f"{wheel}[asgi]", cwd=venv)
-    out = _run(py, "-I", "-c", "import mcpwire_adapters as a; print(a.App.__module__, a.AsgiApp.__module__)", cwd=venv)
+def test_installed_adapters_import_with_their_extra(asgi_venv: Path) -> None:
+    py = asgi_venv / "bin" / "python"  # run from the venv's folder: the repository is not on sys.path
+    code = "import mcpwire_adapters as a; print(a.App.__module__, a.AsgiApp.__module__)"
+    out = _run(py, "-I", "-c", code, cwd=asgi_venv)
     assert out.split() == ["mcpwire_adapters.app", "mcpwire_adapters.asgi"]
 
 

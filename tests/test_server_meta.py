@@ -107,7 +107,11 @@ def test_capabilities_are_per_request_never_inferred_from_earlier_ones() -> None
     # So the second cannot ask for elicitation: -32021 (section 10.2).
     out = second.input_required({"q": {"method": "elicitation/create", "params": {
         "message": "m", "requestedSchema": {"type": "object", "properties": {}}}}})
-    assert isinstance(out[0], mcpwire.ResponseHead) and out[0].status == 400
+    head, body = out
+    assert isinstance(head, mcpwire.ResponseHead) and head.status == 400
+    assert isinstance(body, mcpwire.ResponseBody)
+    error = check_error(json.loads(body.data), -32021, 2)
+    assert error["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
     first.cancel()
 
 

@@ -148,6 +148,12 @@ def test_invalid_cache_policy_is_refused(policy: CachePolicy) -> None:
         make_server(cache={"tools/list": policy})
 
 
+@pytest.mark.parametrize("method", ["tools/call", "prompts/get", "completion/complete", "subscriptions/listen", "nope"])
+def test_cache_policy_for_a_method_without_cache_fields_is_refused(method: str) -> None:
+    with pytest.raises(mcpwire.LocalProtocolError, match=f"{method} results are not cacheable"):
+        make_server(cache={method: CachePolicy(ttl_ms=5)})
+
+
 # --- lists (sections 5.1, 5.3, 5.5) --------------------------------------------------------------------
 
 
@@ -482,7 +488,7 @@ def test_output_type_checks_structured_content() -> None:
                  CallToolResult(content=[], structured_content={"total": "one"}), "tools/call")
     error_of(bad, -32603, 2)
     missing = finish(exchange(SERVER, tool_call("add", {"a": 1}, rid=3)), CallToolResult(content=[]), "tools/call")
-    error_of(missing, -32603, 3)
+    error_of(missing, -32603, 3, message_text="Tool declared an outputSchema but returned no structuredContent")
 
 
 def test_output_schema_checks_structured_content() -> None:

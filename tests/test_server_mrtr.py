@@ -121,16 +121,16 @@ def test_input_requests_may_be_wire_structs() -> None:
 
 def test_input_required_needs_requests_or_state() -> None:
     ex = exchange(SERVER, call_tool())
-    with pytest.raises(mcpwire.LocalProtocolError):
+    with pytest.raises(mcpwire.LocalProtocolError, match="needs input requests or a state"):
         ex.input_required()
-    with pytest.raises(mcpwire.LocalProtocolError):
+    with pytest.raises(mcpwire.LocalProtocolError, match="needs input requests or a state"):
         ex.input_required({})
     ex.cancel()
 
 
 def test_unknown_input_request_method_is_a_host_error() -> None:
     ex = exchange(SERVER, call_tool())
-    with pytest.raises(mcpwire.LocalProtocolError):
+    with pytest.raises(mcpwire.LocalProtocolError, match="Unknown input request method 'ping'"):
         ex.input_required({"x": {"method": "ping", "params": {}}})
     ex.cancel()
 

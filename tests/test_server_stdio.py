@@ -324,11 +324,12 @@ def test_invalid_utf8_inside_params_is_answered() -> None:
     conn = StdioConnection(SERVER)
     raw = b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"x":"\xff"}}}'
     message = answer(conn, raw)
-    assert message["error"]["code"] == -32700 and message["id"] in (1, None)
+    assert message["error"] == {"code": -32700, "message": "Parse error: invalid UTF-8"} and message["id"] is None
 
 
 def test_deeply_nested_line_is_answered() -> None:
     conn = StdioConnection(SERVER)
     raw = b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"x":' + b"[" * 5000 + b"]" * 5000 + b"}}"
     message = answer(conn, raw)
-    assert message["error"]["code"] in (-32700, -32600)
+    assert message["error"] == {"code": -32700, "message": "Parse error: JSON nested too deeply"}
+    assert message["id"] is None

@@ -96,9 +96,14 @@ def test_every_truncation_is_rejected() -> None:
         reject(c, TOKEN[:end])
 
 
-@pytest.mark.parametrize("suffix", ["-TAMPERED", "A", "=", ".", ".AAAA", " "])
-def test_appended_data_is_rejected(suffix: str) -> None:
-    assert reject(codec(), TOKEN + suffix).reason in {"bad mac", "malformed"}
+@pytest.mark.parametrize(
+    ("suffix", "reason"),
+    [("-TAMPERED", "bad mac"), ("A", "bad mac"), ("=", "bad mac"), (" ", "bad mac"), (".", "malformed"),
+     (".AAAA", "malformed")],
+)
+def test_appended_data_is_rejected(suffix: str, reason: str) -> None:
+    # Appended to the MAC it no longer verifies; a fifth dot-separated part is not a token.
+    assert reject(codec(), TOKEN + suffix).reason == reason
 
 
 @pytest.mark.parametrize(
@@ -243,18 +248,20 @@ def test_bad_ttl_is_a_local_error(ttl: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "kw",
+    ("kw", "message"),
     [
-        {"max_ttl_seconds": 0},
-        {"max_ttl_seconds": float("inf")},
-        {"ttl_seconds": 600, "max_ttl_seconds": 300},
-        {"max_token_bytes": 255},
-        {"max_token_bytes": 1024.0},
-        {"max_clock_skew_seconds": -1},
+        # Each refused for its own rule: a max_ttl of 0 must not pass as "ttl over max_ttl".
+        ({"max_ttl_seconds": 0, "ttl_seconds": 1}, "max_ttl_seconds must be positive"),
+        ({"max_ttl_seconds": -5, "ttl_seconds": -10}, "max_ttl_seconds must be positive"),
+        ({"max_ttl_seconds": float("inf")}, "max_ttl_seconds must be a finite number, got inf"),
+        ({"ttl_seconds": 600, "max_ttl_seconds": 300}, "ttl_seconds must be in (0, 300.0], got 600.0"),
+        ({"max_token_bytes": 255}, "max_token_bytes must be an int of at least 256, got 255"),
+        ({"max_token_bytes": 1024.0}, "max_token_bytes must be an int of at least 256, got 1024.0"),
+        ({"max_clock_skew_seconds": -1}, "max_clock_skew_seconds must not be negative"),
     ],
 )
-def test_codec_configuration_errors(kw: dict[str, Any]) -> None:
-    with pytest.raises(LocalProtocolError):
+def test_codec_configuration_errors(kw: dict[str, Any], message: str) -> None:
+    with pytest.raises(LocalProtocolError, match=re.escape(message)):
         codec(**kw)
 
 

@@ -752,15 +752,16 @@ def test_missing_result_type_reads_as_complete() -> None:
 
 
 def test_schema_bounds_are_enforced_on_decode() -> None:
-    with pytest.raises(msgspec.ValidationError):
+    # Each refused at the member whose bound it breaks.
+    with pytest.raises(msgspec.ValidationError, match=r"at `\$\.ttlMs`"):
         msgspec.json.decode(b'{"tools":[],"ttlMs":-1,"cacheScope":"private"}', type=t.ListToolsResult)
-    with pytest.raises(msgspec.ValidationError):
+    with pytest.raises(msgspec.ValidationError, match=r"at `\$\.cacheScope`"):
         msgspec.json.decode(b'{"tools":[],"ttlMs":0,"cacheScope":"shared"}', type=t.ListToolsResult)
-    with pytest.raises(msgspec.ValidationError):
+    with pytest.raises(msgspec.ValidationError, match=r"at `\$\.values`"):
         msgspec.json.decode(json.dumps({"values": ["v"] * 101}).encode(), type=t.Completion)
-    with pytest.raises(msgspec.ValidationError):
+    with pytest.raises(msgspec.ValidationError, match=r"at `\$\.priority`"):
         msgspec.json.decode(b'{"priority":1.5}', type=t.Annotations)
-    with pytest.raises(msgspec.ValidationError):
+    with pytest.raises(msgspec.ValidationError, match=r"at `\$\.type`"):
         msgspec.json.decode(b'{"type":"video","data":""}', type=t.ContentBlock)
 
 
@@ -774,7 +775,7 @@ def test_resource_contents_decode_to_the_stand_in() -> None:
     assert decoded.resource.text == "t" and decoded.resource.blob is msgspec.UNSET
     with pytest.raises(msgspec.ValidationError, match="text.*blob"):
         msgspec.json.decode(b'{"uri":"u","mimeType":"text/plain"}', type=t.ResourceContents)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="resource contents need `text` or `blob`"):
         t.ResourceContents(uri="u")
     assert t.TextResourceContents(uri="u", text="t").__eq__(object()) is NotImplemented
 
@@ -800,7 +801,7 @@ def test_elicitation_params_decode_to_the_stand_in() -> None:
         msgspec.json.decode(b'{"mode":"url","message":"m"}', type=t.ElicitRequestParams)
     with pytest.raises(msgspec.ValidationError, match="requestedSchema"):
         msgspec.json.decode(b'{"mode":"form","message":"m"}', type=t.ElicitRequestParams)
-    with pytest.raises(msgspec.ValidationError):
+    with pytest.raises(msgspec.ValidationError, match=r"at `\$\.mode`"):
         msgspec.json.decode(b'{"mode":"popup","message":"m","requestedSchema":{}}', type=t.ElicitRequestParams)
 
 
