@@ -112,6 +112,33 @@ async def test_http_listen_ends_with_the_listen_result() -> None:
 
 
 @run
+async def test_http_listen_dropped_by_the_server_is_a_transport_error_not_an_end() -> None:
+    from mcpwire_adapters.http_client import TransportError
+
+    app = make_app()
+    opened: list[Any] = []
+    open_stream = app.open_stream
+
+    def recording(stream: Any, buffer: int = 64) -> Any:
+        opened.append(stream)
+        return open_stream(stream, buffer)
+
+    app.open_stream = recording  # type: ignore[method-assign]
+    async with trio.open_nursery() as nursery:
+        host, port = await nursery.start(serve_http, app)
+        async with HttpClient(f"http://{host}:{port}/mcp", make_client()) as c:
+            seen: list[Any] = []
+            with pytest.raises(TransportError, match="incomplete chunked read"):
+                async with c.listen({"promptsListChanged": True}) as sub:
+                    app.close_stream(opened[0])  # dropped without its listen result
+                    async for event in sub:
+                        seen.append(event)
+            # The acknowledgement came; the abrupt end is not mistaken for the graceful one.
+            assert [type(e) for e in seen] == [ListenAck] and sub.result is None
+        nursery.cancel_scope.cancel()
+
+
+@run
 async def test_http_listen_errors_and_version_fallback() -> None:
     app = make_app(max_listen_streams=1)
     async with trio.open_nursery() as nursery:
