@@ -29,7 +29,7 @@ SECRET: Final = b"fuzz-secret-fuzz-secret-fuzz-sec"  # 32 bytes
 OTHER_SECRET: Final = b"another-secret-another-secret-an"
 PAGE_SIZE: Final = 3
 # Every capability an input request can need: an empty ``elicitation`` object means form mode
-# only (wire reference section 10.2), so URL-mode elicitation needs ``url`` named explicitly.
+# only (specification: Basic > Patterns > Multi round-trip requests), so URL-mode elicitation needs ``url`` named explicitly.
 CLIENT_CAPS: Final[dict[str, Any]] = {
     "sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": True},
 }

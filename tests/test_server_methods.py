@@ -487,8 +487,12 @@ def test_output_type_checks_structured_content() -> None:
     bad = finish(exchange(SERVER, tool_call("add", {"a": 1}, rid=2)),
                  CallToolResult(content=[], structured_content={"total": "one"}), "tools/call")
     error_of(bad, -32603, 2)
-    missing = finish(exchange(SERVER, tool_call("add", {"a": 1}, rid=3)), CallToolResult(content=[]), "tools/call")
-    error_of(missing, -32603, 3, message_text="Tool declared an outputSchema but returned no structuredContent")
+    answering = exchange(SERVER, tool_call("add", {"a": 1}, rid=3))
+    missing = finish(answering, CallToolResult(content=[]), "tools/call")
+    error = error_of(missing, -32603, 3)
+    assert error["message"] == "Internal error" and "data" not in error  # the cause stays with the host
+    assert isinstance(answering.internal_error, mcpwire.RemoteProtocolError)
+    assert answering.internal_error.message == "Tool declared an outputSchema but returned no structuredContent"
 
 
 def test_output_schema_checks_structured_content() -> None:
