@@ -7,7 +7,7 @@ follow the fuzz server's declared input schemas (``fuzz.targets``), so that vali
 past admission into exchanges, MRTR rounds (with genuine ``requestState`` tokens issued for
 exactly those params) and paginated lists (with genuine cursors).
 
-Only the public API is used (tests/test_import_hygiene.py), and no rule the core owns is
+Only the public API is used (tests/integration/test_import_hygiene.py), and no rule the core owns is
 restated here: tokens and cursors are issued by the fuzz server itself (its answer to the first
 round, or to a list request), the ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*`` headers are those
 the fuzz client computes (after learning the tools' annotations from the server's tools/list),

@@ -34,7 +34,7 @@ from mcpwire import HttpExchange, HttpListenStream, HttpRequest, ResponseBody, R
 from mcpwire.framing import SSEReader
 
 
-# As tests/test_types_schema.py: the vendored copy (tests/data/schemas/provenance.json), only.
+# As tests/wire/test_types_schema.py: the vendored copy (tests/data/schemas/provenance.json), only.
 SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "schemas" / "schema-2026-07-28.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
 VERSION = "2026-07-28"

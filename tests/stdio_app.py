@@ -1,4 +1,4 @@
-"""A tiny MCP app served over stdio, for tests/test_stdio_server.py (run as a script).
+"""A tiny MCP app served over stdio, for tests/adapters/test_stdio_server.py (run as a script).
 
 Usage: python tests/stdio_app.py [--max-line-bytes N]. Diagnostics go to stderr only.
 """

@@ -8,7 +8,7 @@ of feeding it whole, at the engine level, for generated traffic (valid and mutat
   error (or none) at the same point; likewise a JSON body.
 
 The framing readers themselves (``LineReader``, ``SSEReader``) have their own chunking
-properties in tests/test_ndjson.py and tests/test_sse.py; these hold the engines above them.
+properties in tests/wire/test_ndjson.py and tests/wire/test_sse.py; these hold the engines above them.
 """
 
 from __future__ import annotations

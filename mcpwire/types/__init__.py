@@ -4,7 +4,7 @@ Every class is named after its ``$defs`` entry in ``schema-2026-07-28.json`` (in
 schema leaves unnamed get names of their own, listed in each module). Python fields are
 snake_case, the wire is camelCase; optional properties default to ``msgspec.UNSET`` so absent
 stays absent; unknown fields are ignored on decode; every value is frozen and keyword-only.
-``tests/test_types_schema.py`` holds the field sets, the required sets and encoded samples of
+``tests/wire/test_types_schema.py`` holds the field sets, the required sets and encoded samples of
 every Struct against the schema.
 
 Where the schema has a union msgspec cannot decode, this package picks a decodable form:
@@ -292,7 +292,7 @@ _UNDECODABLE = (
 )
 
 # $defs intentionally not mirrored by a Struct or alias of the same name, and why. Every other
-# $def is exported under its own name; tests/test_types_schema.py checks that this split covers
+# $def is exported under its own name; tests/wire/test_types_schema.py checks that this split covers
 # the whole schema. (The schema of 2026-07-28 has no tasks-extension $defs to skip.)
 _UNMIRRORED_DEFS: dict[str, str] = {
     **dict.fromkeys(

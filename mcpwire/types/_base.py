@@ -5,7 +5,7 @@ schema names ($defs RequestId, ProgressToken, Cursor, ResultType, Role, LoggingL
 MetaObject); $defs Icon, Implementation, Annotations and Result; and the request params that
 carry nothing but ``_meta`` and a cursor ($defs RequestParams, PaginatedRequestParams).
 
-Rules every module of ``mcpwire.types`` follows (STYLE habit 4; ``tests/test_types_schema.py``
+Rules every module of ``mcpwire.types`` follows (STYLE habit 4; ``tests/wire/test_types_schema.py``
 holds them against ``schema-2026-07-28.json``):
 
 - Class names are the schema's ``$defs`` names. Python fields are snake_case and

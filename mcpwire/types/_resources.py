@@ -101,7 +101,7 @@ class ReadResourceResult(WireType, frozen=True, kw_only=True):
     result_type: ResultType = "complete"
     contents: list[ResourceContents]
     # Required on the wire; a server host may leave these UNSET and the engine fills them from
-    # its CachePolicy for resources/read before sending (tests/test_types_schema.py ENGINE_FILLED).
+    # its CachePolicy for resources/read before sending (tests/wire/test_types_schema.py ENGINE_FILLED).
     ttl_ms: NonNegativeInt | UnsetType = UNSET
     cache_scope: CacheScope | UnsetType = UNSET
     meta: MetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")

@@ -23,7 +23,7 @@ from schema_check import assemble
 import mcpwire
 from mcpwire import HttpExchange, HttpListenStream, HttpRequest, ResponseBody, ResponseHead
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "conformance"))
 
 import fixture

@@ -4,8 +4,8 @@ HTTP tests start :func:`serve_http` in-process on 127.0.0.1 with port 0 and stop
 cancellation; the clients run in the same trio loop, so the server's tasks and memory can be
 inspected directly: tasks by walking trio's task tree from the root task, memory with
 ``tracemalloc``. stdio tests run ``tests/stdio_app.py`` or ``tests/resilience_stdio_app.py`` as a
-subprocess. Every test runs under ``trio.fail_after``; what ``tests/test_http_server.py`` and
-``tests/test_stdio_server.py`` already hold for a single client (one slow head, 413 on
+subprocess. Every test runs under ``trio.fail_after``; what ``tests/adapters/test_http_server.py`` and
+``tests/adapters/test_stdio_server.py`` already hold for a single client (one slow head, 413 on
 Content-Length and chunked, a disconnect mid-SSE cancelling the handler, EOF mid-line) is
 taken here to hundreds or thousands of clients, with leaks and memory measured.
 """
@@ -39,7 +39,7 @@ from mcpwire import HttpPolicy
 VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}}
 MAX_BODY = 64 * 1024
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[1]  # tests/, where the helper apps live
 STDIO_APP = HERE / "stdio_app.py"
 HOLD_APP = HERE / "resilience_stdio_app.py"
 Address = tuple[str, int]

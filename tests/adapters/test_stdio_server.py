@@ -19,7 +19,7 @@ import trio
 from _wire_helpers import StdioChild
 
 TIMEOUT = 15.0
-APP = Path(__file__).with_name("stdio_app.py")
+APP = Path(__file__).resolve().parents[1] / "stdio_app.py"
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 
 

@@ -30,7 +30,7 @@ from mcpwire.client.engine import Client
 from mcpwire.client.events import ListChanged, ListenAck, ResourceUpdated, ResultReceived
 from mcpwire.types import SubscriptionFilter
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "conformance"))
 
 import fixture

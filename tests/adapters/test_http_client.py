@@ -201,7 +201,7 @@ async def test_http_client_retries_once_when_a_kept_alive_connection_went_stale(
         nursery.cancel_scope.cancel()
 
 
-STDIO_APP = Path(__file__).with_name("stdio_app.py")
+STDIO_APP = Path(__file__).resolve().parents[1] / "stdio_app.py"
 
 
 @pytest.mark.skipif(not STDIO_APP.exists(), reason="tests/stdio_app.py is not there")

@@ -7,11 +7,11 @@ the public document it belongs to: "RFC 8259 section 8.1", "JSON-RPC 2.0 section
 7", "reference 10.3", and the names "presa" and "snodo". Cite instead the 2026-07-28
 specification's pages (a URL, or the short form "specification: Basic > Transports > stdio"),
 the schema's ``$defs`` names, JSON-RPC 2.0 or an RFC, or say plainly that the rule is
-mcpwire's own ("mcpwire's order", "mcpwire's bound"). ``tests/test_docs.py`` holds README.md
+mcpwire's own ("mcpwire's order", "mcpwire's bound"). ``tests/integration/test_docs.py`` holds README.md
 and docs/*.md to the same rule.
 
 A specification link in the code must name a page, and an anchor, known to exist there
-(``SPEC_ANCHORS`` in ``tests/test_docs.py``, the one list of checked pages and anchors).
+(``SPEC_ANCHORS`` in ``tests/integration/test_docs.py``, the one list of checked pages and anchors).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from test_docs import _SPEC_LINK, SPEC_ANCHORS
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCANNED = ("mcpwire", "adapters", "conformance", "fuzz", "examples")
 
 # TODO: cleaned in the next commit. Colleagues are rewriting the citations in these files right

@@ -123,7 +123,7 @@ def test_meta_not_an_object(value: Any) -> None:
     http_error(value, MSG_META_OBJECT)
 
 
-@pytest.mark.parametrize("params", [{}], ids=["absent"])  # null is not absent: tests/test_edge_rules.py
+@pytest.mark.parametrize("params", [{}], ids=["absent"])  # null is not absent: tests/server/test_edge_rules.py
 def test_absent_meta_is_empty_so_protocol_version_is_missing(params: dict[str, Any]) -> None:
     # Runner sep-2575-request-meta-invalid-*: params {} is -32602 with HTTP 400.
     reply = call(SERVER, request("server/discover", params, id=3, with_meta=False))

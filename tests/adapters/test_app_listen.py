@@ -22,7 +22,7 @@ from mcpwire import Client, HttpListenStream, HttpRequest, Keyring, ListenState,
 from mcpwire.framing import encode_comment
 from mcpwire.types import Implementation
 
-ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
+ADAPTERS = Path(__file__).resolve().parents[2] / "adapters"
 TIMEOUT = 5.0
 NOW = 1_700_000_000.0
 KEEPALIVE = encode_comment("keepalive")

@@ -45,7 +45,7 @@ from mcpwire import Cancelled, ClientStdioConnection, ErrorResult, Exchange, Exc
 from mcpwire.client.engine import Client, Paginator
 from mcpwire.client.events import ClientEvent
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "conformance"))
 
 import fixture

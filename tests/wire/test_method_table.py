@@ -24,7 +24,7 @@ from mcpwire.wire.methods import (
 )
 from mcpwire.wire.versions import REVISIONS
 
-SCHEMAS = Path(__file__).parent / "data" / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "schemas"
 
 
 @cache

@@ -41,7 +41,7 @@ from mcpwire_adapters._cli_io import Answerer, Terminal, table
 from mcpwire_adapters.cli import CliError
 from mcpwire_adapters.http_client import HttpClient
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 20.0
 CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
 

@@ -10,7 +10,7 @@
   specification pages (and anchors known to exist there), the JSON-RPC 2.0 specification, RFCs;
   never by bare section numbers of some other document.
 
-The code examples themselves run in ``tests/test_doc_examples.py``.
+The code examples themselves run in ``tests/integration/test_doc_examples.py``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 
 import mcpwire
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from jsonschema.validators import validator_for
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "tests" / "data" / "schemas"
 PROVENANCE: dict[str, Any] = json.loads((SCHEMAS / "provenance.json").read_text())
 ENTRIES: list[dict[str, Any]] = PROVENANCE["schemas"]
 UPSTREAM = "https://github.com/modelcontextprotocol/modelcontextprotocol"
 
-# The file the wire types and the schema tests were written against (tests/test_types_schema.py).
+# The file the wire types and the schema tests were written against (tests/wire/test_types_schema.py).
 PINNED_VERSION = "2026-07-28"
 PINNED_COMMIT = "5f5440bb26a62e2cf3440b92da5a667efa03b267"
 PINNED_SHA256 = "ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203"

@@ -1,5 +1,5 @@
 """What importing a part of mcpwire_adapters loads, checked in a fresh interpreter (as
-tests/test_import_hygiene.py does for the core): the stdio client needs no h11, the
+tests/integration/test_import_hygiene.py does for the core): the stdio client needs no h11, the
 transport-neutral client session neither h11 nor trio, and NeedInput (the one type every
 adapter, example and the fixture answer "ask the client first" with) nothing but msgspec.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _modules_after(statement: str) -> set[str]:

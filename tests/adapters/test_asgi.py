@@ -34,7 +34,7 @@ from mcpwire_adapters.asgi import request_target
 from mcpwire import HttpPolicy, ListenStream
 from mcpwire.framing import SSEReader
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 10.0
 VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}}

@@ -48,7 +48,7 @@ import mcpwire
 import mcpwire.types
 import mcpwire_adapters
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 PAGE_TIMEOUT = 120  # seconds for one page, its exercise included
 
@@ -146,7 +146,7 @@ def test_excerpt_is_quoted_from_its_file(block: Block) -> None:
         except ValueError:
             pytest.fail(f"{block.where}: not in {block.argument} (after line {position}): {line!r}")
     # The quoted file must itself be run by a test.
-    tests = " ".join(path.read_text() for path in (REPO / "tests").glob("test_*.py") if path.name != Path(__file__).name)
+    tests = " ".join(path.read_text() for path in (REPO / "tests").rglob("test_*.py") if path.name != Path(__file__).name)
     assert Path(block.argument).name in tests, f"no test runs {block.argument}"
 
 

@@ -36,8 +36,8 @@ from mcpwire.types import (
 
 
 # Vendored byte for byte with its provenance (tests/data/schemas/provenance.json, checked by
-# tests/test_vendored_schemas.py); the tests read nothing outside the repository.
-_SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "schemas" / "schema-2026-07-28.json"
+# tests/integration/test_vendored_schemas.py); the tests read nothing outside the repository.
+_SCHEMA_PATH = Path(__file__).resolve().parents[1] / "data" / "schemas" / "schema-2026-07-28.json"
 SCHEMA: dict[str, Any] = json.loads(_SCHEMA_PATH.read_text())
 DEFS: dict[str, Any] = SCHEMA["$defs"]
 _URI = "urn:mcpwire:schema-2026-07-28"

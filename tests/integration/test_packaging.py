@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 
 # Left out of the copy that is built: setuptools reuses a stale build/ folder, so files deleted
@@ -188,7 +188,7 @@ def test_sdist_carries_what_its_tests_need(dists: dict[str, Path], tmp_path: Pat
     missing = _expected_in_sdist() - files
     assert not missing, f"not in the sdist (MANIFEST.in): {sorted(missing)}"
     for name in ("LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml", "MANIFEST.in", "mkdocs.yml",
-                 "tests/conftest.py", "tests/test_types_schema.py", "tests/schema_check.py",
+                 "tests/conftest.py", "tests/wire/test_types_schema.py", "tests/schema_check.py",
                  "conformance/fixture.py", "scripts/test", "typings/mcpwire_adapters/app.py"):
         assert name in files, name
     # The vendored schemas, byte for byte as their provenance records them, with their license.

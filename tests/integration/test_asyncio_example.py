@@ -19,7 +19,7 @@ from pathlib import Path
 from mcpwire import Client, ClientEvent, ClientStdioConnection, ErrorResult, InputRequired, OutgoingRequest, Progress, ResultReceived
 from mcpwire.types import ElicitRequest, ElicitResult, Implementation
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "asyncio_server.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "asyncio_server.py"
 TIMEOUT = 15.0
 FORBIDDEN = ("trio", "anyio", "h11")
 # Of mcpwire_adapters, the example loads the package and the module of NeedInput, nothing else.
