@@ -130,7 +130,7 @@ class App:
                 schema = Server.tool_schema(arguments) if arguments is not None else {"type": "object"}
             out_schema: Any = output_schema
             if out_schema is None and output_type is not None:
-                out_schema = msgspec.json.schema(output_type)
+                out_schema = Server.tool_schema(output_type)
             tool = Tool(
                 name=tool_name, description=description, input_schema=schema,
                 output_schema=UNSET if out_schema is None else out_schema, **fields,

@@ -41,12 +41,21 @@ from .listeners import Listeners
 from .states import ListenState
 from .mrtr import check_input_responses, check_request_state
 from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, request_scope
+from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
 
 __all__ = ["Server"]
 
 _ABSOLUTE_URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _encoder: Final = msgspec.json.Encoder()
 _dict_decoder: Final = msgspec.json.Decoder(dict[str, Any])
+
+
+def _disagree(tool: str, member: str, derive: str, option: str, given: type[Any]) -> str:
+    type_name = getattr(given, "__name__", repr(given))
+    return (
+        f"Tool {tool!r}: the {member} given disagrees with {option}={type_name}, so every correct call would"
+        f" fail. Pass {derive} to derive it from the type, or exactly Server.tool_schema({type_name})"
+    )
 
 
 class _Listen(msgspec.Struct, frozen=True):
@@ -67,9 +76,13 @@ class Server:
     to send, or an Exchange / ListenStream for the host to drive.
 
     ``keyring`` signs requestState tokens and pagination cursors; processes behind one load
-    balancer share it. ``validator`` compiles the JSON Schemas of tools declared without an
-    ``arguments_type`` (see :func:`mcpwire.jsonschema_validator`); without one such tools'
-    arguments are passed through unchecked. ``list_changed`` advertises ``listChanged`` (and
+    balancer share it. ``validator`` compiles the raw JSON Schemas of tools (arguments of a
+    tool declared without ``arguments_type``, structuredContent of one with an outputSchema
+    but no ``output_type``). The default (``None``) is :func:`mcpwire.jsonschema_validator`,
+    loaded when the first such schema is registered; without the ``jsonschema`` library that
+    registration raises :class:`LocalProtocolError`. ``validator=mcpwire.UNCHECKED`` leaves
+    them unchecked on purpose. Schemas that accept every object (``{"type": "object"}``, see
+    :meth:`add_tool`) need no validator. ``list_changed`` advertises ``listChanged`` (and
     serves subscriptions/listen for it) on every list, or only on the kinds named
     (``{"tools", "prompts"}``); call :meth:`list_changed` when such a list changes.
     """
@@ -166,22 +179,51 @@ class Server:
         """Register (or replace) a tool.
 
         With ``arguments_type`` the arguments are decoded into that Struct, and the listed
-        inputSchema, when the tool has none (UNSET or ``{}``), is derived from it. With
-        ``output_type`` structuredContent is checked against it, and the outputSchema, when
-        the tool has none, is derived from it. The inputSchema must be an object schema.
+        inputSchema is derived from it: give the tool ``input_schema={}`` (or exactly
+        ``Server.tool_schema(arguments_type)``); any other inputSchema disagrees with the
+        Struct and is refused. With ``output_type`` structuredContent is checked against it,
+        and the outputSchema is derived from it the same way (leave it unset, or give exactly
+        ``Server.tool_schema(output_type)``).
+
+        Without them the schemas are raw JSON Schema, checked by the server's ``validator``.
+        One that accepts every object (``"type": "object"``, at most an empty ``"properties"``,
+        otherwise only annotations such as ``title``/``description``) needs no validator.
+        The inputSchema must be an object schema. Raises :class:`LocalProtocolError`.
         """
+        name = tool.name
         changes: dict[str, Any] = {}
-        if arguments_type is not None and not tool.input_schema:
-            changes["input_schema"] = struct_schema(arguments_type)
-        if output_type is not None and tool.output_schema is UNSET:
-            changes["output_schema"] = struct_schema(output_type)
+        if arguments_type is not None:
+            derived = struct_schema(arguments_type)
+            if not tool.input_schema:
+                changes["input_schema"] = derived
+            elif tool.input_schema != derived:
+                raise LocalProtocolError(_disagree(name, "inputSchema", "input_schema={}", "arguments_type", arguments_type))
+        if output_type is not None:
+            derived = struct_schema(output_type)
+            if tool.output_schema is UNSET:
+                changes["output_schema"] = derived
+            elif tool.output_schema != derived:
+                raise LocalProtocolError(_disagree(name, "outputSchema", "no output_schema", "output_type", output_type))
         if changes:
             tool = msgspec.structs.replace(tool, **changes)
         schema = tool.input_schema
         if not isinstance(schema, dict) or schema.get("type") != "object":
-            raise LocalProtocolError(f"Tool {tool.name!r}: inputSchema must be a JSON Schema with \"type\": \"object\"")
-        entry = prepare_tool(tool, arguments_type=arguments_type, output_type=output_type, validator=self._validator)
+            raise LocalProtocolError(f"Tool {name!r}: inputSchema must be a JSON Schema with \"type\": \"object\"")
+        entry = prepare_tool(
+            tool, arguments_type=arguments_type, output_type=output_type, validator=lambda: self._schema_validator(name)
+        )
         self._tools.put(entry, tool)
+
+    def _schema_validator(self, tool_name: str) -> ValidatorFactory | None:
+        """The factory for raw JSON Schemas (``None`` when the host chose UNCHECKED); the
+        default is resolved, and jsonschema imported, on first need."""
+        factory = self._validator
+        if factory is None:
+            factory = jsonschema_validator()
+            if factory is None:
+                raise LocalProtocolError(f"Tool {tool_name!r} {MISSING_VALIDATOR}")
+            self._validator = factory
+        return None if factory is UNCHECKED else factory
 
     def remove_tool(self, name: str) -> None:
         self._tools.remove(name)

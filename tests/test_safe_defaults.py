@@ -1,0 +1,173 @@
+"""Safe defaults of the core, and a core API that says what it does.
+
+Each section holds one promise the documentation makes (docs/server.md, embedding.md,
+errors.md, limits.md) and a test that failed before the core kept it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from msgspec import UNSET
+from schema_check import Reply, assemble, call, error_of, ev, exchange, make_server, request
+
+import mcpwire
+from mcpwire.types import CallToolResult, Tool
+
+ROOT = Path(__file__).resolve().parent.parent
+OBJ: dict[str, Any] = {"type": "object"}
+CITY: dict[str, Any] = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+def listed_tools(server: mcpwire.Server) -> list[dict[str, Any]]:
+    return call(server, request("tools/list")).result["tools"]  # type: ignore[no-any-return]
+
+
+def finish(ex: mcpwire.HttpExchange, result: Any) -> Reply:
+    return assemble(ex.complete(result), "tools/call")
+
+
+def tool_call(name: str, arguments: Any, rid: Any = "c") -> dict[str, Any]:
+    return request("tools/call", {"name": name, "arguments": arguments}, id=rid)
+
+
+class Args(msgspec.Struct):
+    city: str
+
+
+class Temp(msgspec.Struct):
+    temp: float
+
+
+# -- 1. raw JSON Schema tools are checked by default ----------------------------------------------------------
+
+
+def test_raw_schema_arguments_are_checked_without_passing_a_validator() -> None:
+    server = make_server()
+    server.add_tool(Tool(name="weather", input_schema=CITY))
+    reply = call(server, tool_call("weather", {}))
+    assert reply.status == 200 and reply.result["isError"] is True
+    assert reply.result["content"][0]["text"].startswith("Invalid arguments for tool weather")
+
+
+def test_raw_output_schema_is_checked_without_passing_a_validator() -> None:
+    server = make_server()
+    server.add_tool(Tool(name="t", input_schema=OBJ, output_schema={"type": "object", "required": ["temp"]}))
+    reply = finish(exchange(server, tool_call("t", {})), CallToolResult(content=[], structured_content={"cold": True}))
+    assert "outputSchema" in error_of(reply, -32603, "c")["message"]
+
+
+def test_without_jsonschema_a_raw_schema_tool_is_refused_naming_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # import jsonschema -> ImportError
+    server = make_server()
+    with pytest.raises(mcpwire.LocalProtocolError) as caught:
+        server.add_tool(Tool(name="weather", input_schema=CITY))
+    message = str(caught.value)
+    assert "'weather'" in message and "mcpwire[jsonschema]" in message and "mcpwire.UNCHECKED" in message
+    assert listed_tools(server) == []
+    with pytest.raises(mcpwire.LocalProtocolError):
+        server.add_tool(Tool(name="out", input_schema=OBJ, output_schema={"type": "object", "required": ["x"]}))
+
+
+def test_without_jsonschema_trivial_and_struct_tools_still_register(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    server = make_server()
+    server.add_tool(Tool(name="open", input_schema=OBJ))
+    server.add_tool(Tool(name="none", input_schema={"type": "object", "properties": {}, "title": "No arguments"}))
+    server.add_tool(Tool(name="typed", input_schema={}), arguments_type=Args, output_type=Temp)
+    server.add_tool(Tool(name="out", input_schema=OBJ, output_schema={"type": "object", "description": "any"}))
+    ex = exchange(server, tool_call("open", {"anything": [1, 2]}))
+    assert ev(ex).arguments == {"anything": [1, 2]}
+    ex.cancel()
+
+
+def test_trivial_output_schema_still_requires_an_object() -> None:
+    server = make_server(validator=mcpwire.UNCHECKED)
+    server.add_tool(Tool(name="out", input_schema=OBJ, output_schema=OBJ))
+    missing = finish(exchange(server, tool_call("out", {})), CallToolResult(content=[]))
+    assert "no structuredContent" in error_of(missing, -32603, "c")["message"]
+
+
+def test_unchecked_is_an_explicit_opt_out() -> None:
+    server = make_server(validator=mcpwire.UNCHECKED)
+    server.add_tool(Tool(name="weather", input_schema=CITY, output_schema={"type": "object", "required": ["temp"]}))
+    ex = exchange(server, tool_call("weather", {}))
+    assert ev(ex).arguments == {}
+    assert finish(ex, CallToolResult(content=[], structured_content={"cold": True})).status == 200
+
+
+def test_unchecked_is_a_validator_factory_that_accepts_everything() -> None:
+    check = mcpwire.UNCHECKED({"type": "string"})
+    assert check(5) is None and check({"x": 1}) is None
+
+
+def test_import_and_a_server_without_raw_schemas_do_not_load_jsonschema() -> None:
+    code = (
+        "import sys, mcpwire\n"
+        "from mcpwire.types import Implementation, Tool\n"
+        "s = mcpwire.Server(Implementation(name='x', version='1'), keyring=mcpwire.Keyring.single(b'k' * 32))\n"
+        "s.add_tool(Tool(name='a', input_schema={'type': 'object'}))\n"
+        "before = 'jsonschema' in sys.modules\n"
+        "s.add_tool(Tool(name='b', input_schema={'type': 'object', 'required': ['x']}))\n"
+        "print(before, 'jsonschema' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.split() == ["False", "True"]
+
+
+# -- 2. a Struct and an explicit schema must agree ----------------------------------------------------------------
+
+
+def test_arguments_type_with_a_disagreeing_input_schema_is_refused() -> None:
+    server = make_server()
+    with pytest.raises(mcpwire.LocalProtocolError) as caught:
+        server.add_tool(Tool(name="w", input_schema={"type": "object", "required": ["town"]}), arguments_type=Args)
+    assert "arguments_type=Args" in str(caught.value) and "input_schema={}" in str(caught.value)
+    assert listed_tools(server) == []
+
+
+def test_arguments_type_with_the_derived_or_an_empty_schema_is_accepted() -> None:
+    server = make_server()
+    server.add_tool(Tool(name="a", input_schema=mcpwire.Server.tool_schema(Args)), arguments_type=Args)
+    server.add_tool(Tool(name="b", input_schema={}), arguments_type=Args)
+    assert [t["inputSchema"] for t in listed_tools(server)] == [mcpwire.Server.tool_schema(Args)] * 2
+    ex = exchange(server, tool_call("a", {"city": "Oslo"}))
+    assert ev(ex).arguments == Args(city="Oslo")
+    ex.cancel()
+
+
+def test_output_type_with_a_disagreeing_output_schema_is_refused() -> None:
+    server = make_server()
+    with pytest.raises(mcpwire.LocalProtocolError) as caught:
+        server.add_tool(Tool(name="t", input_schema=OBJ, output_schema={"type": "object", "required": ["celsius"]}),
+                        output_type=Temp)
+    assert "output_type=Temp" in str(caught.value)
+    with pytest.raises(mcpwire.LocalProtocolError):  # msgspec's $ref spelling is no object schema at the top
+        server.add_tool(Tool(name="t", input_schema=OBJ, output_schema=msgspec.json.schema(Temp)), output_type=Temp)
+    server.add_tool(Tool(name="t", input_schema=OBJ, output_schema=mcpwire.Server.tool_schema(Temp)), output_type=Temp)
+    server.add_tool(Tool(name="u", input_schema=OBJ, output_schema=UNSET), output_type=Temp)
+    assert [t["outputSchema"] for t in listed_tools(server)] == [mcpwire.Server.tool_schema(Temp)] * 2
+
+
+def test_error_names_the_tool() -> None:
+    server = make_server()
+    with pytest.raises(mcpwire.LocalProtocolError, match="'w'"):
+        server.add_tool(Tool(name="w", input_schema=CITY), arguments_type=Args)
+
+
+def test_app_tool_with_a_struct_output_type_lists_an_object_schema() -> None:
+    from mcpwire_adapters.app import App
+
+    app = App("x", "1")
+
+    @app.tool(description="d", output_type=Temp)
+    def temp(ctx: Any, arguments: Any) -> None:
+        return None
+
+    (listed,) = listed_tools(app.server)
+    assert listed["outputSchema"] == mcpwire.Server.tool_schema(Temp) and listed["outputSchema"]["type"] == "object"
