@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 from msgspec import UNSET
-from schema_check import Reply, assemble, call, error_of, ev, exchange, make_server, request
+from schema_check import Reply, assemble, call, error_of, ev, exchange, make_server, meta, request
 
 import mcpwire
 from mcpwire.types import CallToolResult, Tool
@@ -171,3 +171,84 @@ def test_app_tool_with_a_struct_output_type_lists_an_object_schema() -> None:
 
     (listed,) = listed_tools(app.server)
     assert listed["outputSchema"] == mcpwire.Server.tool_schema(Temp) and listed["outputSchema"]["type"] == "object"
+
+
+# -- 3. answers to input requests are checked against what was asked ---------------------------------------------
+
+ALL_CAPS: dict[str, Any] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+ASKED: dict[str, Any] = {
+    "name": {"method": "elicitation/create", "params": {"mode": "form", "message": "Name?",
+                                                         "requestedSchema": {"type": "object", "properties": {}}}},
+    "pick": {"method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Pick"}}], "maxTokens": 10}},
+    "dirs": {"method": "roots/list", "params": {}},
+}
+GOOD: dict[str, Any] = {
+    "name": {"action": "accept", "content": {"name": "Ada"}},
+    "pick": {"role": "assistant", "content": {"type": "text", "text": "blue"}, "model": "m"},
+    "dirs": {"roots": [{"uri": "file:///p"}]},
+}
+
+
+def mrtr_call(rid: Any = 1, arguments: Any = None, **params: Any) -> dict[str, Any]:
+    p = {"name": "ask", "arguments": arguments if arguments is not None else {}, **params,
+         "_meta": meta(caps=ALL_CAPS)}
+    return request("tools/call", p, id=rid)
+
+
+def mrtr_server() -> mcpwire.Server:
+    server = make_server()
+    server.add_tool(Tool(name="ask", input_schema={"type": "object", "properties": {"n": {"type": "integer"}}}))
+    return server
+
+
+def first_round(server: mcpwire.Server, *, state: Any = UNSET) -> str:
+    reply = assemble(exchange(server, mrtr_call()).input_required(ASKED, state=state), "tools/call")
+    token = reply.result["requestState"]
+    assert isinstance(token, str)
+    return token
+
+
+@pytest.mark.parametrize(("key", "answer", "type_name"), [
+    ("name", {"action": "maybe"}, "ElicitResult"),
+    ("pick", {"action": "accept"}, "CreateMessageResult"),  # an elicitation answer to a sampling request
+    ("dirs", {"roots": "file:///p"}, "ListRootsResult"),
+    ("dirs", {}, "ListRootsResult"),
+])
+def test_an_answer_of_the_wrong_shape_is_invalid_params_naming_the_id(key: str, answer: Any, type_name: str) -> None:
+    server = mrtr_server()
+    token = first_round(server)
+    responses = {**GOOD, key: answer}
+    reply = call(server, mrtr_call(2, inputResponses=responses, requestState=token))
+    error = error_of(reply, -32602, 2)
+    assert error["message"].startswith(f"inputResponses.{key} is not a valid {type_name}: ")
+
+
+def test_right_answers_pass_and_answers_nobody_asked_for_are_left_alone() -> None:
+    server = mrtr_server()
+    token = first_round(server, state={"round": 1})
+    responses = {**GOOD, "extra": {"anything": True}}
+    ex = exchange(server, mrtr_call(2, inputResponses=responses, requestState=token))
+    assert ev(ex).input_responses == responses and ev(ex).state == {"round": 1}
+    ex.cancel()
+    partial = exchange(server, mrtr_call(3, inputResponses={"name": GOOD["name"]}, requestState=token))
+    assert ev(partial).input_responses == {"name": GOOD["name"]}  # a partial answer is no error
+    partial.cancel()
+
+
+def test_wrong_answers_are_refused_before_the_arguments_are_checked() -> None:
+    server = mrtr_server()
+    lenient = make_server(validator=mcpwire.UNCHECKED)  # same keyring: its tokens verify on `server`
+    lenient.add_tool(Tool(name="ask", input_schema={"type": "object", "properties": {"n": {"type": "integer"}}}))
+    reply = assemble(exchange(lenient, mrtr_call(arguments={"n": "x"})).input_required(ASKED), "tools/call")
+    token = reply.result["requestState"]
+    bad = call(server, mrtr_call(2, arguments={"n": "x"}, inputResponses={"name": {}}, requestState=token))
+    assert error_of(bad, -32602, 2)["message"].startswith("inputResponses.name is not a valid ElicitResult")
+
+
+def test_without_request_state_answers_are_only_shape_checked() -> None:
+    server = mrtr_server()
+    ex = exchange(server, mrtr_call(2, inputResponses={"name": {"action": "maybe"}}))
+    assert ev(ex).input_responses == {"name": {"action": "maybe"}}
+    ex.cancel()
+    error_of(call(server, mrtr_call(3, inputResponses={"name": 5})), -32602, 3)

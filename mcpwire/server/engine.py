@@ -39,7 +39,7 @@ from .http import HttpPolicy, HttpReply, HttpRequest, admit, empty_reply, error_
 from .listen import LIST_FLAGS, HttpListenStream, ListenStream, StdioListenStream, parse_filter
 from .listeners import Listeners
 from .states import ListenState
-from .mrtr import check_input_responses, check_request_state
+from .mrtr import check_answers, check_input_responses, check_request_state, open_round
 from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, request_scope
 from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
 
@@ -443,9 +443,11 @@ class Server:
         state: Any = UNSET
         if token is not None:
             full = decode_params(_dict_decoder, message.params, message.id)
-            state = self._state_codec.verify(
+            kinds, state = open_round(self._state_codec.verify(
                 token, method=message.method, scope=request_scope(message.method, full), now=now
-            )
+            ))
+            if responses:
+                check_answers(responses, kinds)
         return responses, state
 
     def _on_call_tool(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:

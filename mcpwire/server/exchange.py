@@ -18,7 +18,7 @@ import math
 from typing import Any, Generic, Mapping, TypeVar
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 from ..types import CallToolResult, InputRequiredResult, TextContent
 from ..wire.capabilities import missing_capabilities
@@ -33,6 +33,7 @@ from .context import ServerContext
 from .events import CompletionRequest, ResourceRead, ServerEvent, ToolCall
 from .http import HttpOutput, ResponseBody, json_reply, sse_head
 from .states import EXCHANGE, ExchangeState
+from .mrtr import round_data
 from .tokens import request_scope
 
 __all__ = ["Exchange", "HttpExchange", "StdioExchange", "resource_not_found"]
@@ -191,16 +192,16 @@ class Exchange(Generic[O]):
         missing = missing_capabilities(plain, self.event.meta.client_capabilities)
         if missing:
             return self.fail(MissingCapability(missing))
-        token: str | UnsetType = UNSET
-        if state is not UNSET:
-            method = self.event.method
-            try:
-                scope = request_scope(method, self._scope_params())
-            except RemoteProtocolError as exc:
-                return self.fail(exc)
-            token = self._context.state_codec.issue(
-                method=method, scope=scope, data=state, now=self._now, ttl_seconds=ttl_seconds,
-            )
+        # Always a requestState: it records what each id asked, so the retry's answers can be
+        # checked (mrtr.py), and carries the host's state when there is one.
+        method = self.event.method
+        try:
+            scope = request_scope(method, self._scope_params())
+        except RemoteProtocolError as exc:
+            return self.fail(exc)
+        token = self._context.state_codec.issue(
+            method=method, scope=scope, data=round_data(plain, state), now=self._now, ttl_seconds=ttl_seconds,
+        )
         result = InputRequiredResult(
             input_requests=plain if plain else UNSET,
             request_state=token,
