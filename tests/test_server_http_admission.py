@@ -30,7 +30,7 @@ from schema_check import (
 
 import mcpwire
 
-SERVER = make_server()
+SERVER = make_server(validator=mcpwire.UNCHECKED)  # admission tests: arguments pass unchecked
 SERVER.add_tool(mcpwire.types.Tool(name="echo", description="Echo", input_schema={"type": "object"}))
 SERVER.add_tool(mcpwire.types.Tool(name="my tool", description="Spaces", input_schema={"type": "object"}))
 SERVER.add_tool(mcpwire.types.Tool(
