@@ -6,15 +6,19 @@ errors.md, limits.md) and a test that failed before the core kept it.
 
 from __future__ import annotations
 
+import functools
+import json
+import re
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 from msgspec import UNSET
-from schema_check import Reply, assemble, call, error_of, ev, exchange, make_server, meta, request
+from schema_check import Reply, assemble, call, error_of, ev, exchange, make_server, meta, reply_of, request
 
 import mcpwire
 from mcpwire.types import CallToolResult, Tool
@@ -252,3 +256,183 @@ def test_without_request_state_answers_are_only_shape_checked() -> None:
     assert ev(ex).input_responses == {"name": {"action": "maybe"}}
     ex.cancel()
     error_of(call(server, mrtr_call(3, inputResponses={"name": 5})), -32602, 3)
+
+
+# -- 4. HttpRequest takes what frameworks give, or says what it expects -------------------------------------------
+
+DISCOVER = request("server/discover", {}, id=1)
+DISCOVER_BODY = json.dumps(DISCOVER).encode()
+STR_HEADERS = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"),
+               ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "server/discover")]
+BYTES_HEADERS = [(k.encode(), v.encode()) for k, v in STR_HEADERS]
+DISCOVERY_SERVER = make_server()
+
+
+def discover_with(**fields: Any) -> Reply:
+    values: dict[str, Any] = {"method": "POST", "target": "/mcp", "headers": BYTES_HEADERS, "body": DISCOVER_BODY}
+    values.update(fields)
+    answer = DISCOVERY_SERVER.receive_http(mcpwire.HttpRequest(**values), now=0.0)
+    assert isinstance(answer, tuple)
+    return reply_of(answer, "server/discover")
+
+
+@pytest.mark.parametrize("headers", [
+    BYTES_HEADERS, tuple(BYTES_HEADERS), STR_HEADERS, dict(STR_HEADERS), dict(BYTES_HEADERS),
+    [list(pair) for pair in STR_HEADERS], [(bytearray(k), memoryview(v)) for k, v in BYTES_HEADERS],
+    iter(BYTES_HEADERS),
+], ids=["bytes", "tuple", "str", "dict-str", "dict-bytes", "lists", "bytes-likes", "iterator"])
+def test_headers_in_every_shape_frameworks_give_are_accepted(headers: Any) -> None:
+    assert discover_with(headers=headers).status == 200
+
+
+def test_a_multi_valued_mapping_gives_every_pair() -> None:
+    class Multi(Mapping[str, str]):  # like aiohttp's CIMultiDict: items() has the repeats
+        def __init__(self, pairs: list[tuple[str, str]]) -> None:
+            self.pairs = pairs
+
+        def __getitem__(self, key: str) -> str:
+            return next(v for k, v in self.pairs if k == key)
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(dict(self.pairs))
+
+        def __len__(self) -> int:
+            return len(self.pairs)
+
+        def items(self) -> Any:
+            return list(self.pairs)
+
+    headers = Multi([*STR_HEADERS, ("Accept", "application/json"), ("Accept", "text/event-stream")])
+    assert discover_with(headers=headers).status == 200
+    repeated = Multi([*STR_HEADERS, ("Content-Type", "application/json")])
+    assert discover_with(headers=repeated).status == 415  # the repeat was seen
+
+
+@pytest.mark.parametrize(("headers", "says"), [
+    ([("Content-Type", 5)], "must be bytes or str, not int"),
+    ([("Content-Type",)], "(name, value) pairs"),
+    (b"content-type: application/json", "pairs of bytes or str, or a mapping"),
+    (42, "pairs of bytes or str, or a mapping"),
+    ([("Accept", "caf\u00e9 \u2615")], "not Latin-1"),
+    (iter(STR_HEADERS), "in a list or a mapping"),
+])
+def test_headers_of_another_type_are_refused_saying_what_is_expected(headers: Any, says: str) -> None:
+    with pytest.raises(mcpwire.LocalProtocolError, match=re.escape(says)):
+        discover_with(headers=headers)
+
+
+def test_method_target_and_body_types() -> None:
+    assert discover_with(method=b"POST", target=b"/mcp").status == 200
+    assert discover_with(body=bytearray(DISCOVER_BODY)).status == 200
+    assert discover_with(body=memoryview(DISCOVER_BODY)).status == 200
+    with pytest.raises(mcpwire.LocalProtocolError, match="body must be the raw request body as bytes, not str"):
+        discover_with(body=DISCOVER_BODY.decode())
+    with pytest.raises(mcpwire.LocalProtocolError, match="method must be a str"):
+        discover_with(method=None)
+    with pytest.raises(mcpwire.LocalProtocolError, match="target must be a str"):
+        discover_with(target=7)
+
+
+# -- 7. HEAD is answered without a body ------------------------------------------------------------------------------
+
+
+def test_head_gets_the_405_head_without_a_body() -> None:
+    get = DISCOVERY_SERVER.receive_http(mcpwire.HttpRequest(method="GET", target="/mcp", headers=[]), now=0.0)
+    head = DISCOVERY_SERVER.receive_http(mcpwire.HttpRequest(method="HEAD", target="/mcp", headers=[]), now=0.0)
+    assert isinstance(get, tuple) and isinstance(head, tuple)
+    assert head[0] == get[0]  # same status and headers, content-length of the GET's body included
+    assert head[0].status == 405 and (b"allow", b"POST") in head[0].headers
+    assert (b"content-length", str(len(get[1].data)).encode()) in head[0].headers
+    assert head[1].data == b"" and head[1].more is False
+
+
+# -- 8. refusing on the head, before reading the body -------------------------------------------------------------
+
+
+def test_check_head_refuses_an_oversize_content_length_before_the_body() -> None:
+    server = make_server(http=mcpwire.HttpPolicy(max_body_bytes=1024))
+    headers = [*BYTES_HEADERS, (b"content-length", b"1025")]
+    refusal = server.check_head("POST", "/mcp", headers)
+    assert refusal is not None
+    reply = reply_of(refusal)
+    assert reply.status == 413 and reply.error["message"] == "Request body exceeds 1024 bytes"
+    assert server.check_head("POST", "/mcp", [*BYTES_HEADERS, (b"content-length", b"1024")]) is None
+    assert server.check_head("POST", "/mcp", BYTES_HEADERS) is None  # no length: read, bounded
+    huge = server.check_head(b"POST", b"/mcp", [*BYTES_HEADERS, (b"content-length", b"9" * 30)])
+    assert huge is not None and huge[0].status == 413
+
+
+@pytest.mark.parametrize(("method", "target", "headers", "status"), [
+    ("GET", "/mcp", BYTES_HEADERS, 405),
+    ("POST", "/other", BYTES_HEADERS, 404),
+    ("POST", "/mcp", [*BYTES_HEADERS, (b"origin", b"https://evil.example")], 403),
+    ("POST", "/mcp", [(b"accept", b"application/json, text/event-stream")], 415),
+    ("POST", "/mcp", [(b"content-type", b"application/json")], 406),
+])
+def test_check_head_gives_every_refusal_the_head_decides(method: str, target: str, headers: Any, status: int) -> None:
+    refusal = DISCOVERY_SERVER.check_head(method, target, headers)
+    assert refusal is not None and reply_of(refusal).status == status
+    full = DISCOVERY_SERVER.receive_http(
+        mcpwire.HttpRequest(method=method, target=target, headers=headers, body=DISCOVER_BODY), now=0.0)
+    assert full == refusal  # the same answer receive_http gives once the body is read
+
+
+def test_check_head_of_head_has_no_body_and_str_headers_work() -> None:
+    refusal = DISCOVERY_SERVER.check_head("HEAD", "/mcp", STR_HEADERS)
+    assert refusal is not None and refusal[0].status == 405 and refusal[1].data == b""
+    assert DISCOVERY_SERVER.check_head("POST", "/mcp", dict(STR_HEADERS)) is None
+
+
+def test_trio_driver_refuses_on_the_head_without_waiting_for_the_body() -> None:
+    import h11
+    import trio
+    from mcpwire_adapters import App, HttpServerConfig, serve_http
+
+    from _wire_helpers import H11Client
+
+    async def scenario() -> None:
+        async with trio.open_nursery() as nursery:
+            config = HttpServerConfig(body_timeout=5.0)
+            address = await nursery.start(functools.partial(serve_http, App("x", "1"), "127.0.0.1", 0, config=config))
+            client = await H11Client.connect(address)
+            headers = [("host", "127.0.0.1"), ("content-type", "text/plain"), ("content-length", "10"),
+                       ("accept", "application/json, text/event-stream")]
+            await client.send(h11.Request(method="POST", target="/mcp", headers=headers))  # no body, ever
+            with trio.fail_after(2.0):  # well before body_timeout
+                head, body = await client.response()
+            assert head.status_code == 415 and json.loads(body)["error"]["code"] == -32600
+            assert (b"connection", b"close") in list(head.headers)
+            await client.aclose()
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+def test_asgi_driver_refuses_on_the_head_without_reading_the_body() -> None:
+    import trio
+    from mcpwire_adapters import App, AsgiApp
+
+    sent: list[dict[str, Any]] = []
+    receives = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal receives
+        receives += 1
+        await trio.sleep_forever()
+        raise AssertionError
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "PUT", "scheme": "http",
+        "path": "/mcp", "raw_path": b"/mcp", "root_path": "", "query_string": b"",
+        "headers": [(b"content-type", b"application/json"), (b"content-length", b"10")],
+    }
+
+    async def scenario() -> None:
+        with trio.fail_after(2.0):
+            await AsgiApp(App("x", "1"))(scope, receive, send)
+
+    trio.run(scenario)
+    assert receives == 0 and sent[0]["status"] == 405 and (b"allow", b"POST") in sent[0]["headers"]

@@ -35,7 +35,9 @@ from .catalog import (
 from .context import CachePolicy, ServerContext
 from .events import CompletionRequest, PromptGet, ResourceRead, ServerEvent, ToolCall
 from .exchange import HttpExchange, StdioExchange
-from .http import HttpPolicy, HttpReply, HttpRequest, admit, empty_reply, error_reply, json_reply
+from .http import (
+    HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, content_length, empty_reply, error_reply, json_reply,
+)
 from .listen import LIST_FLAGS, HttpListenStream, ListenStream, StdioListenStream, parse_filter
 from .listeners import Listeners
 from .states import ListenState
@@ -304,6 +306,22 @@ class Server:
             return HttpListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
         event, params = admitted
         return HttpExchange(self._context, event, params, now)
+
+    def check_head(self, method: str | bytes, target: str | bytes, headers: HeaderInput) -> HttpReply | None:
+        """Decide from the request head alone, before reading the body, whether to refuse it.
+
+        Runs the transport admission steps the head decides, in :meth:`receive_http`'s order:
+        method (405; for HEAD without a body), path (404), Origin and Host (403),
+        ``Content-Length`` over ``http.max_body_bytes`` (413), Content-Type (415), Accept
+        (406). Returns the complete reply to send (then close the connection, or drain the
+        unread body), or ``None``: read the body, stopping past ``http.max_body_bytes`` when
+        it has no Content-Length, and hand the request to :meth:`receive_http`, which checks
+        it all again. Takes what :class:`HttpRequest` takes.
+        """
+        view = HeaderView(headers)
+        head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
+        refusal = admit(head, self.http, view, content_length(view) or 0)
+        return None if isinstance(refusal, bytes) else refusal
 
     def admit_line(self, message: Request, now: float) -> bytes | StdioExchange | StdioListenStream:
         """Admit one request read from stdio (used by :class:`~mcpwire.StdioConnection`).
