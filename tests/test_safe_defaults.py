@@ -436,3 +436,91 @@ def test_asgi_driver_refuses_on_the_head_without_reading_the_body() -> None:
 
     trio.run(scenario)
     assert receives == 0 and sent[0]["status"] == 405 and (b"allow", b"POST") in sent[0]["headers"]
+
+
+# -- 5. misuse is misuse whatever the client sent ------------------------------------------------------------------
+
+NO_CAPS_CALL = request("tools/call", {"name": "ask", "arguments": {}}, id=9)  # no client capabilities
+
+
+def tool_exchange(body: Any = None) -> mcpwire.HttpExchange:
+    return exchange(mrtr_server(), body if body is not None else mrtr_call())
+
+
+def test_a_bad_ttl_fails_even_when_the_client_lacks_the_capability() -> None:
+    with pytest.raises(mcpwire.LocalProtocolError, match="ttl_seconds"):
+        tool_exchange(NO_CAPS_CALL).input_required(ASKED, ttl_seconds=10_000)
+    with pytest.raises(mcpwire.LocalProtocolError, match="ttl_seconds"):
+        tool_exchange().input_required(ASKED, ttl_seconds=float("nan"))
+
+
+def test_unencodable_state_fails_even_when_the_client_lacks_the_capability() -> None:
+    with pytest.raises(mcpwire.LocalProtocolError, match="not JSON-encodable"):
+        tool_exchange(NO_CAPS_CALL).input_required(ASKED, state={"at": object()})
+
+
+def test_unknown_input_request_fails_on_a_cancelled_exchange() -> None:
+    ex = tool_exchange()
+    ex.cancel()
+    with pytest.raises(mcpwire.LocalProtocolError):
+        ex.input_required({"x": {"method": "tools/call", "params": {}}})
+    assert ex.input_required(ASKED, state={"ok": 1}) == []  # well-formed: silent, as documented
+
+
+def test_a_cancelled_exchange_still_checks_what_it_is_given() -> None:
+    ex = tool_exchange()
+    ex.cancel()
+    with pytest.raises(mcpwire.LocalProtocolError, match="ttl_seconds"):
+        ex.input_required(ASKED, ttl_seconds=-1)
+    with pytest.raises(mcpwire.LocalProtocolError, match="CallToolResult"):
+        ex.complete(42)
+    with pytest.raises(mcpwire.LocalProtocolError, match="finite"):
+        ex.progress(float("nan"))
+    assert ex.progress(1) == [] and ex.complete("fine") == []
+
+
+def test_progress_is_checked_whether_or_not_the_client_asked_for_it() -> None:
+    ex = tool_exchange()  # no progressToken
+    assert ex.progress(2) == []
+    with pytest.raises(mcpwire.LocalProtocolError, match="strictly increase"):
+        ex.progress(1)
+    with pytest.raises(mcpwire.LocalProtocolError, match="must be a str"):
+        ex.progress(3, message=5)  # type: ignore[arg-type]
+    ex.cancel()
+
+
+def test_log_data_is_encoded_whatever_level_the_client_asked_for() -> None:
+    ex = tool_exchange()  # no logLevel: nothing is sent
+    assert ex.log("debug", {"fine": 1}) == []
+    with pytest.raises(mcpwire.LocalProtocolError, match="cannot be encoded"):
+        ex.log("debug", {"at": object()})
+    with pytest.raises(mcpwire.LocalProtocolError, match="logger"):
+        ex.log("debug", "x", logger=5)  # type: ignore[arg-type]
+    ex.cancel()
+    with pytest.raises(mcpwire.LocalProtocolError, match="cannot be encoded"):
+        ex.log("error", {"at": object()})
+
+
+@pytest.mark.parametrize("now", [float("nan"), float("inf"), "1700000000", None])
+def test_a_bad_clock_fails_on_every_request(now: Any) -> None:
+    server = make_server()
+    ok = mcpwire.HttpRequest(method="POST", target="/mcp", headers=BYTES_HEADERS, body=DISCOVER_BODY)
+    with pytest.raises(mcpwire.LocalProtocolError, match="now"):
+        server.receive_http(ok, now=now)
+    with pytest.raises(mcpwire.LocalProtocolError, match="now"):
+        server.receive_http(mcpwire.HttpRequest(method="GET", target="/mcp", headers=[]), now=now)
+    connection = mcpwire.StdioConnection(server)
+    with pytest.raises(mcpwire.LocalProtocolError, match="now"):
+        connection.receive_data(b"", now=now)
+    with pytest.raises(mcpwire.LocalProtocolError, match="now"):
+        connection.receive_eof(now=now)
+    assert isinstance(server.receive_http(ok, now=1), tuple)  # an int is a fine clock
+
+
+def test_list_and_resource_events_check_their_arguments_without_open_streams() -> None:
+    server = make_server()
+    with pytest.raises(mcpwire.LocalProtocolError, match="Unknown list kind"):
+        server.list_changed("tool")  # type: ignore[arg-type]
+    with pytest.raises(mcpwire.LocalProtocolError, match="resource URI"):
+        server.resource_updated(5)  # type: ignore[arg-type]
+    assert server.list_changed("tools") == [] and server.resource_updated("test://x") == []

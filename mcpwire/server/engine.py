@@ -38,11 +38,11 @@ from .exchange import HttpExchange, StdioExchange
 from .http import (
     HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, content_length, empty_reply, error_reply, json_reply,
 )
-from .listen import LIST_FLAGS, HttpListenStream, ListenStream, StdioListenStream, parse_filter
+from .listen import LIST_FLAGS, HttpListenStream, ListenStream, StdioListenStream, check_list_kind, check_uri, parse_filter
 from .listeners import Listeners
 from .states import ListenState
 from .mrtr import check_answers, check_input_responses, check_request_state, open_round
-from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, request_scope
+from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, check_now, request_scope
 from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
 
 __all__ = ["Server"]
@@ -280,6 +280,7 @@ class Server:
         Returns a complete reply to send, an :class:`HttpExchange` whose ``event`` the host
         answers, or an :class:`HttpListenStream` to keep open (write ``stream.start()`` first).
         """
+        check_now(now)
         view = HeaderView(request.headers)
         body = admit(request, self.http, view)
         if not isinstance(body, bytes):
@@ -328,6 +329,7 @@ class Server:
 
         Returns a complete response message (without the newline), an exchange or a stream.
         """
+        check_now(now)
         try:
             admitted = self._admit(message, None, now)
         except ProtocolError as exc:
@@ -341,11 +343,16 @@ class Server:
 
     # -- subscriptions ------------------------------------------------------------------------------
     def list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> list[tuple[ListenStream[Any], Any]]:
-        """Deliveries of a list_changed event to every open stream that asked for it."""
+        """Deliveries of a list_changed event to every open stream that asked for it (none
+        when ``list_changed`` does not advertise ``kind``). An unknown ``kind`` raises
+        :class:`LocalProtocolError`, whether or not a stream is open."""
+        check_list_kind(kind)
         return [(s, s.list_changed(kind)) for s in self._listeners if s.wants(kind)]
 
     def resource_updated(self, uri: str) -> list[tuple[ListenStream[Any], Any]]:
-        """Deliveries of a resources/updated event to every stream subscribed to ``uri``."""
+        """Deliveries of a resources/updated event to every stream subscribed to ``uri`` (a
+        str; anything else raises :class:`LocalProtocolError`, whether or not a stream is open)."""
+        check_uri(uri)
         return [(s, s.resource_updated(uri)) for s in self._listeners if s.covers(uri)]
 
     def close_listeners(self) -> list[tuple[ListenStream[Any], Any]]:
