@@ -130,6 +130,16 @@ _INPUT_RESPONSES: Final = st.dictionaries(
     ]),
     max_size=3,
 )
+# What each answer shape answers: a genuine round records the kind of every id it asked (the
+# engine's requestState data is [kinds, state]), so a valid retry's answers match their kinds.
+_ANSWERED_KIND: Final = {"action": "elicitation/create", "role": "sampling/createMessage", "roots": "roots/list"}
+
+
+def _round_data(responses: dict[str, Any], state: Any) -> list[Any]:
+    kinds = {key: next(k for field, k in _ANSWERED_KIND.items() if field in answer) for key, answer in responses.items()}
+    return [kinds, state]
+
+
 absolute_uris = st.from_regex(r"[a-z][a-z0-9+.-]{0,6}:[!-~]{0,20}", fullmatch=True)
 
 
@@ -192,7 +202,8 @@ def params_for(draw: st.DrawFn, method: str, catalog: Catalog = CATALOG, *, mrtr
         if draw(st.booleans()):
             state = draw(json_values(4))
             params["requestState"] = _STATE_CODEC.issue(
-                method=method, scope=request_scope(method, params), data=state, now=NOW - draw(st.integers(0, 200)))
+                method=method, scope=request_scope(method, params), data=_round_data(params["inputResponses"], state),
+                now=NOW - draw(st.integers(0, 200)))
     params["_meta"] = draw(request_meta())
     return params
 
