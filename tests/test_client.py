@@ -295,7 +295,7 @@ def test_http_errors_without_json_body() -> None:
 
 
 def test_listen_stream_events() -> None:
-    client, server = make_client(), make_server()
+    client, server = make_client(), make_server(list_changed=True)
     req = client.listen({"toolsListChanged": True})
     stream = post(server, req)
     assert isinstance(stream, HttpListenStream)

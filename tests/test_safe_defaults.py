@@ -524,3 +524,22 @@ def test_list_and_resource_events_check_their_arguments_without_open_streams() -
     with pytest.raises(mcpwire.LocalProtocolError, match="resource URI"):
         server.resource_updated(5)  # type: ignore[arg-type]
     assert server.list_changed("tools") == [] and server.resource_updated("test://x") == []
+
+
+# -- 6. the core advertises listChanged only when asked to ----------------------------------------------------------
+
+
+def test_a_bare_server_advertises_no_list_changed_and_serves_no_listen_for_it() -> None:
+    server = make_server()
+    assert server.capabilities() == {"tools": {}, "resources": {}, "prompts": {}, "logging": {}}
+    listen = request("subscriptions/listen", {"notifications": {"toolsListChanged": True}}, id=4)
+    error_of(call(server, listen), -32601, 4)
+    server = make_server(list_changed={"tools"})
+    assert server.capabilities()["tools"] == {"listChanged": True} and server.capabilities()["prompts"] == {}
+
+
+def test_the_app_still_advertises_what_notify_list_changed_sends() -> None:
+    from mcpwire_adapters.app import App
+
+    assert App("x", "1").server.capabilities()["tools"] == {"listChanged": True}
+    assert App("x", "1", list_changed=False).server.capabilities()["tools"] == {}

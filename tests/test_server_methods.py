@@ -80,9 +80,8 @@ def test_discover_result() -> None:
     reply = call(server, request("server/discover", {}, id="d"))
     result = reply.result
     assert result["supportedVersions"] == ["2026-07-28"]
-    assert result["capabilities"] == {
-        "tools": {"listChanged": True}, "resources": {"listChanged": True}, "prompts": {"listChanged": True},
-        "completions": {}, "logging": {},
+    assert result["capabilities"] == {  # listChanged only when asked for (list_changed=)
+        "tools": {}, "resources": {}, "prompts": {}, "completions": {}, "logging": {},
     }
     assert result["ttlMs"] == 0 and result["cacheScope"] == "private"
     assert result["instructions"] == "Use the tools wisely"

@@ -35,6 +35,7 @@ OBJ = {"type": "object"}
 
 
 def stream_server(**kw: Any) -> mcpwire.Server:
+    kw.setdefault("list_changed", True)
     server = make_server(**kw)
     server.add_tool(Tool(name="work", description="Reports progress", input_schema=OBJ))
     server.add_tool(Tool(name="typed", description="Has outputSchema", input_schema=OBJ,

@@ -84,9 +84,10 @@ class Server:
     loaded when the first such schema is registered; without the ``jsonschema`` library that
     registration raises :class:`LocalProtocolError`. ``validator=mcpwire.UNCHECKED`` leaves
     them unchecked on purpose. Schemas that accept every object (``{"type": "object"}``, see
-    :meth:`add_tool`) need no validator. ``list_changed`` advertises ``listChanged`` (and
-    serves subscriptions/listen for it) on every list, or only on the kinds named
-    (``{"tools", "prompts"}``); call :meth:`list_changed` when such a list changes.
+    :meth:`add_tool`) need no validator. ``list_changed`` (default ``False``: advertise only
+    what you send) advertises ``listChanged`` (and serves subscriptions/listen for it) on
+    every list (``True``), or only on the kinds named (``{"tools", "prompts"}``); call
+    :meth:`list_changed` when such a list changes.
     """
 
     def __init__(
@@ -100,7 +101,7 @@ class Server:
         prompts: bool = True,
         completions: bool = False,
         logging: bool = True,
-        list_changed: bool | Collection[str] = True,
+        list_changed: bool | Collection[str] = False,
         resource_subscribe: bool = False,
         cache: Mapping[str, CachePolicy] | None = None,
         page_size: int = 100,
