@@ -55,7 +55,7 @@ class NeedInput(msgspec.Struct, frozen=True, kw_only=True):
     """A tool's answer asking the client for input first (an input_required result)."""
 
     requests: Mapping[str, Any]
-    state: Any = msgspec.UNSET
+    state: Any = None  # None: no state (the convention on events too)
 
 
 # -- the tools: plain async functions -------------------------------------------------------------

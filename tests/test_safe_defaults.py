@@ -543,3 +543,48 @@ def test_the_app_still_advertises_what_notify_list_changed_sends() -> None:
 
     assert App("x", "1").server.capabilities()["tools"] == {"listChanged": True}
     assert App("x", "1", list_changed=False).server.capabilities()["tools"] == {}
+
+
+# -- 9. one convention for "absent" on events, and a way to list what is registered ---------------------------------
+
+
+def test_absent_is_none_on_every_event() -> None:
+    server = mrtr_server()
+    first = exchange(server, mrtr_call())
+    assert ev(first).input_responses is None and ev(first).state is None
+    reply = assemble(first.input_required(ASKED, state=None), "tools/call")  # None: no state
+    retry = exchange(server, mrtr_call(2, inputResponses=GOOD, requestState=reply.result["requestState"]))
+    assert ev(retry).state is None and ev(retry).input_responses == GOOD
+    with pytest.raises(mcpwire.LocalProtocolError, match="needs input requests or a state"):
+        retry.input_required(None, state=None)
+    retry.cancel()
+    for cls in (mcpwire.ToolCall, mcpwire.ResourceRead, mcpwire.PromptGet):
+        absent = {f.name: f.default for f in msgspec.structs.fields(cls) if f.default is not msgspec.NODEFAULT}
+        assert set(absent.values()) <= {None}, (cls.__name__, absent)
+
+
+def test_unset_state_is_taken_as_none_for_callers_of_the_old_default() -> None:
+    ex = exchange(mrtr_server(), mrtr_call())
+    reply = assemble(ex.input_required(ASKED, state=UNSET), "tools/call")
+    assert isinstance(reply.result["requestState"], str)
+
+
+def test_the_server_lists_what_is_registered_in_list_order() -> None:
+    from mcpwire.types import Prompt, Resource, ResourceTemplate
+
+    server = make_server()
+    server.add_tool(Tool(name="zeta", input_schema=OBJ))
+    server.add_tool(Tool(name="alpha", input_schema={}), arguments_type=Args)
+    server.add_resource(Resource(uri="test://b", name="b"))
+    server.add_resource(Resource(uri="test://a", name="a"))
+    server.add_template(ResourceTemplate(uri_template="test://t/{x}", name="t"))
+    server.add_prompt(Prompt(name="p2"))
+    server.add_prompt(Prompt(name="p1"))
+    assert [t.name for t in server.tools()] == ["alpha", "zeta"]
+    assert server.tools()[0].input_schema == mcpwire.Server.tool_schema(Args)  # as listed, derived
+    assert [t["name"] for t in listed_tools(server)] == [t.name for t in server.tools()]
+    assert [r.uri for r in server.resources()] == ["test://a", "test://b"]
+    assert [t.uri_template for t in server.templates()] == ["test://t/{x}"]
+    assert [p.name for p in server.prompts()] == ["p1", "p2"]
+    server.remove_tool("zeta")
+    assert [t.name for t in server.tools()] == ["alpha"]

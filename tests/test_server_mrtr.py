@@ -258,13 +258,13 @@ def test_bad_request_state_beats_argument_validation() -> None:
 def test_responses_without_state_are_passed_through() -> None:
     responses = {"user_name": {"action": "accept", "content": {"name": "Alice"}}, "extra": {"ignored": True}}
     ex = exchange(SERVER, call_tool(inputResponses=responses))
-    assert ev(ex).input_responses == responses and ev(ex).state is UNSET
+    assert ev(ex).input_responses == responses and ev(ex).state is None
     ex.cancel()
 
 
 def test_first_round_has_no_responses() -> None:
     ex = exchange(SERVER, call_tool())
-    assert ev(ex).input_responses is None and ev(ex).state is UNSET
+    assert ev(ex).input_responses is None and ev(ex).state is None
     ex.cancel()
 
 

@@ -73,7 +73,8 @@ class Server:
     """A sans-IO MCP 2026-07-28 server engine.
 
     Declare what the server offers (``add_tool``, ``add_resource``, ``add_template``,
-    ``add_prompt``), then feed requests: :meth:`receive_http` for Streamable HTTP,
+    ``add_prompt``; ``tools()``, ``resources()``, ``templates()``, ``prompts()`` list what is
+    registered), then feed requests: :meth:`receive_http` for Streamable HTTP,
     ``StdioConnection(server).receive_line`` for stdio. Each returns either a complete answer
     to send, or an Exchange / ListenStream for the host to drive.
 
@@ -248,6 +249,24 @@ class Server:
 
     def remove_prompt(self, name: str) -> None:
         self._prompts.remove(name)
+
+    # -- what is registered, in list order -------------------------------------------------------
+    def tools(self) -> list[Tool]:
+        """The registered tools as tools/list gives them (sorted by name; derived schemas in)."""
+        return [entry.tool for entry in self._tools.values()]
+
+    def resources(self) -> list[Resource]:
+        """The registered resources as resources/list gives them (sorted by URI)."""
+        return self._resources.values()
+
+    def templates(self) -> list[ResourceTemplate]:
+        """The registered resource templates as resources/templates/list gives them (sorted by
+        template; resources/read matches a URI against them in this order)."""
+        return [entry.template for entry in self._templates.values()]
+
+    def prompts(self) -> list[Prompt]:
+        """The registered prompts as prompts/list gives them (sorted by name)."""
+        return [entry.prompt for entry in self._prompts.values()]
 
     @staticmethod
     def tool_schema(arguments_type: type[msgspec.Struct]) -> dict[str, Any]:
@@ -466,7 +485,7 @@ class Server:
     def _mrtr(self, message: Request, params: Any, now: float) -> tuple[dict[str, Any] | None, Any]:
         responses = check_input_responses(params.input_responses)
         token = check_request_state(params.request_state)
-        state: Any = UNSET
+        state: Any = None
         if token is not None:
             full = decode_params(_dict_decoder, message.params, message.id)
             kinds, state = open_round(self._state_codec.verify(

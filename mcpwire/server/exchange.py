@@ -177,21 +177,24 @@ class Exchange(Generic[O]):
         self,
         requests: Mapping[str, Any] | None = None,
         *,
-        state: Any = UNSET,
+        state: Any = None,
         ttl_seconds: float | None = None,
     ) -> O:
         """Answer ``resultType: "input_required"`` (section 10.1).
 
         ``requests`` maps ids of your choice to bare input requests (ElicitRequest,
         CreateMessageRequest, ListRootsRequest, or dicts of that shape). ``state`` is any
-        JSON-encodable value; it comes back verified as ``event.state`` on the retry. If a
+        JSON-encodable value but ``None`` (no state; ``msgspec.UNSET`` is taken as ``None``
+        too); it comes back verified as ``event.state`` on the retry. If a
         request needs a capability this request did not declare, the answer is -32021 with
         the merged ``requiredCapabilities`` instead (10.2). Every argument is checked (and the
         state sealed) before that choice, and on a cancelled exchange too.
         """
         if not METHODS[self.event.method].input_required:
             raise LocalProtocolError(f"{self.event.method} may not answer input_required")
-        if not requests and state is UNSET:
+        if state is UNSET:
+            state = None
+        if not requests and state is None:
             raise LocalProtocolError("An input_required result needs input requests or a state")
         nxt = self._next("finish")
         try:

@@ -3,8 +3,8 @@
 records in its requestState so the next one can check the answers.
 
 The server is stateless: it knows what it asked only because the signed requestState says
-so. Every input_required answer with input requests carries one, whose data is
-``[kinds]`` or ``[kinds, state]``: ``kinds`` maps each input request id to its method
+so. Every input_required answer carries one, whose data is ``[kinds]`` or
+``[kinds, state]``: ``kinds`` maps each input request id to its method
 (``"elicitation/create"``, ``"sampling/createMessage"``, ``"roots/list"``), ``state`` is the
 host's own data. On the retry each answer to a recorded id must convert to the matching
 result type (ElicitResult, CreateMessageResult, ListRootsResult), else -32602 naming the id;
@@ -38,21 +38,21 @@ ANSWER_TYPES: Final[dict[str, type[Any]]] = {
 
 def round_data(requests: Mapping[str, Mapping[str, Any]], state: Any) -> list[Any]:
     """The requestState data of an input_required round: the kind of each input request
-    (``requests`` as plain JSON) and the host's ``state`` (left out when UNSET)."""
+    (``requests`` as plain JSON) and the host's ``state`` (left out when ``None``)."""
     kinds: dict[str, str] = {}
     for key, request in requests.items():
         method = request.get("method") if type(request) is dict else None
         if method not in ANSWER_TYPES:
             raise LocalProtocolError(f"Input request {key!r} is not an elicitation, sampling or roots request")
         kinds[key] = method
-    return [kinds] if state is UNSET else [kinds, state]
+    return [kinds] if state is None else [kinds, state]
 
 
 def open_round(data: Any) -> tuple[dict[str, str], Any]:
-    """``(kinds, state)`` out of a verified requestState's data (state UNSET when none)."""
+    """``(kinds, state)`` out of a verified requestState's data (state ``None`` when none)."""
     if type(data) is not list or not 1 <= len(data) <= 2 or type(data[0]) is not dict:
         raise InvalidRequestState("not a round's data")  # authentic, but not ours: another issuer
-    return data[0], data[1] if len(data) == 2 else UNSET
+    return data[0], data[1] if len(data) == 2 else None
 
 
 def check_answers(responses: Mapping[str, Any], kinds: Mapping[str, str]) -> None:
