@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
-from msgspec import UNSET
 
 __all__ = ["NeedInput"]
 
@@ -28,5 +27,5 @@ class NeedInput(msgspec.Struct, frozen=True, kw_only=True):
     """
 
     requests: Mapping[str, Any] | None = None
-    state: Any = UNSET
+    state: Any = None
     ttl_seconds: float | None = None

@@ -120,6 +120,7 @@ class App:
             keyring = mcpwire.Keyring.single(os.urandom(32))
         if validator == "default":
             validator = mcpwire.jsonschema_validator()
+        server_options.setdefault("list_changed", True)  # the App sends them: notify_list_changed
         self.server = Server(
             Implementation(name=name, version=version), keyring=keyring,
             validator=validator if not isinstance(validator, str) else None, **server_options,

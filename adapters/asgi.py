@@ -7,8 +7,9 @@ messages and engine events. It runs on asyncio and on trio (through anyio).
 
 Per ``http`` request:
 
-1. refuse a body over ``app.server.http.max_body_bytes`` with 413 (JSON-RPC -32600) as soon
-   as ``Content-Length`` says so, or as soon as the body received so far passes the limit,
+1. refuse what the head alone decides before reading the body (``Server.check_head``: 413 as
+   soon as ``Content-Length`` is over ``app.server.http.max_body_bytes``, 405, 404, 403, 415,
+   406), or 413 as soon as the body received so far passes the limit,
    without reading further; the whole body must arrive within ``body_timeout`` (408);
 2. hand ``HttpRequest(method, target, headers, body)`` to the engine, where ``target`` is the
    request path relative to where this app is mounted (``scope["path"]`` without
@@ -200,9 +201,9 @@ class _Request:
         """The whole body, or None after answering 413/408 (or when the client left)."""
         limit = self.app.server.http.max_body_bytes
         too_big = f"Request body exceeds {limit} bytes"
-        length = _content_length(self.scope)
-        if length is not None and length > limit:
-            await self._refuse(413, ErrorCode.INVALID_REQUEST, too_big)
+        early = self.app.server.check_head(self.scope["method"], request_target(self.scope), _headers(self.scope))
+        if early is not None:  # refused on the head alone (413 on Content-Length, 405, 415, ...)
+            await self._emit(early)
             return None
         chunks: list[bytes] = []
         size = 0
@@ -275,12 +276,3 @@ class _Request:
 def _headers(scope: Scope) -> list[tuple[bytes, bytes]]:
     return [(bytes(name), bytes(value)) for name, value in scope.get("headers") or ()]
 
-
-def _content_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers") or ():
-        if bytes(name).lower() == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None  # the server validates framing; the body limit still applies as it arrives
-    return None

@@ -8,8 +8,9 @@ Per connection, one request at a time (HTTP/1.1 persistent connections, RFC 9112
 1. read the request head within ``header_timeout`` (``keepalive_idle_timeout`` to wait for the
    first byte of a later request on a kept-alive connection); heads over ``max_header_bytes``
    get 431;
-2. refuse a body over ``app.server.http.max_body_bytes`` before reading it when Content-Length
-   says so, or as soon as a chunked body passes the limit: 413 with a JSON-RPC -32600 body,
+2. refuse before reading the body whatever the head alone decides (``Server.check_head``:
+   413 when Content-Length is over ``app.server.http.max_body_bytes``, 405, 404, 403, 415,
+   406), or as soon as a chunked body passes the limit: 413 with a JSON-RPC -32600 body,
    then close; the whole body must arrive within ``body_timeout`` (408 otherwise);
 3. hand the request to the engine and write what it returns: a complete reply; an exchange,
    whose handler runs while the socket is watched (a peer that closes cancels the handler and
@@ -307,9 +308,9 @@ class _Connection:
     async def _read_body(self, request: h11.Request) -> bytes:
         limit = self.app.server.http.max_body_bytes
         too_big = f"Request body exceeds {limit} bytes"
-        length = _content_length(request)
-        if length is not None and length > limit:
-            await self._refuse(413, ErrorCode.INVALID_REQUEST, too_big)
+        early = self.app.server.check_head(request.method, request.target, request.headers)
+        if early is not None:  # refused on the head alone (413 on Content-Length, 405, 415, ...)
+            await self._refuse_with(*early)
         if self.h11.they_are_waiting_for_100_continue:
             await self._send(h11.InformationalResponse(status_code=100, headers=[]))
         chunks: list[bytes] = []
@@ -386,7 +387,9 @@ class _Connection:
 
     async def _refuse(self, status: int, code: int, message: str) -> None:
         """Answer with a JSON-RPC error body and ``connection: close``; raises :class:`_Refused`."""
-        head, body = error_reply(RemoteProtocolError(message, code=code, http_status=status))
+        await self._refuse_with(*error_reply(RemoteProtocolError(message, code=code, http_status=status)))
+
+    async def _refuse_with(self, head: ResponseHead, body: ResponseBody) -> None:
         head = ResponseHead(status=head.status, headers=head.headers + ((b"connection", b"close"),))
         self._linger = True
         await self._emit([head, body])
@@ -416,13 +419,6 @@ class _Connection:
         )
         if not ended:
             raise _PeerGone  # an abrupt end carries no response: close the connection
-
-
-def _content_length(request: h11.Request) -> int | None:
-    for name, value in request.headers:
-        if name == b"content-length":
-            return int(value)  # h11 has already checked it is digits
-    return None
 
 
 def _reason(status: int) -> bytes:

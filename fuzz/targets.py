@@ -90,6 +90,7 @@ def make_server(*, keyring: Keyring | None = None, **kw: Any) -> Server:
     kw.setdefault("validator", jsonschema_validator())
     kw.setdefault("completions", True)
     kw.setdefault("resource_subscribe", True)
+    kw.setdefault("list_changed", True)  # every listen flag reachable
     kw.setdefault("page_size", PAGE_SIZE)
     server = Server(
         Implementation(name="fuzz-server", version="1.0.0"),

@@ -32,7 +32,7 @@ from .server.listen import HttpListenStream, ListenStream, StdioListenStream
 from .server.states import ExchangeState, ListenState
 from .server.stdio import StdioConnection
 from .server.tokens import Keyring
-from .server.validation import jsonschema_validator
+from .server.validation import UNCHECKED, jsonschema_validator
 from .wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from .wire.meta import LOG_LEVELS, RequestMeta
 from .wire.versions import PROTOCOL_VERSION
@@ -44,7 +44,7 @@ __all__ = [
     # errors
     "ErrorCode", "ProtocolError", "RemoteProtocolError", "LocalProtocolError",
     # server: configuration
-    "Server", "CachePolicy", "Keyring", "HttpPolicy", "ValidatorFactory", "jsonschema_validator",
+    "Server", "CachePolicy", "Keyring", "HttpPolicy", "ValidatorFactory", "jsonschema_validator", "UNCHECKED",
     # server: what goes in and out over HTTP
     "HttpRequest", "ResponseHead", "ResponseBody", "error_reply",
     # server: events and the objects that answer them

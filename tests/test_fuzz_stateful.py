@@ -124,8 +124,8 @@ class ClientAgainstServer(RuleBasedStateMachine):
             self.to_client += item
         elif isinstance(item, mcpwire.StdioExchange):
             event = item.event
-            state = getattr(event, "state", UNSET)
-            if state is not UNSET:
+            state = getattr(event, "state", None)
+            if state is not None:
                 # The state comes back exactly as the host issued it, bound to this call.
                 assert self.issued[state["serial"]] == state, (self.issued.get(state["serial"]), state)
                 note("stdio: a requestState came back verified")
@@ -277,7 +277,7 @@ class ClientAgainstServer(RuleBasedStateMachine):
         if kind == "listen":
             kind = "discover"
         request = self.build(kind, progress=True)
-        rounds, expected = 0, UNSET  # type: tuple[int, Any]
+        rounds, expected = 0, None  # type: tuple[int, Any]
         while True:
             final = self.http_round(request, how, pieces, expected)
             if not isinstance(final, mcpwire.InputRequired) or rounds > 3:
@@ -298,7 +298,7 @@ class ClientAgainstServer(RuleBasedStateMachine):
             events = list(answer.progress(1.0, total=2.0)) + list(answer.log("warning", "w"))
             event = answer.event
             # The retry's state is what the host issued in the round before, verified.
-            assert getattr(event, "state", UNSET) == expected, (event, expected)
+            assert getattr(event, "state", None) == expected, (event, expected)
             mrtr = isinstance(event, (mcpwire.ToolCall, mcpwire.ResourceRead, mcpwire.PromptGet))
             if how == "cancel":
                 answer.cancel()  # the client went away: nothing more is sent, no final expected

@@ -21,7 +21,10 @@ from ..wire.errors import LocalProtocolError
 from ..wire.headers import ParamHeader, param_headers
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 
-__all__ = ["SchemaCheck", "ValidatorFactory", "ToolEntry", "PromptEntry", "TemplateEntry", "Listing", "struct_schema"]
+__all__ = [
+    "SchemaCheck", "ValidatorFactory", "ToolEntry", "PromptEntry", "TemplateEntry", "Listing", "struct_schema",
+    "is_trivial_object_schema",
+]
 
 SchemaCheck = Callable[[Any], "str | None"]
 """A compiled JSON Schema check: returns ``None`` when the value is valid, else a message."""
@@ -45,6 +48,32 @@ def struct_schema(struct_type: type[Any]) -> dict[str, Any]:
     if len(defs) > 1 or _mentions(top, ref):
         top["$defs"] = defs
     return top
+
+
+# Keywords that annotate a schema without constraining what it accepts (JSON Schema 2020-12,
+# the core, meta-data and content vocabularies' annotations).
+_ANNOTATIONS: Final = frozenset({
+    "$schema", "$id", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly",
+    "writeOnly",
+})
+
+
+def is_trivial_object_schema(schema: Any) -> bool:
+    """Whether ``schema`` accepts every JSON object: ``"type": "object"``, at most an empty
+    ``"properties"``, and otherwise only annotation keywords (title, description, ...).
+
+    Such a schema needs no validator: admission already refuses arguments that are not an
+    object, and a structuredContent check is only "is an object".
+    """
+    if type(schema) is not dict or schema.get("type") != "object":
+        return False
+    return all(
+        key == "type" or key in _ANNOTATIONS or (key == "properties" and value == {}) for key, value in schema.items()
+    )
+
+
+def _object_check(value: Any) -> str | None:
+    return None if type(value) is dict else "structuredContent must be an object"
 
 
 def _mentions(node: Any, ref: str) -> bool:
@@ -168,22 +197,31 @@ def prepare_tool(
     *,
     arguments_type: type[msgspec.Struct] | None,
     output_type: type[Any] | None,
-    validator: ValidatorFactory | None,
+    validator: Callable[[], ValidatorFactory | None],
 ) -> ToolEntry:
-    """Everything done once per tool at registration: schemas, checks, header annotations."""
+    """Everything done once per tool at registration: schemas, checks, header annotations.
+
+    ``validator()`` gives the factory that compiles a raw JSON Schema (``None``: the host
+    chose unchecked); it is called only when a schema needs one, so a server whose tools are
+    all Struct-typed or trivially open never loads a JSON Schema library.
+    """
     try:
         headers = param_headers(tool.input_schema)
     except Exception as exc:  # an invalid x-mcp-header annotation is a host error
         raise LocalProtocolError(f"Tool {tool.name!r}: {exc}") from exc
     decoder = msgspec.json.Decoder(arguments_type) if arguments_type is not None else None
     input_check = None
-    if decoder is None and validator is not None:
-        input_check = validator(tool.input_schema)
+    if decoder is None and not is_trivial_object_schema(tool.input_schema):
+        factory = validator()
+        input_check = factory(tool.input_schema) if factory is not None else None
     output_check: SchemaCheck | None = None
     if output_type is not None:
         output_check = _struct_check(output_type)
-    elif not isinstance(tool.output_schema, msgspec.UnsetType) and validator is not None:
-        output_check = validator(tool.output_schema)
+    elif is_trivial_object_schema(tool.output_schema):
+        output_check = _object_check
+    elif not isinstance(tool.output_schema, msgspec.UnsetType):
+        factory = validator()
+        output_check = factory(tool.output_schema) if factory is not None else None
     return ToolEntry(
         tool=tool,
         param_headers=headers,

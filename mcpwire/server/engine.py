@@ -36,17 +36,28 @@ from .catalog import (
 from .context import CachePolicy, ServerContext
 from .events import CompletionRequest, PromptGet, ResourceRead, ServerEvent, ToolCall
 from .exchange import HttpExchange, StdioExchange
-from .http import HttpPolicy, HttpReply, HttpRequest, admit, empty_reply, error_reply, json_reply
-from .listen import LIST_FLAGS, HttpListenStream, ListenStream, StdioListenStream, parse_filter
+from .http import (
+    HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, content_length, empty_reply, error_reply, json_reply,
+)
+from .listen import LIST_FLAGS, HttpListenStream, ListenStream, StdioListenStream, check_list_kind, check_uri, parse_filter
 from .listeners import Listeners
 from .states import ListenState
-from .mrtr import check_input_responses, check_request_state
-from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, request_scope
+from .mrtr import check_answers, check_input_responses, check_request_state, open_round
+from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, check_now, request_scope
+from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
 
 __all__ = ["Server"]
 
 _encoder: Final = msgspec.json.Encoder()
 _dict_decoder: Final = msgspec.json.Decoder(dict[str, Any])
+
+
+def _disagree(tool: str, member: str, derive: str, option: str, given: type[Any]) -> str:
+    type_name = getattr(given, "__name__", repr(given))
+    return (
+        f"Tool {tool!r}: the {member} given disagrees with {option}={type_name}, so every correct call would"
+        f" fail. Pass {derive} to derive it from the type, or exactly Server.tool_schema({type_name})"
+    )
 
 
 class _Listen(msgspec.Struct, frozen=True):
@@ -62,16 +73,22 @@ class Server:
     """A sans-IO MCP 2026-07-28 server engine.
 
     Declare what the server offers (``add_tool``, ``add_resource``, ``add_template``,
-    ``add_prompt``), then feed requests: :meth:`receive_http` for Streamable HTTP,
+    ``add_prompt``; ``tools()``, ``resources()``, ``templates()``, ``prompts()`` list what is
+    registered), then feed requests: :meth:`receive_http` for Streamable HTTP,
     ``StdioConnection(server).receive_line`` for stdio. Each returns either a complete answer
     to send, or an Exchange / ListenStream for the host to drive.
 
     ``keyring`` signs requestState tokens and pagination cursors; processes behind one load
-    balancer share it. ``validator`` compiles the JSON Schemas of tools declared without an
-    ``arguments_type`` (see :func:`mcpwire.jsonschema_validator`); without one such tools'
-    arguments are passed through unchecked. ``list_changed`` advertises ``listChanged`` (and
-    serves subscriptions/listen for it) on every list, or only on the kinds named
-    (``{"tools", "prompts"}``); call :meth:`list_changed` when such a list changes.
+    balancer share it. ``validator`` compiles the raw JSON Schemas of tools (arguments of a
+    tool declared without ``arguments_type``, structuredContent of one with an outputSchema
+    but no ``output_type``). The default (``None``) is :func:`mcpwire.jsonschema_validator`,
+    loaded when the first such schema is registered; without the ``jsonschema`` library that
+    registration raises :class:`LocalProtocolError`. ``validator=mcpwire.UNCHECKED`` leaves
+    them unchecked on purpose. Schemas that accept every object (``{"type": "object"}``, see
+    :meth:`add_tool`) need no validator. ``list_changed`` (default ``False``: advertise only
+    what you send) advertises ``listChanged`` (and serves subscriptions/listen for it) on
+    every list (``True``), or only on the kinds named (``{"tools", "prompts"}``); call
+    :meth:`list_changed` when such a list changes.
     """
 
     def __init__(
@@ -85,7 +102,7 @@ class Server:
         prompts: bool = True,
         completions: bool = False,
         logging: bool = True,
-        list_changed: bool | Collection[str] = True,
+        list_changed: bool | Collection[str] = False,
         resource_subscribe: bool = False,
         cache: Mapping[str, CachePolicy] | None = None,
         page_size: int = 100,
@@ -166,22 +183,51 @@ class Server:
         """Register (or replace) a tool.
 
         With ``arguments_type`` the arguments are decoded into that Struct, and the listed
-        inputSchema, when the tool has none (UNSET or ``{}``), is derived from it. With
-        ``output_type`` structuredContent is checked against it, and the outputSchema, when
-        the tool has none, is derived from it. The inputSchema must be an object schema.
+        inputSchema is derived from it: give the tool ``input_schema={}`` (or exactly
+        ``Server.tool_schema(arguments_type)``); any other inputSchema disagrees with the
+        Struct and is refused. With ``output_type`` structuredContent is checked against it,
+        and the outputSchema is derived from it the same way (leave it unset, or give exactly
+        ``Server.tool_schema(output_type)``).
+
+        Without them the schemas are raw JSON Schema, checked by the server's ``validator``.
+        One that accepts every object (``"type": "object"``, at most an empty ``"properties"``,
+        otherwise only annotations such as ``title``/``description``) needs no validator.
+        The inputSchema must be an object schema. Raises :class:`LocalProtocolError`.
         """
+        name = tool.name
         changes: dict[str, Any] = {}
-        if arguments_type is not None and not tool.input_schema:
-            changes["input_schema"] = struct_schema(arguments_type)
-        if output_type is not None and tool.output_schema is UNSET:
-            changes["output_schema"] = struct_schema(output_type)
+        if arguments_type is not None:
+            derived = struct_schema(arguments_type)
+            if not tool.input_schema:
+                changes["input_schema"] = derived
+            elif tool.input_schema != derived:
+                raise LocalProtocolError(_disagree(name, "inputSchema", "input_schema={}", "arguments_type", arguments_type))
+        if output_type is not None:
+            derived = struct_schema(output_type)
+            if tool.output_schema is UNSET:
+                changes["output_schema"] = derived
+            elif tool.output_schema != derived:
+                raise LocalProtocolError(_disagree(name, "outputSchema", "no output_schema", "output_type", output_type))
         if changes:
             tool = msgspec.structs.replace(tool, **changes)
         schema = tool.input_schema
         if not isinstance(schema, dict) or schema.get("type") != "object":
-            raise LocalProtocolError(f"Tool {tool.name!r}: inputSchema must be a JSON Schema with \"type\": \"object\"")
-        entry = prepare_tool(tool, arguments_type=arguments_type, output_type=output_type, validator=self._validator)
+            raise LocalProtocolError(f"Tool {name!r}: inputSchema must be a JSON Schema with \"type\": \"object\"")
+        entry = prepare_tool(
+            tool, arguments_type=arguments_type, output_type=output_type, validator=lambda: self._schema_validator(name)
+        )
         self._tools.put(entry, tool)
+
+    def _schema_validator(self, tool_name: str) -> ValidatorFactory | None:
+        """The factory for raw JSON Schemas (``None`` when the host chose UNCHECKED); the
+        default is resolved, and jsonschema imported, on first need."""
+        factory = self._validator
+        if factory is None:
+            factory = jsonschema_validator()
+            if factory is None:
+                raise LocalProtocolError(f"Tool {tool_name!r} {MISSING_VALIDATOR}")
+            self._validator = factory
+        return None if factory is UNCHECKED else factory
 
     def remove_tool(self, name: str) -> None:
         self._tools.remove(name)
@@ -203,6 +249,24 @@ class Server:
 
     def remove_prompt(self, name: str) -> None:
         self._prompts.remove(name)
+
+    # -- what is registered, in list order -------------------------------------------------------
+    def tools(self) -> list[Tool]:
+        """The registered tools as tools/list gives them (sorted by name; derived schemas in)."""
+        return [entry.tool for entry in self._tools.values()]
+
+    def resources(self) -> list[Resource]:
+        """The registered resources as resources/list gives them (sorted by URI)."""
+        return self._resources.values()
+
+    def templates(self) -> list[ResourceTemplate]:
+        """The registered resource templates as resources/templates/list gives them (sorted by
+        template; resources/read matches a URI against them in this order)."""
+        return [entry.template for entry in self._templates.values()]
+
+    def prompts(self) -> list[Prompt]:
+        """The registered prompts as prompts/list gives them (sorted by name)."""
+        return [entry.prompt for entry in self._prompts.values()]
 
     @staticmethod
     def tool_schema(arguments_type: type[msgspec.Struct]) -> dict[str, Any]:
@@ -236,6 +300,7 @@ class Server:
         Returns a complete reply to send, an :class:`HttpExchange` whose ``event`` the host
         answers, or an :class:`HttpListenStream` to keep open (write ``stream.start()`` first).
         """
+        check_now(now)
         view = HeaderView(request.headers)
         body = admit(request, self.http, view)
         if not isinstance(body, bytes):
@@ -260,11 +325,28 @@ class Server:
         event, params = admitted
         return HttpExchange(self._context, event, params, now)
 
+    def check_head(self, method: str | bytes, target: str | bytes, headers: HeaderInput) -> HttpReply | None:
+        """Decide from the request head alone, before reading the body, whether to refuse it.
+
+        Runs the transport admission steps the head decides, in :meth:`receive_http`'s order:
+        method (405; for HEAD without a body), path (404), Origin and Host (403),
+        ``Content-Length`` over ``http.max_body_bytes`` (413), Content-Type (415), Accept
+        (406). Returns the complete reply to send (then close the connection, or drain the
+        unread body), or ``None``: read the body, stopping past ``http.max_body_bytes`` when
+        it has no Content-Length, and hand the request to :meth:`receive_http`, which checks
+        it all again. Takes what :class:`HttpRequest` takes.
+        """
+        view = HeaderView(headers)
+        head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
+        refusal = admit(head, self.http, view, content_length(view) or 0)
+        return None if isinstance(refusal, bytes) else refusal
+
     def admit_line(self, message: Request, now: float) -> bytes | StdioExchange | StdioListenStream:
         """Admit one request read from stdio (used by :class:`~mcpwire.StdioConnection`).
 
         Returns a complete response message (without the newline), an exchange or a stream.
         """
+        check_now(now)
         try:
             admitted = self._admit(message, None, now)
         except ProtocolError as exc:
@@ -278,11 +360,16 @@ class Server:
 
     # -- subscriptions ------------------------------------------------------------------------------
     def list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> list[tuple[ListenStream[Any], Any]]:
-        """Deliveries of a list_changed event to every open stream that asked for it."""
+        """Deliveries of a list_changed event to every open stream that asked for it (none
+        when ``list_changed`` does not advertise ``kind``). An unknown ``kind`` raises
+        :class:`LocalProtocolError`, whether or not a stream is open."""
+        check_list_kind(kind)
         return [(s, s.list_changed(kind)) for s in self._listeners if s.wants(kind)]
 
     def resource_updated(self, uri: str) -> list[tuple[ListenStream[Any], Any]]:
-        """Deliveries of a resources/updated event to every stream subscribed to ``uri``."""
+        """Deliveries of a resources/updated event to every stream subscribed to ``uri`` (a
+        str; anything else raises :class:`LocalProtocolError`, whether or not a stream is open)."""
+        check_uri(uri)
         return [(s, s.resource_updated(uri)) for s in self._listeners if s.covers(uri)]
 
     def close_listeners(self) -> list[tuple[ListenStream[Any], Any]]:
@@ -395,12 +482,14 @@ class Server:
     def _mrtr(self, message: Request, params: Any, now: float) -> tuple[dict[str, Any] | None, Any]:
         responses = check_input_responses(params.input_responses)
         token = check_request_state(params.request_state)
-        state: Any = UNSET
+        state: Any = None
         if token is not None:
             full = decode_params(_dict_decoder, message.params, message.id)
-            state = self._state_codec.verify(
+            kinds, state = open_round(self._state_codec.verify(
                 token, method=message.method, scope=request_scope(message.method, full), now=now
-            )
+            ))
+            if responses:
+                check_answers(responses, kinds)
         return responses, state
 
     def _on_call_tool(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:

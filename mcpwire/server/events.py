@@ -4,6 +4,12 @@ Owns the typed, frozen events of wire reference sections 5.2, 5.4, 5.5, 5.6, 9 a
 complete when built (STYLE 3): arguments already validated against the declared schema,
 ``_meta`` validated, ``requestState`` verified and decoded. The host answers through the
 :class:`~mcpwire.Exchange` that carries the event.
+
+One convention for "absent" on every event (and on :class:`~mcpwire.RequestMeta`): ``None``.
+Events are Python objects for the host, not wire messages, so they need no absent/null split
+(the wire types of ``mcpwire.types`` keep ``UNSET`` for that). The one member where it could
+matter, ``state``, is the host's own value: a state of ``None`` is no state
+(``input_required(state=None)`` seals none).
 """
 
 from __future__ import annotations
@@ -11,7 +17,6 @@ from __future__ import annotations
 from typing import Any, ClassVar, Union
 
 import msgspec
-from msgspec import UNSET
 
 from ..wire.envelope import RequestId
 from ..wire.meta import RequestMeta
@@ -25,8 +30,9 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
 
     ``arguments`` is a dict, or an instance of the tool's ``arguments_type`` when it has one.
     On an MRTR retry (section 10.3), ``input_responses`` maps the ids the client answered to
-    their bare results and ``state`` is the application data the previous round put in its
-    ``requestState`` (``UNSET`` when the request carried none).
+    their bare results (``None`` on a first round), each already checked against the result
+    type its id asked for, and ``state`` is the application data the previous round put in its
+    ``requestState`` (``None`` when it carried none).
     """
 
     method: ClassVar[str] = "tools/call"
@@ -37,7 +43,7 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     tool: Tool
     meta: RequestMeta
     input_responses: dict[str, dict[str, Any]] | None = None
-    state: Any = UNSET
+    state: Any = None
 
 
 class ResourceRead(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,7 +61,7 @@ class ResourceRead(msgspec.Struct, frozen=True, kw_only=True):
     template: ResourceTemplate | None = None
     variables: dict[str, str] = msgspec.field(default_factory=dict)
     input_responses: dict[str, dict[str, Any]] | None = None
-    state: Any = UNSET
+    state: Any = None
 
 
 class PromptGet(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,7 +75,7 @@ class PromptGet(msgspec.Struct, frozen=True, kw_only=True):
     prompt: Prompt
     meta: RequestMeta
     input_responses: dict[str, dict[str, Any]] | None = None
-    state: Any = UNSET
+    state: Any = None
 
 
 class CompletionRequest(msgspec.Struct, frozen=True, kw_only=True):

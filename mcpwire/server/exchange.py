@@ -18,7 +18,7 @@ import math
 from typing import Any, Generic, Mapping, TypeVar
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 from ..types import CallToolResult, InputRequiredResult, TextContent
 from ..wire.capabilities import missing_capabilities
@@ -33,6 +33,7 @@ from .context import ServerContext
 from .events import CompletionRequest, ResourceRead, ServerEvent, ToolCall
 from .http import HttpOutput, ResponseBody, json_reply, sse_head
 from .states import EXCHANGE, ExchangeState
+from .mrtr import round_data
 from .tokens import request_scope
 
 __all__ = ["Exchange", "HttpExchange", "StdioExchange", "resource_not_found"]
@@ -100,16 +101,15 @@ class Exchange(Generic[O]):
         when the exchange was cancelled and nothing is to be sent.
 
         Verbs check first, encode next, and only then move to the new state, so an answer that
-        fails to encode leaves the exchange answerable.
+        fails to encode leaves the exchange answerable. Misuse is misuse whatever the client
+        sent: every check of the host's values runs whether or not the answer is then sent
+        (a cancelled exchange, a log level or progress the client did not ask for, a missing
+        capability), so a bug shows in every test, not only with some clients.
         """
         nxt = EXCHANGE.move(self.state, verb)
         return None if nxt is ExchangeState.CANCELLED else nxt
 
-    def _notify(self, method: str, params: dict[str, Any]) -> O:
-        nxt = self._next("notify")
-        if nxt is None:
-            return self._empty()
-        message = _encode(encode_notification, method, params)
+    def _notify(self, message: bytes, nxt: ExchangeState) -> O:
         first = self.state is ExchangeState.OPEN
         self.state = nxt
         return self._notify_out(message, first)
@@ -125,18 +125,18 @@ class Exchange(Generic[O]):
         Sent only when the request carried a progressToken; values must strictly increase
         (LocalProtocolError otherwise). Updates past 1000 per request are dropped.
         """
-        # Misuse is misuse whatever the client sent: a finished exchange takes no progress.
-        if self._next("notify") is None:
-            return self._empty()
-        token = self.event.meta.progress_token
+        # Misuse is misuse whatever the client sent: a finished exchange takes no progress,
+        # and the values are checked even when nothing is sent (cancelled, no progressToken).
+        nxt = self._next("notify")
         if not math.isfinite(progress) or (total is not None and not math.isfinite(total)):
             raise LocalProtocolError("Progress values must be finite numbers")
         if self._last_progress is not None and progress <= self._last_progress:
             raise LocalProtocolError("Progress values must strictly increase")
-        if message is not None and len(message) > MAX_PROGRESS_MESSAGE:
-            raise LocalProtocolError(f"Progress message exceeds {MAX_PROGRESS_MESSAGE} characters")
+        if message is not None and (type(message) is not str or len(message) > MAX_PROGRESS_MESSAGE):
+            raise LocalProtocolError(f"Progress message must be a str of at most {MAX_PROGRESS_MESSAGE} characters")
         self._last_progress = progress
-        if token is None:  # the client asked for no progress: checked, then dropped
+        token = self.event.meta.progress_token
+        if nxt is None or token is None:  # cancelled, or the client asked for no progress
             return self._empty()
         self._progress_count += 1
         if self._progress_count > MAX_PROGRESS_UPDATES:
@@ -146,67 +146,87 @@ class Exchange(Generic[O]):
             params["total"] = total
         if message is not None:
             params["message"] = message
-        return self._notify("notifications/progress", params)
+        return self._notify(_encode(encode_notification, "notifications/progress", params), nxt)
 
     def log(self, level: str, data: Any, *, logger: str | None = None) -> O:
-        """A ``notifications/message``, sent only if the request asked for ``level`` or lower (8.1)."""
+        """A ``notifications/message``, sent only if the request asked for ``level`` or lower
+        (8.1). ``data`` is encoded either way, so data that is not JSON raises
+        :class:`LocalProtocolError` whatever level the client asked for."""
         if level not in LOG_LEVELS:
             raise LocalProtocolError(f"Unknown log level {level!r}")
-        if self._next("notify") is None or not log_level_enabled(self.event.meta.log_level, level):
-            return self._empty()
+        if logger is not None and type(logger) is not str:
+            raise LocalProtocolError("The logger name must be a str")
+        nxt = self._next("notify")
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        return self._notify("notifications/message", params)
+        message = _encode(encode_notification, "notifications/message", params)
+        if nxt is None or not log_level_enabled(self.event.meta.log_level, level):
+            return self._empty()
+        return self._notify(message, nxt)
 
     def complete(self, result: Any) -> O:
         """Send the final result: a CallToolResult, ReadResourceResult, GetPromptResult or
-        CompleteResult matching the event (a str is shorthand for one text block of a tool)."""
+        CompleteResult matching the event (a str is shorthand for one text block of a tool).
+        The result is checked and encoded even on a cancelled exchange (then nothing is sent)."""
         nxt = self._next("finish")
-        if nxt is None:
-            return self._empty()
         try:
             result = shape_result(self._context, self.event, result)
         except RemoteProtocolError as exc:  # e.g. output failed the tool's outputSchema
             return self.fail(exc)
-        return self._finish(_encode(encode_result, self.request_id, result), 200, nxt)
+        message = _encode(encode_result, self.request_id, result)
+        if nxt is None:
+            return self._empty()
+        return self._finish(message, 200, nxt)
 
     def input_required(
         self,
         requests: Mapping[str, Any] | None = None,
         *,
-        state: Any = UNSET,
+        state: Any = None,
         ttl_seconds: float | None = None,
     ) -> O:
         """Answer ``resultType: "input_required"`` (section 10.1).
 
         ``requests`` maps ids of your choice to bare input requests (ElicitRequest,
         CreateMessageRequest, ListRootsRequest, or dicts of that shape). ``state`` is any
-        JSON-encodable value; it comes back verified as ``event.state`` on the retry. If a
+        JSON-encodable value but ``None`` (no state; ``msgspec.UNSET`` is taken as ``None``
+        too); it comes back verified as ``event.state`` on the retry. If a
         request needs a capability this request did not declare, the answer is -32021 with
-        the merged ``requiredCapabilities`` instead (10.2).
+        the merged ``requiredCapabilities`` instead (10.2). Every argument is checked (and the
+        state sealed) before that choice, and on a cancelled exchange too.
         """
         if not METHODS[self.event.method].input_required:
             raise LocalProtocolError(f"{self.event.method} may not answer input_required")
-        if not requests and state is UNSET:
+        if state is UNSET:
+            state = None
+        if not requests and state is None:
             raise LocalProtocolError("An input_required result needs input requests or a state")
         nxt = self._next("finish")
+        try:
+            plain = {k: msgspec.to_builtins(v) for k, v in (requests or {}).items()}
+        except (TypeError, ValueError, msgspec.EncodeError) as exc:
+            raise LocalProtocolError(f"Input requests cannot be encoded as JSON: {exc}") from exc
+        data = round_data(plain, state)
+        missing = missing_capabilities(plain, self.event.meta.client_capabilities)
+        # Always a requestState: it records what each id asked, so the retry's answers can be
+        # checked (mrtr.py), and carries the host's state when there is one. Sealed before the
+        # answer is chosen, so a bad TTL or state fails whatever the client declared.
+        method = self.event.method
+        scope_error: RemoteProtocolError | None = None
+        try:
+            scope = request_scope(method, self._scope_params())
+        except RemoteProtocolError as exc:
+            scope_error, scope = exc, b""
+        token = self._context.state_codec.issue(
+            method=method, scope=scope, data=data, now=self._now, ttl_seconds=ttl_seconds,
+        )
         if nxt is None:
             return self._empty()
-        plain = {k: msgspec.to_builtins(v) for k, v in (requests or {}).items()}
-        missing = missing_capabilities(plain, self.event.meta.client_capabilities)
         if missing:
             return self.fail(MissingCapability(missing))
-        token: str | UnsetType = UNSET
-        if state is not UNSET:
-            method = self.event.method
-            try:
-                scope = request_scope(method, self._scope_params())
-            except RemoteProtocolError as exc:
-                return self.fail(exc)
-            token = self._context.state_codec.issue(
-                method=method, scope=scope, data=state, now=self._now, ttl_seconds=ttl_seconds,
-            )
+        if scope_error is not None:
+            return self.fail(scope_error)
         result = InputRequiredResult(
             input_requests=plain if plain else UNSET,
             request_state=token,

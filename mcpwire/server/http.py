@@ -7,26 +7,35 @@ Owns (wire reference sections 13.1, 13.2 steps 1-6, 13.3, 13.7):
   h11's Response/Data/EndOfMessage and ASGI's ``http.response.start``/``http.response.body``;
 - :class:`HttpPolicy` (endpoint path, Origin and Host checks, body limit) and
   :func:`admit`, which runs admission steps 1-6 in the reference's order: POST (405 with
-  ``Allow``), path (404), Origin (403), Host (403), body size (413), Content-Type (415),
-  Accept (406), and strips a leading UTF-8 BOM. JSON parsing (step 6's 400) is the
-  envelope's; the engine calls it next.
+  ``Allow``; a HEAD gets the same head and no body), path (404), Origin (403), Host (403),
+  body size (413), Content-Type (415), Accept (406), and strips a leading UTF-8 BOM. JSON
+  parsing (step 6's 400) is the envelope's; the engine calls it next. Given the body's
+  ``length`` instead, the same function decides from the request head alone (for
+  ``Server.check_head``);
+- what hosts hand in: ``bytes`` header pairs, a ``str`` method and target and a ``bytes``
+  body are the fast path; other header shapes are normalised by the header index
+  (``wire/headers.py``), ``bytes`` methods and targets are decoded where they would
+  otherwise be refused, bytes-like bodies copied; any other type is a
+  :class:`LocalProtocolError` saying what is expected.
 
 Every non-2xx answer carries a JSON-RPC error object, never a plain-text or HTML body.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Final, Sequence, Union
+from typing import Any, Final, Sequence, Union
 
 import msgspec
 
 from ..wire.envelope import RequestId, encode_error
-from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
+from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ..wire.headers import HeaderView
 
 __all__ = [
     "Headers",
+    "HeaderInput",
     "HttpRequest",
     "ResponseHead",
     "ResponseBody",
@@ -35,6 +44,8 @@ __all__ = [
     "HttpPolicy",
     "LOOPBACK_HOSTS",
     "admit",
+    "as_text",
+    "content_length",
     "json_reply",
     "error_reply",
     "empty_reply",
@@ -44,13 +55,46 @@ __all__ = [
 Headers = Sequence[tuple[bytes, bytes]]
 
 
+HeaderInput = Union[
+    Sequence[tuple[bytes, bytes]], Sequence[tuple[str, str]], Mapping[bytes, bytes], Mapping[str, str],
+    Iterable[tuple[bytes, bytes]], Iterable[tuple[str, str]],
+]
+"""Request headers as frameworks hand them over: ``(name, value)`` pairs of ``bytes`` (h11,
+ASGI: the fast path) or of ``str``, or a mapping (a multi-valued one gives every pair through
+``items()``)."""
+
+
 class HttpRequest(msgspec.Struct, frozen=True, kw_only=True):
-    """One HTTP request as the host parsed it. Header names may be in any case."""
+    """One HTTP request as the host parsed it. Header names may be in any case.
+
+    ``headers``: ``(name, value)`` pairs of ``bytes`` (what h11 and ASGI give; the fastest),
+    pairs of ``str`` (encoded as Latin-1), or a mapping of either; a one-shot iterator only of
+    ``bytes`` pairs. ``method`` and ``target``: ``str`` (``bytes`` are decoded as Latin-1).
+    ``body``: the raw ``bytes`` (a ``bytearray`` or ``memoryview`` is copied; a ``str`` is
+    refused, since the engine must see the bytes as sent). Any other type raises
+    :class:`~mcpwire.LocalProtocolError` from :meth:`Server.receive_http` naming what is
+    expected.
+    """
 
     method: str
     target: str
-    headers: Headers
+    headers: HeaderInput
     body: bytes = b""
+
+
+def as_text(member: str, value: Any) -> str:
+    """A request's ``method`` or ``target`` as ``str`` (bytes decoded as Latin-1)."""
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("latin-1")
+    raise LocalProtocolError(f"HttpRequest.{member} must be a str (or Latin-1 bytes), not {type(value).__name__}")
+
+
+def _as_body(body: Any) -> bytes:
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return bytes(body)
+    raise LocalProtocolError(f"HttpRequest.body must be the raw request body as bytes, not {type(body).__name__}")
 
 
 class ResponseHead(msgspec.Struct, frozen=True, kw_only=True):
@@ -180,17 +224,46 @@ def _accepts(ranges: list[tuple[str, float]], media: str) -> bool:
     return any(q > 0 and r in (media, major, "*/*") for r, q in ranges)
 
 
-def admit(request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = None) -> bytes | HttpReply:
+_NO_BODY: Final = ResponseBody(data=b"")
+
+
+def content_length(view: HeaderView) -> int | None:
+    """The request's ``Content-Length`` when it is one run of digits (huge ones capped just
+    past int64), else ``None``: framing errors are the HTTP library's to answer."""
+    value = view.first(b"content-length")
+    if value is None or view.repeated(b"content-length"):
+        return None
+    value = value.strip(b" \t")
+    if not value.isdigit():
+        return None
+    return int(value) if len(value) <= 19 else 1 << 63
+
+
+def admit(
+    request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = None, length: int | None = None
+) -> bytes | HttpReply:
     """Admission steps 1-6 of section 13.2, up to (not including) JSON parsing.
 
     ``view`` indexes ``request.headers`` (built here when not given). Returns the body to
     parse (a leading UTF-8 BOM removed), or the complete reply that refuses the request.
+    With ``length`` (the size the head announces) the body is not looked at: the answer
+    is what the head alone decides. A HEAD request is refused like any other method but
+    without a body: the same status and headers, ``content-length`` included, as a GET's
+    answer would carry (RFC 9110 sections 9.3.2 and 8.6).
     """
-    if request.method != "POST":
-        return _refuse(405, "Streamable HTTP accepts POST only", ((b"allow", b"POST"),))
+    method = request.method
+    if method != "POST" and (type(method) is str or as_text("method", method) != "POST"):
+        head, error = _refuse(405, "Streamable HTTP accepts POST only", ((b"allow", b"POST"),))
+        return (head, _NO_BODY) if method in ("HEAD", b"HEAD") else (head, error)
     path = request.target
-    if path != policy.path and (path := path.split("?", 1)[0]) != policy.path:
-        return _refuse(404, f"No MCP endpoint at {path}")
+    if path != policy.path:
+        if type(path) is not str:
+            path = as_text("target", path)
+        if path != policy.path and (path := path.split("?", 1)[0]) != policy.path:
+            return _refuse(404, f"No MCP endpoint at {path}")
+    body = request.body
+    if type(body) is not bytes:
+        body = _as_body(body)
     if view is None:
         view = HeaderView(request.headers)
     origin = view.first(b"origin")
@@ -200,7 +273,7 @@ def admit(request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = No
         host = view.first(b"host")
         if host is None or view.repeated(b"host") or _host_of(host.decode("latin-1")) not in policy.allowed_hosts:
             return _refuse(403, "Host is not allowed")
-    if len(request.body) > policy.max_body_bytes:
+    if (len(body) if length is None else length) > policy.max_body_bytes:
         return _refuse(413, f"Request body exceeds {policy.max_body_bytes} bytes")
     content_type = view.first(b"content-type")
     if (
@@ -212,7 +285,6 @@ def admit(request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = No
     accept = view.all(b"accept")
     if not _accept_ok(accept[0] if len(accept) == 1 else b",".join(accept)):
         return _refuse(406, "Accept must list application/json and text/event-stream")
-    body = request.body
     if body[:3] == b"\xef\xbb\xbf":
         body = body[3:]
     return body

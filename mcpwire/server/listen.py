@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from ..wire.envelope import RequestId, encode_notification, encode_result
-from ..wire.errors import ErrorCode, RemoteProtocolError
+from ..wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from ..wire.meta import SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY, RequestMeta
 from ..wire.methods import LIST_CHANGED, ListKind
 from ..wire.ndjson import encode_line
@@ -28,12 +28,27 @@ from .context import ServerContext
 from .http import HttpOutput, ResponseBody, sse_head
 from .states import LISTEN, ListenState
 
-__all__ = ["ListenStream", "HttpListenStream", "StdioListenStream", "parse_filter", "MAX_RESOURCE_SUBSCRIPTIONS"]
+__all__ = [
+    "ListenStream", "HttpListenStream", "StdioListenStream", "parse_filter", "check_list_kind", "check_uri",
+    "MAX_RESOURCE_SUBSCRIPTIONS",
+]
 
 MAX_RESOURCE_SUBSCRIPTIONS = 1000
 LIST_FLAGS: dict[str, ListKind] = {spec.listen_flag: kind for kind, spec in LIST_CHANGED.items() if spec.listen_flag}
 """SubscriptionFilter flags that ask for a list's list_changed events, and the list each names."""
 O = TypeVar("O")
+
+
+def check_list_kind(kind: Any) -> None:
+    """A host's list kind must be one of ``LIST_CHANGED`` ("tools", "prompts", "resources")."""
+    if kind not in LIST_CHANGED:
+        raise LocalProtocolError(f"Unknown list kind {kind!r}: expected one of {sorted(LIST_CHANGED)}")
+
+
+def check_uri(uri: Any) -> None:
+    """A host's resource URI must be a non-empty str."""
+    if type(uri) is not str or not uri:
+        raise LocalProtocolError(f"A resource URI must be a non-empty str, not {uri!r:.60}")
 
 
 def _bad(message: str) -> RemoteProtocolError:
@@ -95,6 +110,7 @@ class ListenStream(Generic[O]):
 
     def list_changed(self, kind: ListKind) -> O:
         """A list_changed event for ``kind`` ("tools", "prompts" or "resources"), if subscribed."""
+        check_list_kind(kind)
         if not self._move("event") or not self.wants(kind):
             return self._empty()
         return self._frame(encode_notification(LIST_CHANGED[kind].name, {"_meta": self._sub_meta}))
@@ -107,6 +123,7 @@ class ListenStream(Generic[O]):
 
     def resource_updated(self, uri: str) -> O:
         """A resources/updated event, if ``uri`` is (under) a subscribed resource."""
+        check_uri(uri)
         if not self._move("event") or not self.covers(uri):
             return self._empty()
         return self._frame(encode_notification("notifications/resources/updated", {"uri": uri, "_meta": self._sub_meta}))

@@ -21,6 +21,7 @@ from .listen import StdioListenStream
 from ..wire.ndjson import LineReader, OversizeLine, encode_line
 from .engine import Server
 from .states import ExchangeState, ListenState
+from .tokens import check_now
 
 __all__ = ["StdioConnection", "StdioOutput"]
 
@@ -46,10 +47,12 @@ class StdioConnection:
         self._in_flight: dict[Any, StdioExchange | StdioListenStream] = {}
 
     def receive_data(self, data: bytes, *, now: float) -> list[StdioOutput]:
+        check_now(now)
         return self._lines(self._reader.feed(data), now)
 
     def receive_eof(self, *, now: float) -> list[StdioOutput]:
         """End of stdin: a last line without newline is still read."""
+        check_now(now)
         return self._lines(self._reader.close(), now)
 
     def _lines(self, lines: list[bytes | OversizeLine], now: float) -> list[StdioOutput]:
@@ -76,6 +79,7 @@ class StdioConnection:
 
     def receive_line(self, line: bytes, *, now: float) -> StdioOutput | None:
         """One NDJSON line (without its newline)."""
+        check_now(now)
         try:
             message = decode_message(line)
         except UnansweredMessage:

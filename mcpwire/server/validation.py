@@ -5,15 +5,42 @@ Owns the default :data:`~mcpwire.ValidatorFactory`, built on the ``jsonschema`` 
 imported only when called, so ``import mcpwire`` never loads it. Remote ``$ref`` targets are
 never fetched: the registry has no retriever, so an unresolvable ref is a validation failure
 (reported as the tool's error) rather than a network request.
+
+Also owns :data:`UNCHECKED`, the factory a host passes to say "do not check raw JSON Schemas"
+on purpose; the engine recognises it and compiles nothing.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Final, Mapping
 
 from .catalog import SchemaCheck, ValidatorFactory
 
-__all__ = ["jsonschema_validator"]
+__all__ = ["jsonschema_validator", "UNCHECKED", "MISSING_VALIDATOR"]
+
+MISSING_VALIDATOR: Final = (
+    "is declared with a raw JSON Schema, and checking it needs a validator: install the"
+    " jsonschema extra (pip install 'mcpwire[jsonschema]'), pass Server(validator=...), or pass"
+    " Server(validator=mcpwire.UNCHECKED) to accept unchecked arguments and results on purpose"
+)
+
+
+def _accept_all(value: Any) -> str | None:
+    return None
+
+
+def _unchecked(schema: Mapping[str, Any]) -> SchemaCheck:
+    """The validator factory that checks nothing: ``Server(validator=mcpwire.UNCHECKED)``.
+
+    Tools declared with a raw JSON Schema then reach the host with whatever arguments the
+    client sent (an object), and their structuredContent is not checked against a non-trivial
+    outputSchema. Struct-typed tools (``arguments_type``/``output_type``) are still checked.
+    """
+    return _accept_all
+
+
+UNCHECKED: Final[ValidatorFactory] = _unchecked
+"""Pass as ``Server(validator=UNCHECKED)`` to leave raw JSON Schemas unchecked on purpose."""
 
 
 def jsonschema_validator() -> ValidatorFactory | None:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import binascii
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Final, Literal, TypeAlias, cast
 
 import msgspec
 
@@ -39,6 +39,7 @@ __all__ = [
     "NAMED_METHODS",
     "HeaderMismatch",
     "HeaderView",
+    "normalise_headers",
     "InvalidParamHeader",
     "ParamHeader",
     "check_request_headers",
@@ -102,27 +103,47 @@ class InvalidParamHeader(ProtocolError):
     default_code = ErrorCode.INVALID_PARAMS
 
 
+_lower: Final = bytes.lower
+
+
 class HeaderView:
     """The request's headers, indexed once: ``HeaderView(headers)``.
 
-    Keeps the first value of each name (lowercased) and remembers which names repeat,
-    so each lookup is one dict access.
+    Keeps the first value of each name (lowercased) and every value of the names that
+    repeat, so each lookup is one dict access. ``headers`` are ``(name, value)`` pairs of
+    ``bytes``, indexed as they are: the loop checks their types as it goes (``bytes.lower``
+    checks each name at no cost). Anything else (``str`` pairs, a mapping, other iterables
+    of pairs) is converted by :func:`normalise_headers` and indexed again;
+    :class:`LocalProtocolError` when it cannot be.
     """
 
-    __slots__ = ("_first", "_repeated", "_headers")
+    __slots__ = ("_first", "_more")
 
-    def __init__(self, headers: Sequence[tuple[bytes, bytes]]) -> None:
-        self._headers = headers
+    def __init__(self, headers: Any) -> None:
         first: dict[bytes, bytes] = {}
-        repeated: set[bytes] = set()
-        for raw_name, value in headers:
-            name = raw_name.lower()
-            if name in first:
-                repeated.add(name)
-            else:
-                first[name] = value
+        more: dict[bytes, list[bytes]] = {}
+        try:
+            for raw_name, value in headers:
+                name = _lower(raw_name)
+                if type(value) is not bytes:
+                    raise TypeError(value)
+                if name in first:
+                    more.setdefault(name, [first[name]]).append(value)
+                else:
+                    first[name] = value
+        except (TypeError, ValueError):
+            if isinstance(headers, Iterator):  # one-shot: the pairs read are gone
+                raise LocalProtocolError("HTTP headers that are not bytes pairs must come in a list or a mapping") from None
+            first.clear()
+            more.clear()
+            for raw_name, value in normalise_headers(headers):
+                name = raw_name.lower()
+                if name in first:
+                    more.setdefault(name, [first[name]]).append(value)
+                else:
+                    first[name] = value
         self._first = first
-        self._repeated = repeated
+        self._more = more
 
     def __contains__(self, name: bytes) -> bool:
         return name.lower() in self._first
@@ -133,13 +154,14 @@ class HeaderView:
 
     def all(self, name: bytes) -> list[bytes]:
         """Every raw value of ``name`` (lowercase), in order."""
-        if name not in self._repeated:
+        values = self._more.get(name)
+        if values is None:
             value = self._first.get(name)
             return [] if value is None else [value]
-        return [v for k, v in self._headers if k.lower() == name]
+        return list(values)
 
     def repeated(self, name: bytes) -> bool:
-        return name in self._repeated
+        return name in self._more
 
     def get_one(self, name: bytes, label: str | None = None) -> bytes | None:
         """The value of ``name``, trimmed of SP/HTAB, or None when absent.
@@ -148,7 +170,7 @@ class HeaderView:
         display name used in the error message (default: ``name`` as given).
         """
         key = name.lower()
-        if key in self._repeated:
+        if key in self._more:
             raise _missing(label or name.decode("latin-1"))
         value = self._first.get(key)
         return None if value is None else value.strip(_OWS)
@@ -159,6 +181,43 @@ class HeaderView:
         if value is None:
             raise _missing(label or name.decode("latin-1"))
         return value
+
+
+def _header_bytes(value: Any) -> bytes:
+    if type(value) is bytes:
+        return value
+    if isinstance(value, str):
+        try:
+            return value.encode("latin-1")
+        except UnicodeEncodeError:
+            raise LocalProtocolError(f"HTTP header {value[:40]!r} is not Latin-1 text") from None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise LocalProtocolError(f"HTTP header names and values must be bytes or str, not {type(value).__name__}")
+
+
+def normalise_headers(headers: Any) -> list[tuple[bytes, bytes]]:
+    """Request headers as a list of ``(name, value)`` pairs of ``bytes``.
+
+    Takes pairs of ``bytes`` or ``str`` (``str`` encoded as Latin-1, the way HTTP libraries
+    decode them; ``bytearray``/``memoryview`` copied), a mapping (its ``items()``: a
+    multi-valued mapping gives every pair), or any iterable of pairs. Anything else raises
+    :class:`LocalProtocolError` saying what is expected.
+    """
+    if isinstance(headers, Mapping):
+        headers = headers.items()
+    elif isinstance(headers, (str, bytes, bytearray, memoryview)) or not isinstance(headers, Iterable):
+        raise LocalProtocolError(
+            f"HTTP headers must be (name, value) pairs of bytes or str, or a mapping; got {type(headers).__name__}"
+        )
+    out: list[tuple[bytes, bytes]] = []
+    for pair in headers:
+        try:
+            name, value = pair
+        except (TypeError, ValueError):
+            raise LocalProtocolError(f"HTTP headers must be (name, value) pairs; got {pair!r:.60}") from None
+        out.append((_header_bytes(name), _header_bytes(value)))
+    return out
 
 
 class ParamHeader(msgspec.Struct, frozen=True, kw_only=True):

@@ -488,8 +488,8 @@ def test_mrtr_single_round_tools(pair: Pair, tool: str, asked: dict[str, str], e
     rounds, end = follow(pair, pair.client.call_tool(tool), answer_all())
     assert [kinds(r) for r in rounds] == [asked]
     assert text(end) == expected
-    with_state = tool in ("test_input_required_result_request_state", "test_input_required_result_multiple_inputs")
-    assert (rounds[0].request_state is not UNSET) == with_state
+    # Every round carries a requestState: the engine records in it what each id asked.
+    assert isinstance(rounds[0].request_state, str)
 
 
 def test_mrtr_multi_round_three_rounds(pair: Pair) -> None:

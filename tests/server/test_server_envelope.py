@@ -317,7 +317,7 @@ PARAMS_WITH_BAD_UTF8 = [
 
 @pytest.mark.parametrize("body", PARAMS_WITH_BAD_UTF8, ids=range(len(PARAMS_WITH_BAD_UTF8)))
 def test_invalid_utf8_inside_params_is_a_parse_error(body: bytes) -> None:
-    headers = http_request(discover()).headers
+    headers: Any = http_request(discover()).headers
     method = b"tools/call" if b"tools/call" in body else (b"notifications/cancelled" if b"notif" in body
                                                         else b"server/discover")
     headers = [h for h in headers if h[0].lower() != b"mcp-method"] + [(b"Mcp-Method", method), (b"Mcp-Name", b"echo")]

@@ -80,9 +80,8 @@ def test_discover_result() -> None:
     reply = call(server, request("server/discover", {}, id="d"))
     result = reply.result
     assert result["supportedVersions"] == ["2026-07-28"]
-    assert result["capabilities"] == {
-        "tools": {"listChanged": True}, "resources": {"listChanged": True}, "prompts": {"listChanged": True},
-        "completions": {}, "logging": {},
+    assert result["capabilities"] == {  # listChanged only when asked for (list_changed=)
+        "tools": {}, "resources": {}, "prompts": {}, "completions": {}, "logging": {},
     }
     assert result["ttlMs"] == 0 and result["cacheScope"] == "private"
     assert result["instructions"] == "Use the tools wisely"
@@ -472,8 +471,8 @@ def test_json_schema_tool_bad_arguments_are_a_tool_error(arguments: Any) -> None
     assert reply.result["content"][0]["text"].startswith("Invalid arguments for tool strict")
 
 
-def test_without_a_validator_json_schema_tools_are_not_checked() -> None:
-    server = make_server()
+def test_with_validator_unchecked_json_schema_tools_are_not_checked() -> None:
+    server = make_server(validator=mcpwire.UNCHECKED)
     server.add_tool(Tool(name="strict", input_schema={"type": "object", "required": ["city"]}))
     ex = exchange(server, tool_call("strict", {}))
     assert ev(ex).arguments == {}

@@ -99,7 +99,7 @@ def test_input_required_with_requests_and_no_state() -> None:
     result = reply.result
     assert result["resultType"] == "input_required"
     assert result["inputRequests"] == {"user_name": ELICIT_FORM, "greeting": SAMPLING, "client_roots": ROOTS}
-    assert "requestState" not in result
+    assert isinstance(result["requestState"], str)  # always: it records what each id asked
     assert result["_meta"][SERVER_INFO_META_KEY] == {"name": "test-server", "version": "1.0.0"}
 
 
@@ -258,13 +258,13 @@ def test_bad_request_state_beats_argument_validation() -> None:
 def test_responses_without_state_are_passed_through() -> None:
     responses = {"user_name": {"action": "accept", "content": {"name": "Alice"}}, "extra": {"ignored": True}}
     ex = exchange(SERVER, call_tool(inputResponses=responses))
-    assert ev(ex).input_responses == responses and ev(ex).state is UNSET
+    assert ev(ex).input_responses == responses and ev(ex).state is None
     ex.cancel()
 
 
 def test_first_round_has_no_responses() -> None:
     ex = exchange(SERVER, call_tool())
-    assert ev(ex).input_responses is None and ev(ex).state is UNSET
+    assert ev(ex).input_responses is None and ev(ex).state is None
     ex.cancel()
 
 

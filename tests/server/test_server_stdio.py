@@ -21,7 +21,7 @@ from mcpwire import Cancelled, ExchangeState, StdioConnection, StdioExchange, St
 from mcpwire.types import Tool
 
 OBJ = {"type": "object"}
-SERVER = make_server()
+SERVER = make_server(list_changed=True)
 SERVER.add_tool(Tool(name="work", description="Work", input_schema=OBJ))
 
 

@@ -35,11 +35,11 @@ OBJ = {"type": "object"}
 
 
 def stream_server(**kw: Any) -> mcpwire.Server:
+    kw.setdefault("list_changed", True)
     server = make_server(**kw)
     server.add_tool(Tool(name="work", description="Reports progress", input_schema=OBJ))
     server.add_tool(Tool(name="typed", description="Has outputSchema", input_schema=OBJ,
-                         output_schema={"type": "object", "required": ["n"]}),
-                    output_type=dict)
+                         output_schema={"type": "object", "required": ["n"]}))
     server.add_resource(Resource(uri="test://r", name="r"))
     return server
 
