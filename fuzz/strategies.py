@@ -206,7 +206,7 @@ def params_for(draw: st.DrawFn, method: str, catalog: Catalog = CATALOG, *, mrtr
         # params, up to 200 s before NOW (so still valid at NOW).
         answers = draw(_INPUT_RESPONSES)
         if retry or draw(st.booleans()):
-            state = json.dumps(draw(json_values(4)))
+            state = json.dumps(draw(json_values(4).filter(lambda v: v is not None)))  # None seals no state
             issued = NOW - draw(st.integers(0, 200))
             params["requestState"] = issued_request_state(method, json.dumps({**params, "_meta": meta}), state, issued)
         params["inputResponses"] = answers
@@ -227,7 +227,7 @@ def _issuer() -> mcpwire.Server:
     admits the first round of every call the strategies make, including the valid requests
     whose arguments break a tool's schema (``add`` without arguments): their retries then carry
     a genuine state too, verified before the arguments are checked (a tool execution error)."""
-    return make_server(validator=None)
+    return make_server(validator=mcpwire.UNCHECKED)
 
 
 @lru_cache(maxsize=4096)

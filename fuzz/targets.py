@@ -85,8 +85,8 @@ CATALOG: Final = Catalog(
 def make_server(*, keyring: Keyring | None = None, **kw: Any) -> Server:
     """A fresh fuzz server (fresh: listen streams are per server, and a test may open many).
 
-    ``validator=None`` gives the same server without argument validation (tools with a raw
-    JSON Schema then take any arguments)."""
+    ``validator=UNCHECKED`` gives the same server without argument validation (tools with a
+    raw JSON Schema then take any arguments)."""
     kw.setdefault("validator", jsonschema_validator())
     kw.setdefault("completions", True)
     kw.setdefault("resource_subscribe", True)

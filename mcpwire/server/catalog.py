@@ -1,6 +1,6 @@
 """The server's declared catalog: tools, resources, resource templates and prompts.
 
-Owns (wire reference sections 5.1, 5.3, 5.5, 6 and 16): the four paginated lists, each kept
+Owns (specification: Server > Tools, Resources, Prompts; Server > Utilities > Pagination): the four paginated lists, each kept
 sorted (tools and prompts by name, resources by URI, templates by template string) so that
 listing is deterministic; every item encoded to JSON once, when it is registered; a catalog
 version per list (a digest of its encoded items) that signed cursors are bound to, so a

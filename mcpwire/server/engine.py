@@ -1,9 +1,10 @@
 """The server engine: admission of every request, and the answers it can give by itself.
 
-Owns (wire reference sections 2-7, 10.3, 11, 12, 13.2 steps 7-11, 13.4): the order in which a
+Owns (specification: Basic; Basic > Transports > Streamable HTTP; Server > Utilities >
+Pagination and Caching; Basic > Patterns > Multi round-trip requests and Subscriptions): the order in which a
 request is checked after transport admission — envelope, MCP-Protocol-Version header against
 the body (-32020/-32022), Mcp-Method/Mcp-Name/Mcp-Param-* (-32020), method lookup (-32601,
-also for methods whose capability is not advertised), ``_meta`` (section 2 order), params;
+also for methods whose capability is not advertised), ``_meta`` (in the order of ``wire/meta.py``), params;
 answering ``server/discover`` and the four list methods from the declared catalog (with signed
 cursors and cache fields); and handing everything that needs application logic to the host
 as an :class:`~mcpwire.Exchange` carrying a typed event.
@@ -135,7 +136,7 @@ class Server:
         self._cache = dict(cache or {})
         for method, policy in self._cache.items():
             if method not in CACHEABLE_METHODS:
-                raise LocalProtocolError(f"{method} results are not cacheable (section 7)")
+                raise LocalProtocolError(f"{method} results are not cacheable (only those with ttlMs in the schema)")
             if type(policy.ttl_ms) is not int or policy.ttl_ms < 0 or policy.scope not in ("public", "private"):
                 raise LocalProtocolError(f"Invalid cache policy for {method}: {policy!r}")
         self._state_codec = RequestStateCodec(keyring, ttl_seconds=request_state_ttl)
@@ -295,7 +296,7 @@ class Server:
     def receive_http(
         self, request: HttpRequest, *, now: float
     ) -> HttpReply | HttpExchange | HttpListenStream:
-        """Admit one Streamable HTTP request (section 13.2).
+        """Admit one Streamable HTTP request, in mcpwire's admission order (docs/server.md).
 
         Returns a complete reply to send, an :class:`HttpExchange` whose ``event`` the host
         answers, or an :class:`HttpListenStream` to keep open (write ``stream.start()`` first).
@@ -312,7 +313,8 @@ class Server:
         except RemoteProtocolError as exc:
             return error_reply(exc)
         if isinstance(message, (Response, Notification)):
-            # Never answered (section 1, 13.2 steps 7 and 11): steps 9-10 check requests only.
+            # Never answered (JSON-RPC 2.0: no reply to a notification; a response answers
+            # nothing we asked): the header checks are for requests only.
             return empty_reply(202)
         try:
             admitted = self._admit(message, view, now)
@@ -382,7 +384,8 @@ class Server:
 
     # -- admission ------------------------------------------------------------------------------
     def _check_headers(self, method: str, raw_params: Raw | Any, view: HeaderView, request_id: Any = None) -> Any:
-        """Admission steps 9-10 (sections 13.4-13.6). Returns the decoded loose params."""
+        """The MCP-Protocol-Version and Mcp-* header checks (Streamable HTTP: protocol version header,
+        server validation). Returns the decoded loose params."""
         spec = METHODS.get(method)
         params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, raw_params, request_id)
         header_version = protocol_version_header(view)

@@ -1,6 +1,8 @@
 """Events the server engine hands to the host: requests that need application logic.
 
-Owns the typed, frozen events of wire reference sections 5.2, 5.4, 5.5, 5.6, 9 and 11. Each is
+Owns the typed, frozen events of tools/call, resources/read, prompts/get, completion/complete
+and notifications/cancelled (schema $defs CallToolRequest, ReadResourceRequest,
+GetPromptRequest, CompleteRequest, CancelledNotification). Each is
 complete when built (STYLE 3): arguments already validated against the declared schema,
 ``_meta`` validated, ``requestState`` verified and decoded. The host answers through the
 :class:`~mcpwire.Exchange` that carries the event.
@@ -29,7 +31,7 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     """A ``tools/call`` for a registered tool, arguments already valid for its input schema.
 
     ``arguments`` is a dict, or an instance of the tool's ``arguments_type`` when it has one.
-    On an MRTR retry (section 10.3), ``input_responses`` maps the ids the client answered to
+    On a multi round-trip retry, ``input_responses`` maps the ids the client answered to
     their bare results (``None`` on a first round), each already checked against the result
     type its id asked for, and ``state`` is the application data the previous round put in its
     ``requestState`` (``None`` when it carried none).

@@ -1,10 +1,11 @@
 """One admitted request and its answer: the exchange the host drives.
 
-Owns (wire reference sections 3, 8, 9, 10.1-10.2): turning the host's answer into bytes — the
+Owns (specification: Basic; Basic > Patterns > Progress and Multi round-trip requests;
+Server > Utilities > Logging): turning the host's answer into bytes — the
 final result with ``resultType`` and ``_meta.serverInfo`` stamped, cache fields filled in,
 progress and log notifications gated and ordered before the final response, input_required
 results checked for capabilities and sealed with a signed ``requestState`` — and the framing:
-on HTTP a JSON response that becomes an SSE stream at the first notification (8.3), on stdio
+on HTTP a JSON response that becomes an SSE stream at the first notification (Streamable HTTP), on stdio
 one NDJSON line per message (14).
 
 Invariants: at most one final response per exchange; nothing after it; nothing at all once
@@ -46,7 +47,7 @@ MAX_PROGRESS_MESSAGE = 4096
 
 
 def resource_not_found(uri: str) -> RemoteProtocolError:
-    """The SEP-2164 resource-not-found error: -32602 with ``data.uri`` (section 5.4)."""
+    """The SEP-2164 resource-not-found error: -32602 with ``data.uri`` (Server > Resources, error handling)."""
     return RemoteProtocolError("Resource not found", code=ErrorCode.INVALID_PARAMS, data={"uri": uri})
 
 
@@ -120,7 +121,7 @@ class Exchange(Generic[O]):
         return self._final_out(message, status, streaming)
 
     def progress(self, progress: float, *, total: float | None = None, message: str | None = None) -> O:
-        """A ``notifications/progress`` for this request (section 8.2).
+        """A ``notifications/progress`` for this request (Basic > Patterns > Progress).
 
         Sent only when the request carried a progressToken; values must strictly increase
         (LocalProtocolError otherwise). Updates past 1000 per request are dropped.
@@ -150,7 +151,7 @@ class Exchange(Generic[O]):
 
     def log(self, level: str, data: Any, *, logger: str | None = None) -> O:
         """A ``notifications/message``, sent only if the request asked for ``level`` or lower
-        (8.1). ``data`` is encoded either way, so data that is not JSON raises
+        (Server > Utilities > Logging). ``data`` is encoded either way, so data that is not JSON raises
         :class:`LocalProtocolError` whatever level the client asked for."""
         if level not in LOG_LEVELS:
             raise LocalProtocolError(f"Unknown log level {level!r}")
@@ -186,14 +187,14 @@ class Exchange(Generic[O]):
         state: Any = None,
         ttl_seconds: float | None = None,
     ) -> O:
-        """Answer ``resultType: "input_required"`` (section 10.1).
+        """Answer ``resultType: "input_required"`` (Basic > Patterns > Multi round-trip requests).
 
         ``requests`` maps ids of your choice to bare input requests (ElicitRequest,
         CreateMessageRequest, ListRootsRequest, or dicts of that shape). ``state`` is any
         JSON-encodable value but ``None`` (no state; ``msgspec.UNSET`` is taken as ``None``
         too); it comes back verified as ``event.state`` on the retry. If a
         request needs a capability this request did not declare, the answer is -32021 with
-        the merged ``requiredCapabilities`` instead (10.2). Every argument is checked (and the
+        the merged ``requiredCapabilities`` instead (schema $defs MissingRequiredClientCapabilityError). Every argument is checked (and the
         state sealed) before that choice, and on a cancelled exchange too.
         """
         if not METHODS[self.event.method].input_required:
@@ -242,7 +243,7 @@ class Exchange(Generic[O]):
     def fail(self, error: BaseException) -> O:
         """Send an error response. A ProtocolError keeps its code and data; anything else is
         -32603. A -32603 is sent as ``Internal error`` with no data, whatever its message and
-        data were (section 12); the exception is kept as :attr:`internal_error`."""
+        data were (mcpwire's rule: the cause is never sent); the exception is kept as :attr:`internal_error`."""
         nxt = self._next("finish")
         if not isinstance(error, ProtocolError) or error.code == ErrorCode.INTERNAL_ERROR:
             self.internal_error = error

@@ -1,12 +1,12 @@
 """Streamable HTTP, the transport-level half: request and response shapes, admission steps 1-6.
 
-Owns (wire reference sections 13.1, 13.2 steps 1-6, 13.3, 13.7):
+Owns (specification: Basic > Transports > Streamable HTTP, and its security warning on Origin):
 
 - :class:`HttpRequest`, the parsed request the host hands in (method, target, headers, body);
 - the output events :class:`ResponseHead` and :class:`ResponseBody`, which map one to one onto
   h11's Response/Data/EndOfMessage and ASGI's ``http.response.start``/``http.response.body``;
 - :class:`HttpPolicy` (endpoint path, Origin and Host checks, body limit) and
-  :func:`admit`, which runs admission steps 1-6 in the reference's order: POST (405 with
+  :func:`admit`, which runs the transport admission steps in mcpwire's order: POST (405 with
   ``Allow``; a HEAD gets the same head and no body), path (404), Origin (403), Host (403),
   body size (413), Content-Type (415), Accept (406), and strips a leading UTF-8 BOM. JSON
   parsing (step 6's 400) is the envelope's; the engine calls it next. Given the body's
@@ -131,7 +131,7 @@ class HttpPolicy(msgspec.Struct, frozen=True, kw_only=True):
     """Transport settings of an HTTP server engine.
 
     ``allowed_origins``: ``None`` (the default) admits a missing Origin and any http(s) Origin
-    whose host is loopback (DNS-rebinding protection, section 13.7); otherwise the set of
+    whose host is loopback (the DNS-rebinding protection Streamable HTTP requires); otherwise the set of
     exact origins (``"https://app.example.com"``) admitted, or ``{"*"}`` for any.
     ``allowed_hosts``: ``None`` skips the Host check; otherwise the Host header (without port)
     must be one of them. ``max_body_bytes``: larger bodies are refused with 413.
@@ -163,7 +163,7 @@ def empty_reply(status: int) -> HttpReply:
 
 
 def sse_head() -> ResponseHead:
-    """The head of an event-stream response (section 8.3)."""
+    """The head of an event-stream response (Streamable HTTP: a POST answered as SSE)."""
     return ResponseHead(status=200, headers=_SSE_HEADERS)
 
 
@@ -242,7 +242,7 @@ def content_length(view: HeaderView) -> int | None:
 def admit(
     request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = None, length: int | None = None
 ) -> bytes | HttpReply:
-    """Admission steps 1-6 of section 13.2, up to (not including) JSON parsing.
+    """The transport admission steps, up to (not including) JSON parsing.
 
     ``view`` indexes ``request.headers`` (built here when not given). Returns the body to
     parse (a leading UTF-8 BOM removed), or the complete reply that refuses the request.

@@ -1,6 +1,6 @@
 """subscriptions/listen: the acknowledged filter and one open event stream.
 
-Owns (wire reference section 11; schema $defs SubscriptionFilter,
+Owns (specification: Basic > Patterns > Subscriptions; schema $defs SubscriptionFilter,
 SubscriptionsAcknowledgedNotificationParams, NotificationMetaObject, SubscriptionsListenResult):
 
 - validating the requested filter (-32602 for a bad shape) and cutting it to what the server
@@ -146,7 +146,7 @@ class ListenStream(Generic[O]):
 
 
 class HttpListenStream(ListenStream[HttpOutput]):
-    """A listen stream on Streamable HTTP: always an SSE response (section 11)."""
+    """A listen stream on Streamable HTTP: always an SSE response (Basic > Patterns > Subscriptions)."""
 
     def _empty(self) -> HttpOutput:
         return []

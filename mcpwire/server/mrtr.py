@@ -1,5 +1,5 @@
 """Multi round-trip requests (SEP-2322), server admission: the structural checks of
-``inputResponses`` and ``requestState`` (wire reference section 10.3), and what a round
+``inputResponses`` and ``requestState`` (Basic > Patterns > Multi round-trip requests), and what a round
 records in its requestState so the next one can check the answers.
 
 The server is stateless: it knows what it asked only because the signed requestState says
@@ -8,7 +8,7 @@ so. Every input_required answer carries one, whose data is ``[kinds]`` or
 (``"elicitation/create"``, ``"sampling/createMessage"``, ``"roots/list"``), ``state`` is the
 host's own data. On the retry each answer to a recorded id must convert to the matching
 result type (ElicitResult, CreateMessageResult, ListRootsResult), else -32602 naming the id;
-answers to ids that were not asked are left alone (10.3). A retry without requestState can
+answers to ids that were not asked are left alone (the specification: extra answers are ignored). A retry without requestState can
 only be checked for shape (an object of objects).
 
 Which client capability each input request needs is a wire fact (``wire/capabilities.py``);
@@ -60,7 +60,7 @@ def check_answers(responses: Mapping[str, Any], kinds: Mapping[str, str]) -> Non
     for key, response in responses.items():
         method = kinds.get(key)
         if method is None:
-            continue  # not asked in the previous round: ignored (10.3)
+            continue  # not asked in the previous round: ignored, as the specification says
         answer_type = ANSWER_TYPES.get(method)
         if answer_type is None:
             raise InvalidRequestState("unknown input request kind")
@@ -73,7 +73,7 @@ def check_answers(responses: Mapping[str, Any], kinds: Mapping[str, str]) -> Non
 
 
 def check_input_responses(value: Any) -> dict[str, dict[str, Any]] | None:
-    """Admission check of ``inputResponses`` (section 10.3); ``None`` when absent."""
+    """Admission check of ``inputResponses`` (schema $defs InputResponses); ``None`` when absent."""
     if value is UNSET:
         return None
     if type(value) is not dict:

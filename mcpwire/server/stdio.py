@@ -1,10 +1,10 @@
-"""The stdio transport, server side: one connection's NDJSON stream (wire reference section 14).
+"""The stdio transport, server side: one connection's NDJSON stream (Basic > Transports > stdio).
 
 Owns: splitting stdin bytes into lines (bounded; an oversize line is -32600 with id null,
 unreadable JSON -32700 with id null), the requests in flight on this connection (bounded;
 ids unique while in flight), and ``notifications/cancelled``: the named request's exchange
 is cancelled at once, so it writes no late response, and a :class:`Cancelled` event tells
-the host to stop its work (section 9). Notifications and posted responses get no answer.
+the host to stop its work (Basic > Patterns > Cancellation). Notifications and posted responses get no answer.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class StdioConnection:
         try:
             message = decode_message(line)
         except UnansweredMessage:
-            return None  # a malformed notification or response: never answered (section 1)
+            return None  # a malformed notification or response: never answered (JSON-RPC 2.0)
         except RemoteProtocolError as exc:
             return encode_line(encode_error(exc.request_id, exc))
         if isinstance(message, Response):

@@ -1,8 +1,8 @@
 """Signed opaque tokens: MRTR ``requestState`` and pagination cursors.
 
 Owns: the :class:`Keyring` of HMAC keys, the request-state token of multi round-trip requests
-(wire reference section 10.4, schema ``$defs.InputRequiredResult.requestState``), the
-pagination cursor (section 6, ``$defs.PaginatedRequestParams.cursor``), and their errors.
+(Basic > Patterns > Multi round-trip requests, schema ``$defs.InputRequiredResult.requestState``), the
+pagination cursor (Server > Utilities > Pagination, ``$defs.PaginatedRequestParams.cursor``), and their errors.
 
 Token layout, both kinds: ``<prefix>.<kid>.<b64url(payload JSON)>.<b64url(mac)>`` without
 padding, ASCII only, where ``mac = HMAC-SHA256(key[kid], label + kid + "." + payload_b64)``.
@@ -46,7 +46,7 @@ __all__ = [
 _KEY_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _STATE_PREFIX, _STATE_LABEL = "mcpwire1", b"mcpwire-request-state-v1\x00"
 _CURSOR_PREFIX, _CURSOR_LABEL = "mcpcur1", b"mcpwire-cursor-v1\x00"
-# Params keys that change between MRTR rounds of one logical request (section 10.3), so they
+# Params keys that change between MRTR rounds of one logical request (multi round-trip requests), so they
 # must not take part in the scope a request state is bound to.
 _UNSCOPED_PARAMS = frozenset({"_meta", "requestState", "inputResponses"})
 _P = TypeVar("_P")
@@ -248,7 +248,7 @@ def _scope_digest(method: str, scope: bytes) -> str:
 
 
 class RequestStateCodec:
-    """Issues and verifies MRTR ``requestState`` tokens (section 10.4).
+    """Issues and verifies MRTR ``requestState`` tokens (opaque to the client, signed by the server).
 
     ``issue`` when a handler answers ``input_required``; ``verify`` on the retry, before the
     handler runs, with the retry's method and :func:`request_scope` of its params. A token is
@@ -317,7 +317,7 @@ class RequestStateCodec:
 
 
 class CursorCodec:
-    """Issues and verifies pagination cursors (section 6).
+    """Issues and verifies pagination cursors (opaque to the client, bound to their list).
 
     ``issue`` for a list result's ``nextCursor``; ``verify`` on the next list request's
     ``cursor`` (already checked to be a string). ``catalog_version`` is derived by the engine

@@ -1,6 +1,7 @@
 """Every HTTP header rule of MCP 2026-07-28, shared by the server and client engines.
 
-Owns (wire reference sections 13.4-13.6; SEP-2243):
+Owns (specification: Basic > Transports > Streamable HTTP, protocol version header and server
+validation; Server > Tools, x-mcp-header; SEP-2243):
 
 * the header names ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``;
 * :class:`HeaderView`, the one-pass, case-insensitive view of a request's headers;
@@ -8,10 +9,10 @@ Owns (wire reference sections 13.4-13.6; SEP-2243):
   once when a tool is registered (server) or listed (client), never per call;
 * the value encoding (plain ASCII, or ``=?base64?<UTF-8 as base64>?=``) both ways;
 * what a client sends (:func:`request_headers`) and what a server checks
-  (:func:`check_request_headers`); every failure there is -32020 with HTTP 400 (section 12).
+  (:func:`check_request_headers`); every failure there is -32020 with HTTP 400 (schema $defs HeaderMismatchError).
 
 Not here: comparing ``MCP-Protocol-Version`` with ``_meta`` (the engine owns ``_meta``; it
-reads the header through :func:`protocol_version_header`), and Origin/Host (section 13.7).
+reads the header through :func:`protocol_version_header`), and Origin/Host (``server/http.py``).
 
 Headers are ``(name, value)`` byte pairs as h11 and ASGI give them. Names compare ignoring
 case; values are trimmed of SP/HTAB (RFC 9110 section 5.5 OWS) before any comparison.
@@ -56,7 +57,7 @@ MCP_METHOD = b"mcp-method"
 MCP_NAME = b"mcp-name"
 MCP_PARAM_PREFIX = b"mcp-param-"
 
-#: Methods whose ``Mcp-Name`` mirrors a params field, and which field (section 13.5).
+#: Methods whose ``Mcp-Name`` mirrors a params field, and which field (server validation).
 NAMED_METHODS: Mapping[str, str] = {name: spec.name_param for name, spec in METHODS.items() if spec.name_param}
 """Methods whose request carries ``Mcp-Name``, and the params member it mirrors (the method table's column)."""
 
@@ -251,7 +252,7 @@ def param_headers(input_schema: Mapping[str, Any], *, tool: str | None = None) -
     a property whose ``type`` is not exactly ``"string"``, ``"integer"`` or ``"boolean"``,
     repeats another ignoring case, or is not reached from the root through ``properties``
     keywords only (so not under ``items``, ``anyOf``, ``$defs``...). Nested properties
-    reached through ``properties`` count: the SEP allows any depth and snodo mirrors them
+    reached through ``properties`` count: the SEP allows any depth, and other implementations mirror them
     (the runner tests only top-level ones). The walk uses an explicit stack: no recursion.
     """
     prefix = f"tool {tool!r}: " if tool is not None else ""
@@ -414,7 +415,7 @@ def request_headers(
     params_headers: Sequence[ParamHeader] = (),
     arguments: Mapping[str, Any] | None = None,
 ) -> list[tuple[bytes, bytes]]:
-    """The MCP headers a client sends with a POST (sections 13.4-13.6).
+    """The MCP headers a client sends with a POST (protocol version header, Mcp-Method, Mcp-Name, Mcp-Param-*).
 
     ``name`` is params.name for tools/call and prompts/get, params.uri for resources/read,
     else None (see :data:`NAMED_METHODS`). For tools/call pass the tool's annotations (from
@@ -438,7 +439,7 @@ def request_headers(
 
 
 def _matches(text: str, value: Any) -> bool:
-    # By the body value's JSON type (as snodo does): a type that breaks the schema is then
+    # By the body value's JSON type: a type that breaks the schema is then
     # reported as -32602 by argument validation, not guessed at here.
     if isinstance(value, str):
         return text == value
@@ -512,7 +513,7 @@ _KNOWN_VERSIONS: dict[bytes, str] = {version.encode(): version for version in RE
 
 
 def protocol_version_header(view: HeaderView) -> str | None:
-    """The ``MCP-Protocol-Version`` value, or None when absent (section 13.4).
+    """The ``MCP-Protocol-Version`` value, or None when absent (protocol version header).
 
     Raises :class:`HeaderMismatch` when repeated or not visible ASCII. Comparing it with
     ``_meta`` and answering -32022 belong to the engine.

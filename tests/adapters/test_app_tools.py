@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from mcpwire_adapters import App, Context
 from schema_check import Reply, assemble, call, error_of, exchange, request
 
-from mcpwire import Keyring, LocalProtocolError
+from mcpwire import Keyring, LocalProtocolError, Server
 from mcpwire.types import CallToolResult, TextContent
 
 
@@ -86,15 +86,20 @@ def test_the_listed_output_schema_validates_the_structured_content() -> None:
     assert not validator.is_valid({"label": "home"})  # and it does check
 
 
-def test_an_explicit_output_schema_is_listed_as_given() -> None:
+def test_an_explicit_output_schema_must_agree_with_the_output_type() -> None:
     app = make_app()
-    given = {"type": "object", "properties": {"label": {"type": "string"}}}
+    given = Server.tool_schema(Located)
 
     @app.tool(description="Where is it?", output_type=Located, output_schema=given)
     async def locate(ctx: Context, arguments: Any) -> CallToolResult:
         raise AssertionError("not called")
 
     assert listed(app)["locate"]["outputSchema"] == given
+    with pytest.raises(LocalProtocolError, match="disagrees with output_type=Located"):
+        @app.tool(description="Where?", output_type=Located,
+                  output_schema={"type": "object", "properties": {"label": {"type": "string"}}})
+        async def elsewhere(ctx: Context, arguments: Any) -> CallToolResult:
+            raise AssertionError("not called")
 
 
 # -- what a tool handler may return ---------------------------------------------------------------

@@ -402,7 +402,7 @@ def _exercise_asgi(ns: dict[str, Any]) -> None:
 def _exercise_embedding(ns: dict[str, Any]) -> None:
     server = mcpwire.Server(
         mcpwire.types.Implementation(name="embedded", version="1"), keyring=mcpwire.Keyring.single(b"k" * 32),
-        resources=False, prompts=False,
+        resources=False, prompts=False, list_changed=True,
     )
     server.add_tool(mcpwire.types.Tool(name="work", description="Works", input_schema={"type": "object"}))
     handle: Callable[..., list[Any]] = ns["handle"]

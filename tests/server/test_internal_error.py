@@ -33,7 +33,7 @@ from mcpwire import LocalProtocolError, ProtocolError, RemoteProtocolError, Stdi
 from mcpwire_adapters import App, Context, serve_stdio
 
 SECRET = "hunter2 at /srv/db.conf line 7"
-SERVER = make_server(max_listen_streams=1, validator=mcpwire.jsonschema_validator())
+SERVER = make_server(max_listen_streams=1, validator=mcpwire.jsonschema_validator(), list_changed=True)
 SERVER.add_tool(Tool(name="echo", description="Echo", input_schema={"type": "object"}))
 SERVER.add_tool(Tool(name="strict", description="Strict", input_schema={"type": "object"},
                      output_schema={"type": "object", "properties": {"temp": {"type": "number"}},

@@ -130,7 +130,7 @@ def test_input_required_needs_requests_or_state() -> None:
 
 def test_unknown_input_request_method_is_a_host_error() -> None:
     ex = exchange(SERVER, call_tool())
-    with pytest.raises(mcpwire.LocalProtocolError, match="Unknown input request method 'ping'"):
+    with pytest.raises(mcpwire.LocalProtocolError, match="Input request 'x' is not an elicitation, sampling or roots request"):
         ex.input_required({"x": {"method": "ping", "params": {}}})
     ex.cancel()
 

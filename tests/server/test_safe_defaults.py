@@ -23,7 +23,7 @@ from schema_check import Reply, assemble, call, error_of, ev, exchange, make_ser
 import mcpwire
 from mcpwire.types import CallToolResult, Tool
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OBJ: dict[str, Any] = {"type": "object"}
 CITY: dict[str, Any] = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
@@ -62,8 +62,10 @@ def test_raw_schema_arguments_are_checked_without_passing_a_validator() -> None:
 def test_raw_output_schema_is_checked_without_passing_a_validator() -> None:
     server = make_server()
     server.add_tool(Tool(name="t", input_schema=OBJ, output_schema={"type": "object", "required": ["temp"]}))
-    reply = finish(exchange(server, tool_call("t", {})), CallToolResult(content=[], structured_content={"cold": True}))
-    assert "outputSchema" in error_of(reply, -32603, "c")["message"]
+    answering = exchange(server, tool_call("t", {}))
+    reply = finish(answering, CallToolResult(content=[], structured_content={"cold": True}))
+    assert error_of(reply, -32603, "c")["message"] == "Internal error"  # the cause stays with the host
+    assert "outputSchema" in str(answering.internal_error)
 
 
 def test_without_jsonschema_a_raw_schema_tool_is_refused_naming_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,8 +95,10 @@ def test_without_jsonschema_trivial_and_struct_tools_still_register(monkeypatch:
 def test_trivial_output_schema_still_requires_an_object() -> None:
     server = make_server(validator=mcpwire.UNCHECKED)
     server.add_tool(Tool(name="out", input_schema=OBJ, output_schema=OBJ))
-    missing = finish(exchange(server, tool_call("out", {})), CallToolResult(content=[]))
-    assert "no structuredContent" in error_of(missing, -32603, "c")["message"]
+    answering = exchange(server, tool_call("out", {}))
+    missing = finish(answering, CallToolResult(content=[]))
+    assert error_of(missing, -32603, "c")["message"] == "Internal error"
+    assert "no structuredContent" in str(answering.internal_error)
 
 
 def test_unchecked_is_an_explicit_opt_out() -> None:
