@@ -190,6 +190,14 @@ def test_protocol_rules_are_cited_from_public_sources(page: Path) -> None:
         before = text[max(0, match.start() - 40): match.start()]
         if not _CITABLE.search(before):
             problems.append(f"bare section number {match.group(0)!r} after {before[-30:]!r}")
+    problems += spec_link_problems(text)
+    assert not problems, f"{page.relative_to(REPO)}: {problems}"
+
+
+def spec_link_problems(text: str) -> list[str]:
+    """What is wrong with the specification links in ``text``: another version, a page or an
+    anchor not in SPEC_ANCHORS (the one list of checked pages and anchors)."""
+    problems = []
     for version, path, anchor in _SPEC_LINK.findall(text):
         path = path.rstrip("/")
         if version != "2026-07-28":
@@ -198,7 +206,7 @@ def test_protocol_rules_are_cited_from_public_sources(page: Path) -> None:
             problems.append(f"specification page {path!r} is not known (add it to SPEC_ANCHORS once checked)")
         elif anchor and anchor not in SPEC_ANCHORS[path]:
             problems.append(f"anchor #{anchor} on {path!r} is not known to exist")
-    assert not problems, f"{page.relative_to(REPO)}: {problems}"
+    return problems
 
 
 def test_citation_check_catches_private_section_numbers() -> None:
