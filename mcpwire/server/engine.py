@@ -435,7 +435,7 @@ class Server:
             params = self._check_headers(method, message.params, view, message.id)
         else:
             params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, message.params, message.id)
-        if spec is None or not self._method_enabled(spec):
+        if spec is None or PROTOCOL_VERSION not in spec.revisions or not self._method_enabled(spec):
             raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
         meta = parse_request_meta(params.meta, supported_versions=self.supported_versions)
         return self._handlers[method](message, params, meta, now)

@@ -22,17 +22,13 @@ from typing import Any, Final, Mapping
 import msgspec
 from msgspec import UNSET
 
-from ..types import CreateMessageResult, ElicitResult, ListRootsResult
 from ..wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from ..wire.methods import SERVER_REQUESTS
 from .tokens import InvalidRequestState
 
 __all__ = ["check_input_responses", "check_request_state", "round_data", "open_round", "check_answers"]
 
-ANSWER_TYPES: Final[dict[str, type[Any]]] = {
-    "elicitation/create": ElicitResult,
-    "sampling/createMessage": CreateMessageResult,
-    "roots/list": ListRootsResult,
-}
+ANSWER_TYPES: Final[dict[str, type[Any]]] = {name: spec.result for name, spec in SERVER_REQUESTS.items()}
 """The result type that answers each input request method."""
 
 

@@ -23,25 +23,28 @@ from typing import Any, Final, Literal
 import msgspec
 
 from ..types import (
-    CallToolResult, CompleteResult, DiscoverResult, GetPromptResult, ListPromptsResult,
+    CallToolResult, CompleteResult, CreateMessageResult, DiscoverResult, ElicitResult, ListRootsResult, GetPromptResult, ListPromptsResult,
     ListResourcesResult, ListResourceTemplatesResult, ListToolsResult, Prompt, ReadResourceResult,
     Resource, ResourceTemplate, SubscriptionsListenResult, Tool,
 )
 from .params import (
-    CallToolParams, CompleteParams, GenericParams, GetPromptParams, ListenParams, PaginatedParams,
-    ReadResourceParams,
+    CallToolParams, CompleteParams, GenericParams, GetPromptParams, InitializeParams, ListenParams, PaginatedParams,
+    ReadResourceParams, SetLevelParams, SubscribeParams,
 )
-from .versions import PROTOCOL_VERSION
+from .versions import INITIALIZE_ERA, PROTOCOL_VERSION, REVISIONS
 
 __all__ = [
     "ListKind", "MethodSpec", "METHODS", "GENERIC_DECODER", "NotificationSpec", "NOTIFICATIONS",
-    "LIST_CHANGED", "MRTR_METHODS", "CACHEABLE_METHODS", "LIST_METHODS", "methods_of",
+    "LIST_CHANGED", "MRTR_METHODS", "CACHEABLE_METHODS", "LIST_METHODS", "methods_of", "notifications_of",
+    "ServerRequestSpec", "SERVER_REQUESTS",
 ]
 
 ListKind = Literal["tools", "prompts", "resources"]
 """A list whose changes a server may announce (capability ``<kind>.listChanged``)."""
 
-_ALL: Final = frozenset({PROTOCOL_VERSION})
+_ALL: Final = frozenset(REVISIONS)
+_STATELESS: Final = frozenset({PROTOCOL_VERSION})
+_SESSIONS: Final = frozenset(INITIALIZE_ERA)
 
 
 class MethodSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,6 +72,9 @@ class MethodSpec(msgspec.Struct, frozen=True, kw_only=True):
     """The params member mirrored into the ``Mcp-Name`` header (SEP-2243)."""
     revisions: frozenset[str] = _ALL
     """The protocol revisions that have this method."""
+    session: bool = False
+    """A method of the initialize-era session itself (handshake, ping, logging level,
+    subscriptions): the engine answers it from the session, never the host."""
     decoder: msgspec.json.Decoder[Any] = msgspec.field(default_factory=lambda: _GENERIC)
 
     @property
@@ -96,7 +102,20 @@ def _list(name: str, key: str, item: type[msgspec.Struct], result: type[msgspec.
 METHODS: Final[dict[str, MethodSpec]] = {
     spec.name: spec
     for spec in (
-        MethodSpec(name="server/discover", result=DiscoverResult, cacheable=True),
+        MethodSpec(name="server/discover", result=DiscoverResult, cacheable=True, revisions=_STATELESS),
+        MethodSpec(name="initialize", params=InitializeParams, revisions=_SESSIONS, session=True),
+        MethodSpec(name="ping", revisions=_SESSIONS, session=True),
+        MethodSpec(
+            name="logging/setLevel", params=SetLevelParams, capability="logging", revisions=_SESSIONS, session=True,
+        ),
+        MethodSpec(
+            name="resources/subscribe", params=SubscribeParams, capability="resources", revisions=_SESSIONS,
+            session=True,
+        ),
+        MethodSpec(
+            name="resources/unsubscribe", params=SubscribeParams, capability="resources", revisions=_SESSIONS,
+            session=True,
+        ),
         _list("tools/list", "tools", Tool, ListToolsResult, "tools", "tools"),
         MethodSpec(
             name="tools/call", params=CallToolParams, result=CallToolResult, capability="tools",
@@ -120,7 +139,9 @@ METHODS: Final[dict[str, MethodSpec]] = {
             name="completion/complete", params=CompleteParams, result=CompleteResult, capability="completions",
         ),
         # Gated by the listChanged / subscribe flags rather than one capability key.
-        MethodSpec(name="subscriptions/listen", params=ListenParams, result=SubscriptionsListenResult),
+        MethodSpec(
+            name="subscriptions/listen", params=ListenParams, result=SubscriptionsListenResult, revisions=_STATELESS,
+        ),
     )
 }
 
@@ -132,6 +153,40 @@ LIST_METHODS: Final = tuple(name for name, spec in METHODS.items() if spec.pagin
 def methods_of(revision: str) -> frozenset[str]:
     """The request methods a protocol revision has."""
     return frozenset(name for name, spec in METHODS.items() if revision in spec.revisions)
+
+
+def notifications_of(revision: str) -> frozenset[str]:
+    """The notification methods a protocol revision has."""
+    return frozenset(name for name, spec in NOTIFICATIONS.items() if revision in spec.revisions)
+
+
+class ServerRequestSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """A request a server asks of its client. One row of :data:`SERVER_REQUESTS`.
+
+    In 2026-07-28 it travels as an input request inside an ``input_required`` result (multi
+    round-trip requests); in the initialize-era revisions as a JSON-RPC request from server
+    to client on the session. Either way it is answered by a result of type :attr:`result`.
+    """
+
+    name: str
+    result: type[msgspec.Struct]
+    """The type of the client's answer."""
+    capability: str
+    """The client capability it needs (the finer needs are ``wire/capabilities.py``'s)."""
+    revisions: frozenset[str] = _ALL
+
+
+SERVER_REQUESTS: Final[dict[str, ServerRequestSpec]] = {
+    spec.name: spec
+    for spec in (
+        ServerRequestSpec(
+            name="elicitation/create", result=ElicitResult, capability="elicitation",
+            revisions=frozenset({PROTOCOL_VERSION, "2025-11-25", "2025-06-18"}),
+        ),
+        ServerRequestSpec(name="sampling/createMessage", result=CreateMessageResult, capability="sampling"),
+        ServerRequestSpec(name="roots/list", result=ListRootsResult, capability="roots"),
+    )
+}
 
 
 class NotificationSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -148,6 +203,7 @@ class NotificationSpec(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _SERVER: Final[frozenset[Literal["client", "server"]]] = frozenset({"server"})
+_CLIENT: Final[frozenset[Literal["client", "server"]]] = frozenset({"client"})
 _BOTH: Final[frozenset[Literal["client", "server"]]] = frozenset({"client", "server"})
 
 NOTIFICATIONS: Final[dict[str, NotificationSpec]] = {
@@ -172,7 +228,12 @@ NOTIFICATIONS: Final[dict[str, NotificationSpec]] = {
         NotificationSpec(
             name="notifications/resources/updated", senders=_SERVER, listen_flag="resourceSubscriptions"
         ),
-        NotificationSpec(name="notifications/subscriptions/acknowledged", senders=_SERVER),
+        NotificationSpec(name="notifications/subscriptions/acknowledged", senders=_SERVER, revisions=_STATELESS),
+        NotificationSpec(name="notifications/initialized", senders=_CLIENT, revisions=_SESSIONS),
+        NotificationSpec(name="notifications/roots/list_changed", senders=_CLIENT, revisions=_SESSIONS),
+        NotificationSpec(
+            name="notifications/elicitation/complete", senders=_SERVER, revisions=frozenset({"2025-11-25"}),
+        ),
     )
 }
 

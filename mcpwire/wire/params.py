@@ -22,7 +22,7 @@ from .errors import ErrorCode, RemoteProtocolError
 
 __all__ = [
     "GenericParams", "PaginatedParams", "CallToolParams", "ReadResourceParams", "GetPromptParams", "CompleteParams",
-    "ListenParams", "bad_params", "decode_params", "is_absolute_uri", "check_cursor", "check_string_map", "is_object",
+    "ListenParams", "InitializeParams", "SetLevelParams", "SubscribeParams", "bad_params", "decode_params", "is_absolute_uri", "check_cursor", "check_string_map", "is_object",
 ]
 
 
@@ -68,6 +68,20 @@ class CompleteParams(GenericParams):
 
 class ListenParams(GenericParams):
     notifications: Any = UNSET
+
+
+class InitializeParams(GenericParams, rename="camel"):
+    protocol_version: Any = UNSET
+    capabilities: Any = UNSET
+    client_info: Any = UNSET
+
+
+class SetLevelParams(GenericParams):
+    level: Any = UNSET
+
+
+class SubscribeParams(GenericParams):
+    uri: Any = UNSET
 
 
 _EMPTY: Final = b"{}"
