@@ -205,7 +205,7 @@ def mcp_headers(body: Any) -> list[tuple[bytes, bytes]]:
     if not isinstance(body, dict) or not isinstance(body.get("method"), str):
         return out
     method = body["method"]
-    out.append((b"Mcp-Method", method.encode()))
+    out.append((b"Mcp-Method", method.encode("utf-8", "surrogatepass")))
     params = body.get("params")
     if isinstance(params, dict):
         field = NAMED_METHODS.get(method)

@@ -15,7 +15,7 @@ request stands alone (the stateless revision). Time comes in as ``now``, keys as
 
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Final, Literal, Mapping, Union
+from typing import Any, Callable, Collection, Final, Iterator, Literal, Mapping, Union
 
 import msgspec
 from msgspec import UNSET, Raw
@@ -26,21 +26,30 @@ from ..wire.envelope import (
 )
 from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ..wire.headers import HeaderMismatch, HeaderView, check_request_headers, protocol_version_header
-from ..wire.meta import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, parse_request_meta
+from ..wire.meta import (
+    PROGRESS_TOKEN_META_KEY, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, check_client_capabilities,
+    check_notification_meta, parse_request_meta,
+)
 from ..wire.methods import CACHEABLE_METHODS, GENERIC_DECODER, METHODS, MethodSpec
 from ..wire.params import bad_params, check_cursor, check_string_map, decode_params, is_absolute_uri, is_object
-from ..wire.versions import PROTOCOL_VERSION
+from ..wire.versions import INITIALIZE_ERA, PROTOCOL_VERSION, REVISIONS
 from .catalog import (
     Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, match_template,
     prepare_prompt, prepare_template, prepare_tool, resource_key, struct_schema,
 )
 from .context import CachePolicy, ServerContext
-from .events import CompletionRequest, PromptGet, ResourceRead, ServerEvent, ToolCall
-from .exchange import HttpExchange, StdioExchange
+from .era import session_result, tool_visible
+from .events import CompletionRequest, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall
+from .exchange import Exchange, HttpExchange, StdioExchange
 from .http import (
-    HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, content_length, empty_reply, error_reply, json_reply,
+    HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, admit_target, as_text, content_length, empty_reply,
+    error_reply, json_reply,
 )
-from .listen import LIST_FLAGS, HttpListenStream, ListenStream, StdioListenStream, check_list_kind, check_uri, parse_filter
+from .listen import (
+    LIST_FLAGS, HttpListenStream, ListenStream, SessionStream, StdioListenStream, check_list_kind, check_uri,
+    parse_filter,
+)
+from .session import MemorySessionStore, Session, SessionStore, check_initialize, check_session_id, negotiate_version
 from .listeners import Listeners
 from .states import ListenState
 from .mrtr import check_answers, check_input_responses, check_request_state, open_round
@@ -68,6 +77,16 @@ class _Listen(msgspec.Struct, frozen=True):
 
 
 _Admitted = Union[bytes, tuple[ServerEvent, Any], _Listen]
+
+HttpAnswer = Union[HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed]
+"""What :meth:`Server.receive_http` returns."""
+
+_SESSION_HEADER: Final = b"mcp-session-id"
+_OLDEST: Final = INITIALIZE_ERA[-1]
+
+
+def _refuse(status: int, message: str, request_id: Any = None, code: int = ErrorCode.INVALID_REQUEST) -> HttpReply:
+    return error_reply(RemoteProtocolError(message, code=code, http_status=status), request_id)
 
 
 class Server:
@@ -110,15 +129,25 @@ class Server:
         validator: ValidatorFactory | None = None,
         http: HttpPolicy = HttpPolicy(),
         max_listen_streams: int = 256,
-        supported_versions: tuple[str, ...] = (PROTOCOL_VERSION,),
+        supported_versions: tuple[str, ...] = REVISIONS,
         request_state_ttl: float = 300,
+        session_ids: Iterator[str] | None = None,
+        sessions: SessionStore | None = None,
     ) -> None:
         if page_size < 1:
             raise LocalProtocolError("page_size must be at least 1")
         self.info = info
         self.instructions = instructions
         self.http = http
+        if not supported_versions:
+            raise LocalProtocolError("supported_versions must name at least one protocol revision")
         self.supported_versions = supported_versions
+        # Every revision but the initialize-era ones is stateless (a later one too): those are
+        # what server/discover and -32022 list, the versions a request's _meta may name.
+        self._stateless_versions = tuple(v for v in supported_versions if v not in INITIALIZE_ERA)
+        self._era = tuple(v for v in supported_versions if v in INITIALIZE_ERA)
+        self._session_ids = session_ids
+        self.sessions: SessionStore = sessions if sessions is not None else MemorySessionStore()
         self.page_size = page_size
         self.max_listen_streams = max_listen_streams
         self._validator = validator
@@ -293,17 +322,21 @@ class Server:
         return caps
 
     # -- input verbs ------------------------------------------------------------------------------
-    def receive_http(
-        self, request: HttpRequest, *, now: float
-    ) -> HttpReply | HttpExchange | HttpListenStream:
+    def receive_http(self, request: HttpRequest, *, now: float) -> HttpAnswer:
         """Admit one Streamable HTTP request, in mcpwire's admission order (docs/server.md).
 
         Returns a complete reply to send, an :class:`HttpExchange` whose ``event`` the host
-        answers, or an :class:`HttpListenStream` to keep open (write ``stream.start()`` first).
+        answers, or an :class:`HttpListenStream` to keep open (write ``stream.start()`` first;
+        a :class:`SessionStream` is an initialize-era session's GET stream). Initialize era
+        also: :class:`InputArrived` (send its ``reply``; resume its exchange when ``ready``) and
+        :class:`SessionClosed` (a DELETE).
         """
         check_now(now)
         view = HeaderView(request.headers)
-        body = admit(request, self.http, view)
+        method = request.method
+        if method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE"):
+            return self._session_request(request, view, now)
+        body = admit(request, self.http, view, allow=b"GET, POST, DELETE" if self._sessions_on else b"POST")
         if not isinstance(body, bytes):
             return body
         try:
@@ -312,6 +345,10 @@ class Server:
             return empty_reply(202)  # a malformed notification or response: still no answer
         except RemoteProtocolError as exc:
             return error_reply(exc)
+        if self._era:
+            routed = self._route_era(message, view, now)
+            if routed is not None:
+                return routed
         if isinstance(message, (Response, Notification)):
             # Never answered (JSON-RPC 2.0: no reply to a notification; a response answers
             # nothing we asked): the header checks are for requests only.
@@ -326,6 +363,202 @@ class Server:
             return HttpListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
         event, params = admitted
         return HttpExchange(self._context, event, params, now)
+
+    # -- initialize era over HTTP -------------------------------------------------------------------
+    @property
+    def _sessions_on(self) -> bool:
+        return bool(self._era) and self._session_ids is not None
+
+    def _route_era(self, message: Request | Notification | Response, view: HeaderView, now: float) -> HttpAnswer | None:
+        """Which dialect a POST speaks: ``None`` for the stateless path, else the answer.
+
+        A 2026-07-28 ``MCP-Protocol-Version`` header, or a request whose ``_meta`` names a
+        protocol version, is stateless; so is a request with neither header nor session.
+        An ``initialize`` opens a session; a request with ``Mcp-Session-Id`` belongs to it.
+        """
+        try:
+            header_version = protocol_version_header(view)
+        except HeaderMismatch:
+            return None  # the stateless admission answers it (-32020)
+        if header_version is not None and header_version not in INITIALIZE_ERA:
+            return None
+        session_ids = view.all(_SESSION_HEADER)
+        if isinstance(message, Request) and _names_version(message):
+            return None
+        if not session_ids:
+            if isinstance(message, Request) and message.method == "initialize":
+                return self._initialize_http(message, now)
+            if header_version is None:
+                return None
+            if isinstance(message, Request) and self._sessions_on:
+                return _refuse(400, "Bad Request: Mcp-Session-Id header is required", message.id)
+            if isinstance(message, Request):
+                # Stateless legacy mode (no session ids): each request stands alone.
+                session = Session(None, header_version, {}, None, now)
+                return self._session_http(message, session, header_version, now)
+            return empty_reply(202)
+        if not self._sessions_on:
+            return None
+        if len(session_ids) > 1:
+            return _refuse(400, "Bad Request: repeated Mcp-Session-Id header", getattr(message, "id", None))
+        session = self.sessions.get(session_ids[0].decode("latin-1"), now)
+        if session is None:
+            return _refuse(404, "Session not found", getattr(message, "id", None))
+        revision = header_version or _OLDEST
+        if revision not in self._era:
+            return _refuse(400, f"Bad Request: unsupported protocol version {revision}", getattr(message, "id", None))
+        if isinstance(message, Notification):
+            if message.method == "notifications/initialized":
+                session.move("initialized")
+            return empty_reply(202)
+        if isinstance(message, Response):
+            arrived = self._answer(session, message)
+            reply = empty_reply(202)
+            return reply if arrived is None else InputArrived(exchange=arrived[0], ready=arrived[1], reply=reply)
+        return self._session_http(message, session, revision, now)
+
+    def _initialize_http(self, message: Request, now: float) -> HttpAnswer:
+        try:
+            session, result = self._initialize(message, now, self._session_ids)
+        except ProtocolError as exc:
+            return error_reply(exc, message.id)
+        extra = ((_SESSION_HEADER, session.id.encode()),) if session.id is not None else ()
+        return json_reply(200, encode_result(message.id, result), extra)
+
+    def _session_http(self, message: Request, session: Session, revision: str, now: float) -> HttpAnswer:
+        try:
+            admitted = self._admit_session(message, session, revision, now)
+        except ProtocolError as exc:
+            # After admission, errors travel with HTTP 200 (those clients read other statuses as
+            # a failed transport, and 404 as a lost session).
+            return json_reply(200, encode_error(message.id, exc))
+        if isinstance(admitted, bytes):
+            return json_reply(200, admitted)
+        event, params = admitted
+        return HttpExchange(self._context, event, params, now, session=session, revision=revision)
+
+    def _session_request(self, request: HttpRequest, view: HeaderView, now: float) -> HttpAnswer:
+        """GET (the session's standalone SSE stream) and DELETE (end the session)."""
+        refused = admit_target(request, self.http, view)
+        if refused is not None:
+            return refused
+        method = as_text("method", request.method)
+        if method == "GET":
+            accept = b",".join(view.all(b"accept")).lower()
+            if b"text/event-stream" not in accept and b"*/*" not in accept and b"text/*" not in accept:
+                return _refuse(406, "Not Acceptable: a GET stream needs Accept: text/event-stream")
+        ids = view.all(_SESSION_HEADER)
+        if not ids:
+            return _refuse(400, "Bad Request: Mcp-Session-Id header is required")
+        if len(ids) > 1:
+            return _refuse(400, "Bad Request: repeated Mcp-Session-Id header")
+        session = self.sessions.get(ids[0].decode("latin-1"), now)
+        if session is None:
+            return _refuse(404, "Session not found")
+        if method == "DELETE":
+            self.sessions.remove(str(session.id))
+            stream = session.stream
+            waiting = session.close()
+            for exchange in waiting:
+                exchange.cancel()
+            return SessionClosed(session_id=str(session.id), reply=empty_reply(200), waiting=waiting, stream=stream)
+        if session.stream is not None:
+            return _refuse(409, "Conflict: the session already has an open GET stream")
+        if len(self._listeners) >= self.max_listen_streams:
+            return error_reply(ProtocolError("Too many open streams", code=ErrorCode.INTERNAL_ERROR, http_status=503))
+        kinds = frozenset(k for k in self._list_changed if self._enabled[k])
+        return SessionStream(self._context, session, kinds)
+
+    # -- initialize era: the handshake and the session's requests ------------------------------------
+    def _initialize(self, message: Request, now: float, ids: Iterator[str] | None) -> tuple[Session, dict[str, Any]]:
+        params = decode_params(METHODS["initialize"].decoder, message.params, message.id)
+        requested, caps, info = check_initialize(params)
+        check_client_capabilities(caps)
+        revision = negotiate_version(requested, self._era)
+        assert revision is not None  # only called when the era is enabled
+        session = Session(None if ids is None else check_session_id(next(ids)), revision, caps, info, now)
+        if session.id is not None and not self.sessions.add(session, now):
+            raise ProtocolError("Too many sessions: try again later", code=ErrorCode.INTERNAL_ERROR, http_status=503)
+        result: dict[str, Any] = {
+            "protocolVersion": revision,
+            "capabilities": self._era_capabilities(),
+            "serverInfo": self._info_builtins,
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return session, session_result(revision, "initialize", result)
+
+    def _era_capabilities(self) -> dict[str, Any]:
+        caps = self.capabilities()
+        return caps
+
+    def _admit_session(self, message: Request, session: Session, revision: str, now: float) -> _Admitted:
+        method = message.method
+        spec = METHODS.get(method)
+        if spec is None or revision not in spec.revisions or not self._session_method_enabled(spec):
+            raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
+        params = decode_params(spec.decoder, message.params, message.id)
+        meta = check_notification_meta(params.meta)
+        if method == "initialize":
+            raise RemoteProtocolError("The session is already initialized", code=ErrorCode.INVALID_REQUEST)
+        if spec.input_required and (params.input_responses is not UNSET or params.request_state is not UNSET):
+            raise bad_params("Tasks and multi-round-trip inputs are not supported in protocol revision " + revision)
+        if spec.session:
+            if method == "logging/setLevel":
+                session.set_level(params.level)
+            elif method == "resources/subscribe":
+                session.subscribe(params.uri)
+            elif method == "resources/unsubscribe":
+                session.unsubscribe(params.uri)
+            return encode_result(message.id, {})
+        request_meta = RequestMeta(
+            protocol_version=revision, client_capabilities=session.client_capabilities,
+            client_info=session.client_info, progress_token=meta.get(PROGRESS_TOKEN_META_KEY), raw=meta,
+        )
+        if spec.paginated:
+            return self._on_list_era(message, params, revision)
+        if method == "tools/call" and type(params.name) is str:
+            entry = self._tools.get(params.name)
+            if entry is not None and not tool_visible(revision, msgspec.to_builtins(entry.tool)):
+                raise bad_params(f"Tool {params.name} is not available in protocol revision {revision}")
+        return self._handlers[method](message, params, request_meta, now)
+
+    def _session_method_enabled(self, spec: MethodSpec) -> bool:
+        if spec.name in ("resources/subscribe", "resources/unsubscribe"):
+            return self._subscribe and self._enabled["resources"]
+        if spec.name == "logging/setLevel":
+            return self._logging
+        return spec.capability is None or self._enabled[spec.capability]
+
+    def _on_list_era(self, message: Request, params: Any, revision: str) -> bytes:
+        method = message.method
+        key = str(METHODS[method].list_key)
+        listing = self._lists[method]
+        cursor = check_cursor(params.cursor)
+        version = listing.version
+        offset = 0
+        if cursor is not None:
+            offset = self._cursor_codec.verify(cursor, method=method, catalog_version=version)
+            if offset > len(listing):
+                raise ExpiredCursor("offset past end")
+        items, nxt = listing.page(offset, self.page_size)
+        listed: list[Any] = msgspec.json.decode(items)
+        if method == "tools/list":
+            listed = [tool for tool in listed if tool_visible(revision, tool)]
+        result: dict[str, Any] = {key: listed}
+        if nxt is not None:
+            result["nextCursor"] = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
+        return encode_result(message.id, session_result(revision, method, result))
+
+    def _answer(self, session: Session, response: Response) -> tuple[Exchange[Any], bool] | None:
+        """A client's response to a server-to-client request: to the exchange that asked."""
+        if response.id is None:
+            return None
+        found = session.answered(response.id)
+        if found is None:
+            return None  # not a request the session waits on: dropped
+        exchange = found[0]
+        return exchange, exchange.receive_answer(response)
 
     def check_head(self, method: str | bytes, target: str | bytes, headers: HeaderInput) -> HttpReply | None:
         """Decide from the request head alone, before reading the body, whether to refuse it.
@@ -343,14 +576,20 @@ class Server:
         refusal = admit(head, self.http, view, content_length(view) or 0)
         return None if isinstance(refusal, bytes) else refusal
 
-    def admit_line(self, message: Request, now: float) -> bytes | StdioExchange | StdioListenStream:
-        """Admit one request read from stdio (used by :class:`~mcpwire.StdioConnection`).
+    def admit_line(
+        self, message: Request, now: float, session: Session | None = None
+    ) -> bytes | StdioExchange | StdioListenStream:
+        """Admit one request read from stdio (used by :class:`~mcpwire.StdioConnection`);
+        ``session`` is the connection's initialize-era session, if it opened one.
 
         Returns a complete response message (without the newline), an exchange or a stream.
         """
         check_now(now)
         try:
-            admitted = self._admit(message, None, now)
+            if session is not None:
+                admitted = self._admit_session(message, session, session.revision, now)
+            else:
+                admitted = self._admit(message, None, now)
         except ProtocolError as exc:
             return encode_error(message.id, exc)
         if isinstance(admitted, bytes):
@@ -358,7 +597,28 @@ class Server:
         if isinstance(admitted, _Listen):
             return StdioListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
         event, params = admitted
-        return StdioExchange(self._context, event, params, now)
+        return StdioExchange(self._context, event, params, now, session=session, revision=session.revision if session else None)
+
+    def opens_session(self, message: Request) -> bool:
+        """Whether ``message`` opens an initialize-era session: an ``initialize`` whose
+        ``_meta`` names no protocol version, on a server that speaks an initialize-era revision."""
+        return bool(self._era) and message.method == "initialize" and not _names_version(message)
+
+    def initialize_line(self, message: Request, now: float) -> tuple[Session | None, bytes]:
+        """Answer an ``initialize`` read from stdio: the connection's session (``None`` when
+        refused) and the response message."""
+        check_now(now)
+        try:
+            session, result = self._initialize(message, now, None)
+        except ProtocolError as exc:
+            return None, encode_error(message.id, exc)
+        return session, encode_result(message.id, result)
+
+    def receive_answer(self, session: Session, response: Response) -> InputArrived | None:
+        """A client's response read from stdio: :class:`InputArrived` when it answers a
+        server-to-client request the session waits on, else ``None`` (dropped)."""
+        arrived = self._answer(session, response)
+        return None if arrived is None else InputArrived(exchange=arrived[0], ready=arrived[1])
 
     # -- subscriptions ------------------------------------------------------------------------------
     def list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> list[tuple[ListenStream[Any], Any]]:
@@ -399,11 +659,11 @@ class Server:
                     "Protocol header does not match request metadata",
                     data={"header": header_version, "body": body_version},
                 )
-            if body_version not in self.supported_versions:
+            if body_version not in self._stateless_versions:
                 raise RemoteProtocolError(
                     "Unsupported protocol version",
                     code=ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
-                    data={"requested": body_version, "supported": list(self.supported_versions)},
+                    data={"requested": body_version, "supported": list(self._stateless_versions)},
                 )
         mirrored: dict[str, Any] = {}
         annotations: tuple[Any, ...] = ()
@@ -437,7 +697,7 @@ class Server:
             params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, message.params, message.id)
         if spec is None or PROTOCOL_VERSION not in spec.revisions or not self._method_enabled(spec):
             raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
-        meta = parse_request_meta(params.meta, supported_versions=self.supported_versions)
+        meta = parse_request_meta(params.meta, supported_versions=self._stateless_versions)
         return self._handlers[method](message, params, meta, now)
 
     # -- answers the engine gives itself ------------------------------------------------------------
@@ -449,7 +709,7 @@ class Server:
             policy = self._policy("server/discover")
             result: dict[str, Any] = {
                 "resultType": "complete",
-                "supportedVersions": list(self.supported_versions),
+                "supportedVersions": list(self._stateless_versions),
                 "capabilities": self.capabilities(),
                 "ttlMs": policy.ttl_ms,
                 "cacheScope": policy.scope,
@@ -606,3 +866,16 @@ class Server:
         if len(self._listeners) >= self.max_listen_streams:
             raise ProtocolError("Too many open subscription streams", code=ErrorCode.INTERNAL_ERROR, http_status=503)
         return _Listen(message.id, meta, honoured)
+
+
+def _names_version(message: Request) -> bool:
+    """Whether a request's ``_meta`` names a protocol version (a 2026-07-28 request)."""
+    params = message.params
+    if params is UNSET or PROTOCOL_VERSION_META_KEY.encode() not in bytes(params):
+        return False
+    try:
+        decoded = _dict_decoder.decode(params)
+    except (msgspec.DecodeError, RecursionError):
+        return False
+    meta = decoded.get("_meta")
+    return type(meta) is dict and PROTOCOL_VERSION_META_KEY in meta

@@ -24,7 +24,7 @@ from ..wire.envelope import RequestId
 from ..wire.meta import RequestMeta
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 
-__all__ = ["ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "Cancelled", "ServerEvent"]
+__all__ = ["ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "Cancelled", "ServerEvent", "InputArrived", "SessionClosed"]
 
 
 class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
@@ -106,3 +106,28 @@ class Cancelled(msgspec.Struct, frozen=True, kw_only=True):
 
 
 ServerEvent = Union[ToolCall, ResourceRead, PromptGet, CompletionRequest]
+
+
+class InputArrived(msgspec.Struct, frozen=True, kw_only=True):
+    """Initialize era: a client's answer to a server-to-client request arrived.
+
+    ``exchange`` is the exchange that asked; when ``ready`` every answer it waits for is in (or
+    the client answered with an error) and the host calls ``exchange.resume()`` and runs its
+    handler again. ``reply`` is what the HTTP request that carried the answer gets (202; ``None``
+    on stdio, where nothing is written back).
+    """
+
+    exchange: Any
+    ready: bool
+    reply: Any = None
+
+
+class SessionClosed(msgspec.Struct, frozen=True, kw_only=True):
+    """Initialize era: the client ended its session (HTTP ``DELETE``). Send ``reply``; cancel
+    the work of the session's requests still running (``waiting`` lists those waiting for
+    input, already cancelled here); end ``stream``, the session's GET stream, if one is open."""
+
+    session_id: str
+    reply: Any
+    waiting: list[Any] = msgspec.field(default_factory=list)
+    stream: Any = None

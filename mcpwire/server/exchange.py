@@ -23,7 +23,7 @@ from msgspec import UNSET
 
 from ..types import CallToolResult, InputRequiredResult, TextContent
 from ..wire.capabilities import missing_capabilities
-from ..wire.envelope import encode_error, encode_notification, encode_result
+from ..wire.envelope import Response, encode_error, encode_notification, encode_request, encode_result
 from ..wire.errors import ErrorCode, LocalProtocolError, MissingCapability, ProtocolError, RemoteProtocolError
 from ..wire.meta import LOG_LEVELS, SERVER_INFO_META_KEY, log_level_enabled
 from ..wire.methods import METHODS
@@ -34,7 +34,9 @@ from .context import ServerContext
 from .events import CompletionRequest, ResourceRead, ServerEvent, ToolCall
 from .http import HttpOutput, ResponseBody, json_reply, sse_head
 from .states import EXCHANGE, ExchangeState
-from .mrtr import round_data
+from .era import session_result, shape_request
+from .mrtr import ANSWER_TYPES, round_data
+from .session import Session
 from .tokens import request_scope
 
 __all__ = ["Exchange", "HttpExchange", "StdioExchange", "resource_not_found"]
@@ -73,14 +75,28 @@ class Exchange(Generic[O]):
 
     internal_error: BaseException | None = None
 
-    def __init__(self, context: ServerContext, event: ServerEvent, params: Any, now: float) -> None:
+    def __init__(
+        self, context: ServerContext, event: ServerEvent, params: Any, now: float, session: Session | None = None,
+        revision: str | None = None,
+    ) -> None:
         self.event = event
         self.state = EXCHANGE.initial
+        self.session = session
+        """The initialize-era session the request came on (``None``: a stateless request)."""
+        self.revision = revision if revision is not None else event.meta.protocol_version
+        """The protocol revision the answer is shaped for."""
         self._context = context
         self._params = params  # the request's params (Raw), for the requestState scope
         self._now = now
         self._progress_count = 0
         self._last_progress: float | None = None
+        # Initialize era: the server-to-client requests out (id -> input key), their answers,
+        # and the state the handler gave with them.
+        self._asked: dict[int, str] = {}
+        self._answers: dict[str, dict[str, Any]] = {}
+        self._answer_keys: dict[int, str] = {}
+        self._input_error: ProtocolError | None = None
+        self._input_state: Any = None
 
     @property
     def request_id(self) -> str | int:
@@ -116,9 +132,19 @@ class Exchange(Generic[O]):
         return self._notify_out(message, first)
 
     def _finish(self, message: bytes, status: int, nxt: ExchangeState) -> O:
-        streaming = self.state is ExchangeState.STREAMING
+        streaming = self.state is ExchangeState.STREAMING or self.state is ExchangeState.AWAITING
         self.state = nxt
+        if self.session is not None:
+            # Initialize era: an answered request is HTTP 200 whatever the JSON-RPC outcome
+            # (those clients read any other status as a failed transport, 404 as a lost session).
+            status = 200
+            self._release()
         return self._final_out(message, status, streaming)
+
+    def _release(self) -> None:
+        if self._asked and self.session is not None:
+            self.session.forget(list(self._asked))
+        self._asked = {}
 
     def progress(self, progress: float, *, total: float | None = None, message: str | None = None) -> O:
         """A ``notifications/progress`` for this request (Basic > Patterns > Progress).
@@ -162,7 +188,10 @@ class Exchange(Generic[O]):
         if logger is not None:
             params["logger"] = logger
         message = _encode(encode_notification, "notifications/message", params)
-        if nxt is None or not log_level_enabled(self.event.meta.log_level, level):
+        # A session's level is its last logging/setLevel (until then every level is sent); a
+        # stateless request's is the one it carries.
+        threshold = self.event.meta.log_level if self.session is None else (self.session.log_level or "debug")
+        if nxt is None or not log_level_enabled(threshold, level):
             return self._empty()
         return self._notify(message, nxt)
 
@@ -175,6 +204,8 @@ class Exchange(Generic[O]):
             result = shape_result(self._context, self.event, result)
         except RemoteProtocolError as exc:  # e.g. output failed the tool's outputSchema
             return self.fail(exc)
+        if self.session is not None:
+            result = session_result(self.revision, self.event.method, result)
         message = _encode(encode_result, self.request_id, result)
         if nxt is None:
             return self._empty()
@@ -201,6 +232,8 @@ class Exchange(Generic[O]):
             raise LocalProtocolError(f"{self.event.method} may not answer input_required")
         if state is UNSET:
             state = None
+        if self.session is not None:
+            return self._ask(requests or {}, state)
         if not requests and state is None:
             raise LocalProtocolError("An input_required result needs input requests or a state")
         nxt = self._next("finish")
@@ -235,6 +268,93 @@ class Exchange(Generic[O]):
         )
         return self._finish(_encode(encode_result, self.request_id, result), 200, nxt)
 
+    def _ask(self, requests: Mapping[str, Any], state: Any) -> O:
+        """Initialize era: the input requests go to the client as server-to-client requests
+        on this request's stream; the exchange then waits (``AWAITING``) until the engine has
+        every answer and the host calls :meth:`resume`."""
+        session = self.session
+        assert session is not None
+        if not requests:
+            raise LocalProtocolError("Input requests are needed to ask the client for input")
+        try:
+            plain = {k: msgspec.to_builtins(v) for k, v in requests.items()}
+            msgspec.json.encode(state)
+        except (TypeError, ValueError, msgspec.EncodeError) as exc:
+            raise LocalProtocolError(f"Input requests or state cannot be encoded as JSON: {exc}") from exc
+        kinds = round_data(plain, None)[0]
+        missing = missing_capabilities(plain, session.client_capabilities)
+        nxt = EXCHANGE.move(self.state, "ask")
+        if nxt is ExchangeState.CANCELLED:
+            return self._empty()
+        if missing:
+            return self.fail(MissingCapability(missing))
+        frames: list[bytes] = []
+        for key, request in plain.items():
+            rid = session.ask(self, key)
+            self._asked[rid] = kinds[key]
+            self._answer_keys[rid] = key
+            params = shape_request(self.revision, request)
+            frames.append(_encode(encode_request, rid, request["method"], params))
+        self._answers = {}
+        self._input_error = None
+        self._input_state = state
+        first = self.state is ExchangeState.OPEN
+        self.state = nxt
+        return self._requests_out(frames, first)
+
+    def _requests_out(self, messages: list[bytes], first: bool) -> O:
+        raise NotImplementedError
+
+    @property
+    def awaiting_input(self) -> bool:
+        """Initialize era: requests went to the client and not every answer is in yet."""
+        return self.state is ExchangeState.AWAITING and bool(self._asked) and self._input_error is None
+
+    def receive_answer(self, response: Response) -> bool:
+        """The engine hands in the client's response to one of this exchange's requests.
+        Returns True when the exchange can :meth:`resume` (every answer in, or an error)."""
+        rid = response.id
+        kind = self._asked.pop(rid, None) if type(rid) is int else None
+        key = self._answer_keys.pop(rid, None) if type(rid) is int else None
+        if kind is None or key is None or self.state is not ExchangeState.AWAITING:
+            return False
+        if not isinstance(response.error, msgspec.UnsetType):
+            error = response.error
+            self._input_error = RemoteProtocolError(
+                f"The client answered {kind} with an error: {error.message}", code=error.code,
+            )
+        else:
+            try:
+                answer = None if isinstance(response.result, msgspec.UnsetType) else msgspec.json.decode(response.result)
+                msgspec.convert(answer, ANSWER_TYPES[kind])
+            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+                self._input_error = RemoteProtocolError(
+                    f"The client's answer to {kind} is not a valid {ANSWER_TYPES[kind].__name__}: {exc}",
+                    code=ErrorCode.INVALID_PARAMS,
+                )
+            else:
+                self._answers[key] = answer
+        return self._input_error is not None or not self._asked
+
+    def resume(self) -> ServerEvent:
+        """Every answer is in: the event to run the handler on again, with ``input_responses``
+        (each answer checked against what its request asked) and the ``state`` given with the
+        requests. Raises the :class:`ProtocolError` to :meth:`fail` with when the client
+        answered with an error or an invalid result."""
+        if self._input_error is not None:
+            raise self._input_error
+        self.state = EXCHANGE.move(self.state, "resume")
+        answers = dict(self.event.input_responses or {}) if hasattr(self.event, "input_responses") else {}
+        answers.update(self._answers)
+        self.event = msgspec.structs.replace(self.event, input_responses=answers, state=self._input_state)  # type: ignore[type-var]
+        self._answers = {}
+        return self.event
+
+    def input_timed_out(self, seconds: float) -> O:
+        """The host waited ``seconds`` for the client's answers in vain: the request fails
+        with -32603 (late answers are dropped)."""
+        return self.fail(ProtocolError(f"No answer from the client within {seconds:g} s", code=ErrorCode.INTERNAL_ERROR))
+
     def _scope_params(self) -> dict[str, Any]:
         # The whole params, members admission skipped included (a number out of range there
         # is -32602 now, answered by input_required).
@@ -262,6 +382,7 @@ class Exchange(Generic[O]):
     def cancel(self) -> None:
         """The peer cancelled or went away: nothing more is sent for this request."""
         self.state = EXCHANGE.move(self.state, "cancel")
+        self._release()
 
 
 class HttpExchange(Exchange[HttpOutput]):
@@ -273,6 +394,10 @@ class HttpExchange(Exchange[HttpOutput]):
     def _notify_out(self, message: bytes, first: bool) -> HttpOutput:
         frame = ResponseBody(data=encode_event(message), more=True)
         return [sse_head(), frame] if first else [frame]
+
+    def _requests_out(self, messages: list[bytes], first: bool) -> HttpOutput:
+        frames: HttpOutput = [ResponseBody(data=encode_event(m), more=True) for m in messages]
+        return [sse_head(), *frames] if first else frames
 
     def _final_out(self, message: bytes, status: int, streaming: bool) -> HttpOutput:
         if streaming:
@@ -290,6 +415,9 @@ class StdioExchange(Exchange[bytes]):
 
     def _notify_out(self, message: bytes, first: bool) -> bytes:
         return encode_line(message)
+
+    def _requests_out(self, messages: list[bytes], first: bool) -> bytes:
+        return b"".join(encode_line(m) for m in messages)
 
     def _final_out(self, message: bytes, status: int, streaming: bool) -> bytes:
         return encode_line(message)

@@ -44,6 +44,7 @@ __all__ = [
     "HttpPolicy",
     "LOOPBACK_HOSTS",
     "admit",
+    "admit_target",
     "as_text",
     "content_length",
     "json_reply",
@@ -239,8 +240,28 @@ def content_length(view: HeaderView) -> int | None:
     return int(value) if len(value) <= 19 else 1 << 63
 
 
+def admit_target(request: HttpRequest, policy: HttpPolicy, view: HeaderView) -> HttpReply | None:
+    """The admission steps every method shares (POST, and GET and DELETE on an initialize-era
+    session): path (404), Origin (403), Host (403). ``None`` when they pass."""
+    path = request.target
+    if path != policy.path:
+        if type(path) is not str:
+            path = as_text("target", path)
+        if path != policy.path and (path := path.split("?", 1)[0]) != policy.path:
+            return _refuse(404, f"No MCP endpoint at {path}")
+    origin = view.first(b"origin")
+    if origin is not None and (view.repeated(b"origin") or not _origin_allowed(origin, policy.allowed_origins)):
+        return _refuse(403, "Origin is not allowed")
+    if policy.allowed_hosts is not None:
+        host = view.first(b"host")
+        if host is None or view.repeated(b"host") or _host_of(host.decode("latin-1")) not in policy.allowed_hosts:
+            return _refuse(403, "Host is not allowed")
+    return None
+
+
 def admit(
-    request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = None, length: int | None = None
+    request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = None, length: int | None = None,
+    allow: bytes = b"POST",
 ) -> bytes | HttpReply:
     """The transport admission steps, up to (not including) JSON parsing.
 
@@ -253,26 +274,18 @@ def admit(
     """
     method = request.method
     if method != "POST" and (type(method) is str or as_text("method", method) != "POST"):
-        head, error = _refuse(405, "Streamable HTTP accepts POST only", ((b"allow", b"POST"),))
+        head, error = _refuse(405, "Streamable HTTP accepts POST only" if allow == b"POST" else (
+            f"Streamable HTTP accepts {allow.decode()}"
+        ), ((b"allow", allow),))
         return (head, _NO_BODY) if method in ("HEAD", b"HEAD") else (head, error)
-    path = request.target
-    if path != policy.path:
-        if type(path) is not str:
-            path = as_text("target", path)
-        if path != policy.path and (path := path.split("?", 1)[0]) != policy.path:
-            return _refuse(404, f"No MCP endpoint at {path}")
     body = request.body
     if type(body) is not bytes:
         body = _as_body(body)
     if view is None:
         view = HeaderView(request.headers)
-    origin = view.first(b"origin")
-    if origin is not None and (view.repeated(b"origin") or not _origin_allowed(origin, policy.allowed_origins)):
-        return _refuse(403, "Origin is not allowed")
-    if policy.allowed_hosts is not None:
-        host = view.first(b"host")
-        if host is None or view.repeated(b"host") or _host_of(host.decode("latin-1")) not in policy.allowed_hosts:
-            return _refuse(403, "Host is not allowed")
+    refused = admit_target(request, policy, view)
+    if refused is not None:
+        return refused
     if (len(body) if length is None else length) > policy.max_body_bytes:
         return _refuse(413, f"Request body exceeds {policy.max_body_bytes} bytes")
     content_type = view.first(b"content-type")

@@ -14,7 +14,7 @@ from typing import Final
 
 from ..wire.statemachine import StateMachine
 
-__all__ = ["ExchangeState", "ListenState", "EXCHANGE", "LISTEN"]
+__all__ = ["ExchangeState", "ListenState", "SessionState", "EXCHANGE", "LISTEN", "SESSION"]
 
 
 class ExchangeState(Enum):
@@ -26,6 +26,7 @@ class ExchangeState(Enum):
 
     OPEN = "open"            # admitted; nothing sent yet
     STREAMING = "streaming"  # a notification went out (HTTP: the response is now SSE)
+    AWAITING = "awaiting"    # initialize era: requests went to the client; waiting for its answers
     DONE = "done"            # the final response went out
     CANCELLED = "cancelled"  # the peer went away or cancelled; nothing more is sent
 
@@ -47,10 +48,33 @@ EXCHANGE: Final = StateMachine("Request exchange", _E.OPEN, {
     (_E.STREAMING, "notify"): _E.STREAMING,
     (_E.OPEN, "finish"): _E.DONE,
     (_E.STREAMING, "finish"): _E.DONE,
+    (_E.OPEN, "ask"): _E.AWAITING,           # server-to-client requests out (an SSE stream)
+    (_E.STREAMING, "ask"): _E.AWAITING,
+    (_E.AWAITING, "resume"): _E.STREAMING,   # every answer in: the host runs its handler again
+    (_E.AWAITING, "finish"): _E.DONE,        # the client answered with an error, or too late
     (_E.OPEN, "cancel"): _E.CANCELLED,
     (_E.STREAMING, "cancel"): _E.CANCELLED,
+    (_E.AWAITING, "cancel"): _E.CANCELLED,
     (_E.DONE, "cancel"): _E.DONE,             # the answer is out; a late cancel changes nothing
 }, absorbing=(_E.CANCELLED,))  # the host may still be finishing: its output is dropped
+
+class SessionState(Enum):
+    """The state of one initialize-era session: ``Session.state``."""
+
+    __hash__ = object.__hash__
+
+    INITIALIZING = "initializing"  # initialize answered; notifications/initialized not yet seen
+    READY = "ready"                # the client sent notifications/initialized
+    CLOSED = "closed"              # ended (DELETE, expiry, end of stdio); nothing more is served
+
+
+_S = SessionState
+SESSION: Final = StateMachine("Initialize-era session", _S.INITIALIZING, {
+    (_S.INITIALIZING, "initialized"): _S.READY,
+    (_S.READY, "initialized"): _S.READY,      # a repeated notification changes nothing
+    (_S.INITIALIZING, "close"): _S.CLOSED,
+    (_S.READY, "close"): _S.CLOSED,
+}, absorbing=(_S.CLOSED,))
 
 _L = ListenState
 LISTEN: Final = StateMachine("subscriptions/listen stream", _L.PENDING, {

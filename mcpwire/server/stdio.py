@@ -15,17 +15,18 @@ import msgspec
 
 from ..wire.envelope import Notification, Request, Response, UnansweredMessage, check_request_id, decode_message, encode_error
 from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
-from .events import Cancelled
+from .events import Cancelled, InputArrived
 from .exchange import StdioExchange
 from .listen import StdioListenStream
 from ..wire.ndjson import LineReader, OversizeLine, encode_line
 from .engine import Server
+from .session import Session
 from .states import ExchangeState, ListenState
 from .tokens import check_now
 
 __all__ = ["StdioConnection", "StdioOutput"]
 
-StdioOutput = Union[bytes, StdioExchange, StdioListenStream, Cancelled]
+StdioOutput = Union[bytes, StdioExchange, StdioListenStream, Cancelled, InputArrived]
 """What the connection hands back: bytes to write to stdout now, an exchange or stream for the
 host to drive, or a cancellation of one it is already driving."""
 
@@ -45,6 +46,10 @@ class StdioConnection:
         self.max_line_bytes = max_line_bytes
         self._reader = LineReader(max_line_bytes)
         self._in_flight: dict[Any, StdioExchange | StdioListenStream] = {}
+        self._dialect: str | None = None  # decided by the first request: "session" or "stateless"
+        self.session: Session | None = None
+        """The initialize-era session this connection opened, if any (stdio: the first
+        request decides the dialect of the connection)."""
 
     def receive_data(self, data: bytes, *, now: float) -> list[StdioOutput]:
         check_now(now)
@@ -87,9 +92,20 @@ class StdioConnection:
         except RemoteProtocolError as exc:
             return encode_line(encode_error(exc.request_id, exc))
         if isinstance(message, Response):
-            return None
+            return None if self.session is None else self.server.receive_answer(self.session, message)
         if isinstance(message, Notification):
+            if message.method == "notifications/initialized" and self.session is not None:
+                self.session.move("initialized")
+                return None
             return self._notification(message)
+        if self._dialect is None:
+            if self.server.opens_session(message):
+                self._dialect = "session"
+                self.session, answer = self.server.initialize_line(message, now)
+                if self.session is None:
+                    self._dialect = None  # refused: the next request decides again
+                return encode_line(answer)
+            self._dialect = "stateless"
         return self._request(message, now)
 
     def _request(self, message: Request, now: float) -> StdioOutput:
@@ -101,7 +117,7 @@ class StdioConnection:
         if len(self._in_flight) >= self.max_in_flight:
             error = ProtocolError(f"More than {self.max_in_flight} requests in flight", code=ErrorCode.INTERNAL_ERROR)
             return encode_line(encode_error(message.id, error))
-        admitted = self.server.admit_line(message, now)
+        admitted = self.server.admit_line(message, now, self.session)
         if isinstance(admitted, bytes):
             return encode_line(admitted)
         self._in_flight[key] = admitted

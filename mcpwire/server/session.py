@@ -1,0 +1,243 @@
+"""Initialize-era sessions: the handshake, what a session remembers, and where sessions live.
+
+Owns (specification 2025-11-25: Basic > Lifecycle, Basic > Transports > Streamable HTTP,
+session management; Server > Utilities > Logging; Server > Resources, subscriptions; schema
+$defs InitializeRequestParams, InitializeResult):
+
+- version negotiation: the requested revision when the server speaks it, else the newest
+  initialize-era revision it speaks;
+- :class:`Session`: what one ``initialize`` fixes for the rest of the connection (revision,
+  client capabilities and info), what later requests change (the ``logging/setLevel``
+  threshold, resource subscriptions), and the server-to-client requests waiting for their
+  answers. Its states are ``SESSION`` (``states.py``);
+- :class:`SessionStore`, the interface of where sessions live, and :class:`MemorySessionStore`,
+  the bounded in-memory default: at most ``max_sessions`` at once and an idle expiry; a new
+  ``initialize`` while the store is full (after expired sessions are dropped) is refused with
+  HTTP 503 and -32603, and no live session is ever evicted to make room.
+
+Session ids come from the host (the core draws no randomness): a Streamable HTTP server is
+given an iterator of fresh ids. On stdio the connection is the session and has no id.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from ..wire.envelope import RequestId
+from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError
+from ..wire.meta import LOG_LEVELS
+from ..wire.params import bad_params, is_absolute_uri
+from ..wire.versions import INITIALIZE_ERA
+from .states import SESSION, SessionState
+
+if TYPE_CHECKING:
+    from .exchange import Exchange
+
+__all__ = [
+    "Session", "SessionStore", "MemorySessionStore", "negotiate_version", "check_initialize", "check_session_id",
+    "MAX_SUBSCRIPTIONS", "MAX_PENDING_INPUTS",
+]
+
+MAX_SUBSCRIPTIONS: Final = 1000
+"""Resource subscriptions one session may hold; more is -32602."""
+MAX_PENDING_INPUTS: Final = 64
+"""Server-to-client requests one session may have waiting for answers at once."""
+
+
+def negotiate_version(requested: str, supported: tuple[str, ...]) -> str | None:
+    """The revision to answer an ``initialize`` asking for ``requested``: itself when the server
+    speaks it, else the newest initialize-era revision the server speaks (the client then
+    decides whether it can go on); ``None`` when the server speaks none."""
+    era = [v for v in supported if v in INITIALIZE_ERA]
+    if requested in era:
+        return requested
+    return era[0] if era else None
+
+
+def check_initialize(params: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """Validate ``initialize`` params (schema $defs InitializeRequestParams): protocolVersion a
+    string, capabilities an object, clientInfo an Implementation with string name and version.
+    Returns ``(protocolVersion, capabilities, clientInfo)``; -32602 otherwise."""
+    version, caps, info = params.protocol_version, params.capabilities, params.client_info
+    if type(version) is not str:
+        raise bad_params("initialize requires a string protocolVersion")
+    if type(caps) is not dict:
+        raise bad_params("initialize requires a capabilities object")
+    if type(info) is not dict or type(info.get("name")) is not str or type(info.get("version")) is not str:
+        raise bad_params("initialize requires clientInfo with string name and version")
+    return version, caps, info
+
+
+def check_session_id(value: str) -> str:
+    """A session id must be 1 to 255 visible ASCII characters (0x21 to 0x7E; Streamable HTTP,
+    session management): checked on the ids the host hands in, so none that a client could not
+    send back is ever issued."""
+    if type(value) is not str or not 0 < len(value) < 256 or not all("!" <= c <= "~" for c in value):
+        raise LocalProtocolError(f"A session id must be 1 to 255 visible ASCII characters, not {value!r:.60}")
+    return value
+
+
+class Session:
+    """One initialize-era session (HTTP: named by ``Mcp-Session-Id``; stdio: the connection).
+
+    ``revision``, ``client_capabilities`` and ``client_info`` are fixed by ``initialize``;
+    ``log_level`` is the last ``logging/setLevel`` (``None`` until then: every level is sent);
+    ``subscriptions`` the resource URIs of ``resources/subscribe``. ``last_seen`` is the time
+    of the last request, for idle expiry.
+    """
+
+    __slots__ = (
+        "id", "revision", "client_capabilities", "client_info", "log_level", "subscriptions", "state",
+        "created", "last_seen", "stream", "_pending", "_next_id",
+    )
+
+    def __init__(
+        self, session_id: str | None, revision: str, client_capabilities: dict[str, Any],
+        client_info: dict[str, Any] | None, now: float,
+    ) -> None:
+        self.id = session_id
+        self.revision = revision
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        self.state = SESSION.initial
+        self.created = now
+        self.last_seen = now
+        self.stream: Any = None
+        """The open standalone GET stream (HTTP), if any."""
+        self._pending: dict[tuple[type, RequestId], tuple[Exchange[Any], str]] = {}
+        self._next_id = 0
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def move(self, verb: str) -> None:
+        self.state = SESSION.move(self.state, verb)
+
+    @property
+    def open(self) -> bool:
+        return self.state is not SessionState.CLOSED
+
+    def close(self) -> list[Exchange[Any]]:
+        """End the session: the exchanges still waiting for input are returned (the host
+        cancels them); later answers to their requests are dropped."""
+        self.move("close")
+        waiting = list({id(ex): ex for ex, _ in self._pending.values()}.values())
+        self._pending.clear()
+        return waiting
+
+    # -- requests the client sends ------------------------------------------------------------
+    def set_level(self, level: Any) -> None:
+        if type(level) is not str or level not in LOG_LEVELS:
+            raise bad_params("Invalid log level", {"level": level} if type(level) is str else None)
+        self.log_level = level
+
+    def subscribe(self, uri: Any) -> None:
+        uri = self._uri(uri)
+        if uri not in self.subscriptions and len(self.subscriptions) >= MAX_SUBSCRIPTIONS:
+            raise bad_params(f"A session holds at most {MAX_SUBSCRIPTIONS} resource subscriptions")
+        self.subscriptions.add(uri)
+
+    def unsubscribe(self, uri: Any) -> None:
+        self.subscriptions.discard(self._uri(uri))
+
+    @staticmethod
+    def _uri(uri: Any) -> str:
+        if type(uri) is not str or not uri or not is_absolute_uri(uri):
+            raise bad_params("uri must be an absolute URI string")
+        return uri
+
+    def covers(self, uri: str) -> bool:
+        """Whether ``uri`` is (under) one of the session's resource subscriptions."""
+        return any(uri == s or uri.startswith(s.rstrip("/") + "/") for s in self.subscriptions)
+
+    # -- requests the server sends ------------------------------------------------------------
+    def ask(self, exchange: Exchange[Any], key: str) -> int:
+        """A fresh id for a server-to-client request of ``exchange`` (answering input ``key``)."""
+        if len(self._pending) >= MAX_PENDING_INPUTS:
+            raise ProtocolError(
+                f"More than {MAX_PENDING_INPUTS} requests to the client are waiting for answers",
+                code=ErrorCode.INTERNAL_ERROR,
+            )
+        self._next_id += 1
+        self._pending[(int, self._next_id)] = (exchange, key)
+        return self._next_id
+
+    def answered(self, request_id: RequestId) -> tuple[Exchange[Any], str] | None:
+        """The exchange and input key a client's response answers (``None``: not a request
+        the session is waiting on, which is dropped)."""
+        return self._pending.pop((type(request_id), request_id), None)
+
+    def forget(self, ids: list[int]) -> None:
+        """Stop waiting for these requests (their exchange ended): late answers are dropped."""
+        for rid in ids:
+            self._pending.pop((int, rid), None)
+
+    @property
+    def waiting(self) -> int:
+        return len(self._pending)
+
+
+class SessionStore(Protocol):
+    """Where a server's sessions live. The in-memory default is :class:`MemorySessionStore`;
+    a shared store for several processes implements the same four methods."""
+
+    def get(self, session_id: str, now: float) -> Session | None:
+        """The live session, its ``last_seen`` moved to ``now``; ``None`` when unknown,
+        ended or expired (the caller answers 404)."""
+        ...
+
+    def add(self, session: Session, now: float) -> bool:
+        """Keep a new session; ``False`` when the store has no room."""
+        ...
+
+    def remove(self, session_id: str) -> Session | None:
+        ...
+
+    def __len__(self) -> int:
+        ...
+
+
+class MemorySessionStore:
+    """Sessions in this process's memory, bounded: at most ``max_sessions`` (default 1000),
+    each dropped after ``idle_timeout`` seconds without a request (default 1800; a session
+    with an open GET stream or a request waiting for input is not idle)."""
+
+    def __init__(self, *, max_sessions: int = 1000, idle_timeout: float = 1800.0) -> None:
+        if max_sessions < 1 or not idle_timeout > 0:
+            raise LocalProtocolError("max_sessions must be at least 1 and idle_timeout positive")
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self._sessions: dict[str, Session] = {}
+
+    def _expired(self, session: Session, now: float) -> bool:
+        busy = session.stream is not None or session.waiting
+        return not session.open or (not busy and now - session.last_seen > self.idle_timeout)
+
+    def get(self, session_id: str, now: float) -> Session | None:
+        session = self._sessions.get(session_id)
+        if session is None:
+            return None
+        if self._expired(session, now):
+            del self._sessions[session_id]
+            return None
+        session.last_seen = max(session.last_seen, now)
+        return session
+
+    def add(self, session: Session, now: float) -> bool:
+        if session.id is None:
+            raise LocalProtocolError("Only a session with an id can be stored")
+        if session.id in self._sessions:
+            raise LocalProtocolError(f"Session id {session.id!r} was issued twice: the host's ids must be unique")
+        if len(self._sessions) >= self.max_sessions:
+            for key in [k for k, s in self._sessions.items() if self._expired(s, now)]:
+                del self._sessions[key]
+            if len(self._sessions) >= self.max_sessions:
+                return False
+        self._sessions[session.id] = session
+        return True
+
+    def remove(self, session_id: str) -> Session | None:
+        return self._sessions.pop(session_id, None)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
