@@ -6,7 +6,7 @@ Run ``python -m mcpwire._diagrams > docs/state-machines.md``; a test checks the 
 from __future__ import annotations
 
 from .client.states import REQUEST
-from .server.states import EXCHANGE, LISTEN
+from .server.states import EXCHANGE, LISTEN, SESSION
 
 
 def page() -> str:
@@ -16,7 +16,7 @@ def page() -> str:
         "`mcpwire/client/states.py`. Every state change of an exchange, a listen stream and a client",
         "request goes through its table; a move the table does not list raises `LocalProtocolError`.\n",
     ]
-    parts += [machine.diagram() for machine in (EXCHANGE, LISTEN, REQUEST)]
+    parts += [machine.diagram() for machine in (EXCHANGE, LISTEN, SESSION, REQUEST)]
     return "\n".join(parts)
 
 

@@ -21,7 +21,7 @@ given an iterator of fresh ids. On stdio the connection is the session and has n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import Any, Final, Protocol
 
 from ..wire.envelope import RequestId
 from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError
@@ -29,9 +29,6 @@ from ..wire.meta import LOG_LEVELS
 from ..wire.params import bad_params, is_absolute_uri
 from ..wire.versions import INITIALIZE_ERA
 from .states import SESSION, SessionState
-
-if TYPE_CHECKING:
-    from .exchange import Exchange
 
 __all__ = [
     "Session", "SessionStore", "MemorySessionStore", "negotiate_version", "check_initialize", "check_session_id",
@@ -106,7 +103,9 @@ class Session:
         self.last_seen = now
         self.stream: Any = None
         """The open standalone GET stream (HTTP), if any."""
-        self._pending: dict[tuple[type, RequestId], tuple[Exchange[Any], str]] = {}
+        # Server-to-client requests waiting for answers: id -> (the exchange that asked, its
+        # input key). Typed loosely so that this module needs nothing from exchange.py.
+        self._pending: dict[tuple[type, RequestId], tuple[Any, str]] = {}
         self._next_id = 0
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -117,7 +116,7 @@ class Session:
     def open(self) -> bool:
         return self.state is not SessionState.CLOSED
 
-    def close(self) -> list[Exchange[Any]]:
+    def close(self) -> list[Any]:
         """End the session: the exchanges still waiting for input are returned (the host
         cancels them); later answers to their requests are dropped."""
         self.move("close")
@@ -151,7 +150,7 @@ class Session:
         return any(uri == s or uri.startswith(s.rstrip("/") + "/") for s in self.subscriptions)
 
     # -- requests the server sends ------------------------------------------------------------
-    def ask(self, exchange: Exchange[Any], key: str) -> int:
+    def ask(self, exchange: Any, key: str) -> int:
         """A fresh id for a server-to-client request of ``exchange`` (answering input ``key``)."""
         if len(self._pending) >= MAX_PENDING_INPUTS:
             raise ProtocolError(
@@ -162,7 +161,7 @@ class Session:
         self._pending[(int, self._next_id)] = (exchange, key)
         return self._next_id
 
-    def answered(self, request_id: RequestId) -> tuple[Exchange[Any], str] | None:
+    def answered(self, request_id: RequestId) -> tuple[Any, str] | None:
         """The exchange and input key a client's response answers (``None``: not a request
         the session is waiting on, which is dropped)."""
         return self._pending.pop((type(request_id), request_id), None)
