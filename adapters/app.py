@@ -24,9 +24,11 @@ misused: an answer of the wrong type, say) or an answer the engine cannot send i
 from __future__ import annotations
 
 import inspect
+import itertools
 import logging
 import math
 import os
+import secrets
 import typing
 import warnings
 from types import MappingProxyType
@@ -42,6 +44,7 @@ from msgspec import UNSET
 import mcpwire
 from mcpwire.types import CallToolResult, CompleteResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
 from mcpwire import CompletionRequest, Exchange, HttpListenStream, ListenStream, PromptGet, ResourceRead, ResponseBody, Server, ToolCall, resource_not_found
+from mcpwire import InputArrived, SessionClosed
 from mcpwire.framing import encode_comment
 
 from ._input import NeedInput
@@ -84,6 +87,12 @@ class Context:
     def state(self) -> Any:
         return getattr(self.event, "state", UNSET)
 
+    @property
+    def protocol_version(self) -> str:
+        """The revision the request speaks: ``"2026-07-28"`` (stateless), or an initialize-era
+        session's negotiated revision."""
+        return self.exchange.revision
+
     async def progress(self, progress: float, *, total: float | None = None, message: str | None = None) -> None:
         out = self.exchange.progress(progress, total=total, message=message)
         if out:
@@ -113,6 +122,7 @@ class App:
         keyring: mcpwire.Keyring | None = None,
         validator: mcpwire.ValidatorFactory | None | str = "default",
         on_error: OnError | None = None,
+        input_timeout: float = 300.0,
         **server_options: Any,
     ) -> None:
         if keyring is None:
@@ -121,6 +131,8 @@ class App:
         if validator == "default":
             validator = mcpwire.jsonschema_validator()
         server_options.setdefault("list_changed", True)  # the App sends them: notify_list_changed
+        # Initialize-era session ids are random, drawn here (the core draws no randomness).
+        server_options.setdefault("session_ids", (secrets.token_urlsafe(24) for _ in itertools.count()))
         self.server = Server(
             Implementation(name=name, version=version), keyring=keyring,
             validator=validator if not isinstance(validator, str) else None, **server_options,
@@ -133,6 +145,11 @@ class App:
         self._completion: Callable[..., Any] | None = None
         self._streams: dict[int, _Registered] = {}
         self.on_error = on_error
+        self.input_timeout = input_timeout
+        """Seconds an initialize-era request waits for the client's answers to its
+        server-to-client requests before it fails with -32603."""
+        self._waiters: dict[int, anyio.Event] = {}
+        self._session_work: dict[str, set[anyio.CancelScope]] = {}
         # What was declared, for the read-only views (tools, resources, ...).
         self._tool_defs: dict[str, Tool] = {}
         self._resource_defs: dict[str, Resource] = {}
@@ -331,8 +348,18 @@ class App:
         bug: BaseException | None = None
         try:
             answer = await self._run(ctx)
-            if isinstance(answer, NeedInput):
-                out = exchange.input_required(answer.requests, state=answer.state, ttl_seconds=answer.ttl_seconds)
+            while isinstance(answer, NeedInput) and exchange.session is not None:
+                # Initialize era: the same NeedInput goes to the client as server-to-client
+                # requests, and the handler runs again with their answers (a tool is written once).
+                out = exchange.input_required(answer.requests, state=answer.state)
+                if not exchange.awaiting_input:
+                    break  # refused (a capability the client lacks): out is the error
+                answer = await self._await_input(ctx, out, send)
+            if isinstance(answer, _Failed):
+                out = answer.output
+            elif isinstance(answer, NeedInput):
+                if exchange.session is None:
+                    out = exchange.input_required(answer.requests, state=answer.state, ttl_seconds=answer.ttl_seconds)
             else:
                 out = exchange.complete(answer)
         except mcpwire.LocalProtocolError as exc:
@@ -352,6 +379,43 @@ class App:
             self._report(exchange, cause)
         if out:
             await send(out)
+
+    async def _await_input(self, ctx: Context, out: Any, send: Send) -> Any:
+        """Send the server-to-client requests, wait for every answer (at most
+        :attr:`input_timeout` seconds), and run the handler again on them. Returns the
+        handler's next answer, or a :class:`_Failed` carrying the failure output."""
+        exchange = ctx.exchange
+        waiter = self._waiters[id(exchange)] = anyio.Event()
+        try:
+            await send(out)
+            with anyio.move_on_after(self.input_timeout) as waited:
+                await waiter.wait()
+        finally:
+            self._waiters.pop(id(exchange), None)
+        if waited.cancelled_caught:
+            return _Failed(exchange.input_timed_out(self.input_timeout))
+        try:
+            ctx.event = exchange.resume()
+        except mcpwire.ProtocolError as exc:
+            return _Failed(exchange.fail(exc))
+        return await self._run(ctx)
+
+    def input_arrived(self, arrived: InputArrived) -> None:
+        """A driver hands in what the engine returned for a client's answer: the exchange
+        waiting for it runs its handler again once every answer is in. Call from the event
+        loop's thread."""
+        if arrived.ready:
+            waiter = self._waiters.get(id(arrived.exchange))
+            if waiter is not None:
+                waiter.set()
+
+    def session_closed(self, closed: SessionClosed) -> None:
+        """A driver hands in an ended session (DELETE): its running requests are cancelled and
+        its GET stream dropped. Call from the event loop's thread."""
+        for scope in self._session_work.pop(closed.session_id, ()):
+            scope.cancel()
+        if closed.stream is not None:
+            self.close_stream(closed.stream)
 
     def _report(self, exchange: Exchange[Any], error: BaseException) -> None:
         _log.error("request %r answered -32603 Internal error", exchange.request_id, exc_info=error)
@@ -390,7 +454,18 @@ class App:
                     await anyio.lowlevel.checkpoint()  # delivers the cancellation to the handler
 
             tasks.start_soon(watch, gone)
-            await self.dispatch(exchange, send)
+            session_id = exchange.session.id if exchange.session is not None else None
+            if session_id is not None:
+                self._session_work.setdefault(session_id, set()).add(tasks.cancel_scope)
+            try:
+                await self.dispatch(exchange, send)
+            finally:
+                if session_id is not None:
+                    work = self._session_work.get(session_id)
+                    if work is not None:
+                        work.discard(tasks.cancel_scope)
+                        if not work:
+                            del self._session_work[session_id]
             tasks.cancel_scope.cancel()
         return peer_gone
 
@@ -434,6 +509,15 @@ class App:
                 return CompleteResult(completion=mcpwire.types.Completion(values=answer, total=len(answer), has_more=False))
             return answer
         raise mcpwire.LocalProtocolError(f"No handler for {type(event).__name__}")
+
+
+class _Failed:
+    """The output of a request that failed while it waited for the client's input."""
+
+    __slots__ = ("output",)
+
+    def __init__(self, output: Any) -> None:
+        self.output = output
 
 
 class _Registered:

@@ -46,7 +46,7 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
+from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
 
@@ -183,6 +183,12 @@ class _Request:
                 await self._run_exchange(reply)
             elif isinstance(reply, HttpListenStream):
                 await self._run_listen(reply)
+            elif isinstance(reply, InputArrived):
+                self.app.input_arrived(reply)
+                await self._emit(reply.reply)
+            elif isinstance(reply, SessionClosed):
+                self.app.session_closed(reply)
+                await self._emit(reply.reply)
             else:
                 await self._emit(reply)
         except _PeerGone:

@@ -43,7 +43,7 @@ import h11
 import msgspec
 import trio
 
-from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
+from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
 
@@ -254,6 +254,12 @@ class _Connection:
             await self._run_exchange(reply)
         elif isinstance(reply, HttpListenStream):
             await self._run_listen(reply)
+        elif isinstance(reply, InputArrived):
+            self.app.input_arrived(reply)
+            await self._emit(reply.reply)
+        elif isinstance(reply, SessionClosed):
+            self.app.session_closed(reply)
+            await self._emit(reply.reply)
         else:
             await self._emit(reply)
         return (

@@ -30,7 +30,7 @@ from typing import Any
 
 import trio
 
-from mcpwire import Cancelled, LocalProtocolError, StdioConnection, StdioExchange, StdioListenStream
+from mcpwire import Cancelled, InputArrived, LocalProtocolError, StdioConnection, StdioExchange, StdioListenStream
 
 from .app import App, ListenForwarder
 
@@ -106,6 +106,8 @@ class _StdioDriver:
                 elif isinstance(item, StdioListenStream):
                     forwarder = self.app.forward_listen(item)  # registered now: no event is missed
                     streams.start_soon(self._run_listen, forwarder, self._scope_for(item.request_id))
+                elif isinstance(item, InputArrived):
+                    self.app.input_arrived(item)
                 elif isinstance(item, Cancelled):
                     scope = self._scopes.pop(_key(item.request_id), None)
                     if scope is not None:

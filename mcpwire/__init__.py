@@ -25,7 +25,9 @@ from .client.stream import ClientStdioConnection, HttpResponseParser
 from .server.catalog import ValidatorFactory
 from .server.context import CachePolicy
 from .server.engine import Server
-from .server.events import Cancelled, CompletionRequest, PromptGet, ResourceRead, ServerEvent, ToolCall
+from .server.events import (
+    Cancelled, CompletionRequest, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall,
+)
 from .server.exchange import Exchange, HttpExchange, StdioExchange, resource_not_found
 from .server.http import HttpPolicy, HttpRequest, ResponseBody, ResponseHead, error_reply
 from .server.listen import HttpListenStream, ListenStream, StdioListenStream
@@ -51,6 +53,7 @@ __all__ = [
     "ServerEvent", "ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "Cancelled", "RequestMeta",
     "Exchange", "HttpExchange", "StdioExchange", "resource_not_found",
     "ListenStream", "HttpListenStream", "StdioListenStream", "StdioConnection",
+    "InputArrived", "SessionClosed",
     "ExchangeState", "ListenState",
     # client
     "Client", "OutgoingRequest", "HttpResponseParser", "ClientStdioConnection", "RequestState",

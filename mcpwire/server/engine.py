@@ -334,9 +334,14 @@ class Server:
         check_now(now)
         view = HeaderView(request.headers)
         method = request.method
-        if method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE"):
+        if (
+            method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE")
+            and view.first(_SESSION_HEADER) is not None
+        ):
+            # Only a session has a GET stream and can be deleted: without the header, GET and
+            # DELETE get the stateless answer (405).
             return self._session_request(request, view, now)
-        body = admit(request, self.http, view, allow=b"GET, POST, DELETE" if self._sessions_on else b"POST")
+        body = admit(request, self.http, view)
         if not isinstance(body, bytes):
             return body
         try:
@@ -448,8 +453,6 @@ class Server:
             if b"text/event-stream" not in accept and b"*/*" not in accept and b"text/*" not in accept:
                 return _refuse(406, "Not Acceptable: a GET stream needs Accept: text/event-stream")
         ids = view.all(_SESSION_HEADER)
-        if not ids:
-            return _refuse(400, "Bad Request: Mcp-Session-Id header is required")
         if len(ids) > 1:
             return _refuse(400, "Bad Request: repeated Mcp-Session-Id header")
         session = self.sessions.get(ids[0].decode("latin-1"), now)
@@ -573,6 +576,11 @@ class Server:
         """
         view = HeaderView(headers)
         head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
+        if (
+            self._sessions_on and as_text("method", method) in ("GET", "DELETE")
+            and view.first(_SESSION_HEADER) is not None
+        ):
+            return admit_target(head, self.http, view)  # the rest is receive_http's
         refusal = admit(head, self.http, view, content_length(view) or 0)
         return None if isinstance(refusal, bytes) else refusal
 

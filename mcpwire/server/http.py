@@ -260,8 +260,7 @@ def admit_target(request: HttpRequest, policy: HttpPolicy, view: HeaderView) -> 
 
 
 def admit(
-    request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = None, length: int | None = None,
-    allow: bytes = b"POST",
+    request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = None, length: int | None = None
 ) -> bytes | HttpReply:
     """The transport admission steps, up to (not including) JSON parsing.
 
@@ -274,9 +273,7 @@ def admit(
     """
     method = request.method
     if method != "POST" and (type(method) is str or as_text("method", method) != "POST"):
-        head, error = _refuse(405, "Streamable HTTP accepts POST only" if allow == b"POST" else (
-            f"Streamable HTTP accepts {allow.decode()}"
-        ), ((b"allow", allow),))
+        head, error = _refuse(405, "Streamable HTTP accepts POST only", ((b"allow", b"POST"),))
         return (head, _NO_BODY) if method in ("HEAD", b"HEAD") else (head, error)
     body = request.body
     if type(body) is not bytes:
