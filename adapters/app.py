@@ -45,6 +45,7 @@ import mcpwire
 from mcpwire.types import CallToolResult, CompleteResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
 from mcpwire import CompletionRequest, Exchange, HttpListenStream, ListenStream, PromptGet, ResourceRead, ResponseBody, Server, ToolCall, resource_not_found
 from mcpwire import InputArrived, SessionClosed
+from mcpwire.sessions import ResumedStream
 from mcpwire.framing import encode_comment
 
 from ._input import NeedInput
@@ -103,6 +104,19 @@ class Context:
         if out:
             await self._send(out)
 
+    async def close_sse_stream(self, retry_ms: int = 1000) -> None:
+        """2025-11-25 sessions over HTTP (SEP-1699): end this request's SSE response now and
+        tell the client to come back after ``retry_ms`` with Last-Event-ID; the handler goes on
+        and what it sends next reaches the client on that resumed stream. LocalProtocolError
+        on other requests (a stateless request, stdio, an older revision)."""
+        exchange = self.exchange
+        if not isinstance(exchange, mcpwire.HttpExchange):
+            raise mcpwire.LocalProtocolError("close_sse_stream is for requests on a 2025-11-25 HTTP session")
+        out = exchange.close_stream(retry_ms)
+        if out:
+            await self._send(out)
+        self._send = self.app._resumed_sender(exchange)
+
 
 class App:
     """Declare tools, resources, templates and prompts with decorators; serve with a driver.
@@ -149,6 +163,7 @@ class App:
         """Seconds an initialize-era request waits for the client's answers to its
         server-to-client requests before it fails with -32603."""
         self._waiters: dict[int, anyio.Event] = {}
+        self._resumers: dict[tuple[str | None, str | None], ListenStream[Any]] = {}
         self._session_work: dict[str, set[anyio.CancelScope]] = {}
         # What was declared, for the read-only views (tools, resources, ...).
         self._tool_defs: dict[str, Tool] = {}
@@ -305,6 +320,8 @@ class App:
         return receive
 
     def close_stream(self, stream: ListenStream[Any]) -> None:
+        if isinstance(stream, ResumedStream):
+            self._resumers.pop((stream.session.id, stream.key), None)
         stream.cancel()
         registered = self._streams.pop(id(stream), None)
         if registered is not None:
@@ -354,7 +371,7 @@ class App:
                 out = exchange.input_required(answer.requests, state=answer.state)
                 if not exchange.awaiting_input:
                     break  # refused (a capability the client lacks): out is the error
-                answer = await self._await_input(ctx, out, send)
+                answer = await self._await_input(ctx, out)
             if isinstance(answer, _Failed):
                 out = answer.output
             elif isinstance(answer, NeedInput):
@@ -378,16 +395,16 @@ class App:
         if cause is not None:
             self._report(exchange, cause)
         if out:
-            await send(out)
+            await ctx._send(out)
 
-    async def _await_input(self, ctx: Context, out: Any, send: Send) -> Any:
+    async def _await_input(self, ctx: Context, out: Any) -> Any:
         """Send the server-to-client requests, wait for every answer (at most
         :attr:`input_timeout` seconds), and run the handler again on them. Returns the
         handler's next answer, or a :class:`_Failed` carrying the failure output."""
         exchange = ctx.exchange
         waiter = self._waiters[id(exchange)] = anyio.Event()
         try:
-            await send(out)
+            await ctx._send(out)
             with anyio.move_on_after(self.input_timeout) as waited:
                 await waiter.wait()
         finally:
@@ -408,6 +425,28 @@ class App:
             waiter = self._waiters.get(id(arrived.exchange))
             if waiter is not None:
                 waiter.set()
+
+    def _resumed_sender(self, exchange: mcpwire.HttpExchange) -> Send:
+        """Where a detached exchange's output goes: the GET stream resuming it, once one is
+        open (until then the session keeps the frames, and the GET replays them)."""
+        key = (exchange.session.id if exchange.session is not None else None, exchange.stream_key)
+
+        async def send(outputs: Any) -> None:
+            stream = self._resumers.get(key)
+            if stream is None:
+                return
+            last = any(isinstance(o, ResponseBody) and not o.more for o in outputs)
+            self._deliver([(stream, outputs)], last=last)
+            if last:
+                self._end_channel(stream)
+
+        return send
+
+    def _end_channel(self, stream: ListenStream[Any]) -> None:
+        registered = self._streams.get(id(stream))
+        if registered is not None:
+            registered.ended = True
+            registered.channel.close()
 
     def session_closed(self, closed: SessionClosed) -> None:
         """A driver hands in an ended session (DELETE): its running requests are cancelled and
@@ -548,6 +587,12 @@ class ListenForwarder:
         self.first: Any = stream.start()
         self._channel = app.open_stream(stream, buffer)  # no await since start(): nothing missed
         self._registered = app._streams[id(stream)]
+        if isinstance(stream, ResumedStream):
+            if stream.finished:  # the replay holds the final response: nothing more comes
+                self._registered.ended = True
+                self._registered.channel.close()
+            else:
+                app._resumers[(stream.session.id, stream.key)] = stream
 
     async def run(
         self,

@@ -5,7 +5,7 @@ A :class:`~mcpwire.Server` given ``session_ids`` keeps its sessions in
 ``sessions=MemorySessionStore()`` unless another store is passed.
 """
 
-from .server.listen import SessionStream
+from .server.listen import ResumedStream, SessionStream
 from .server.session import MemorySessionStore, Session, SessionStore
 
-__all__ = ["Session", "SessionStore", "MemorySessionStore", "SessionStream"]
+__all__ = ["Session", "SessionStore", "MemorySessionStore", "SessionStream", "ResumedStream"]

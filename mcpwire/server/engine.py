@@ -46,7 +46,7 @@ from .http import (
     error_reply, json_reply,
 )
 from .listen import (
-    LIST_FLAGS, HttpListenStream, ListenStream, SessionStream, StdioListenStream, check_list_kind, check_uri,
+    LIST_FLAGS, HttpListenStream, ListenStream, ResumedStream, SessionStream, StdioListenStream, check_list_kind, check_uri,
     parse_filter,
 )
 from .session import MemorySessionStore, Session, SessionStore, check_initialize, check_session_id, negotiate_version
@@ -406,9 +406,10 @@ class Server:
             return None
         if len(session_ids) > 1:
             return _refuse(400, "Bad Request: repeated Mcp-Session-Id header", getattr(message, "id", None))
-        session = self.sessions.get(session_ids[0].decode("latin-1"), now)
-        if session is None:
+        found = self.sessions.get(session_ids[0].decode("latin-1"), now)
+        if found is None:
             return _refuse(404, "Session not found", getattr(message, "id", None))
+        session = found
         revision = header_version or _OLDEST
         if revision not in self._era:
             return _refuse(400, f"Bad Request: unsupported protocol version {revision}", getattr(message, "id", None))
@@ -439,6 +440,7 @@ class Server:
             return json_reply(200, encode_error(message.id, exc))
         if isinstance(admitted, bytes):
             return json_reply(200, admitted)
+        assert not isinstance(admitted, _Listen)  # subscriptions/listen is not a session method
         event, params = admitted
         return HttpExchange(self._context, event, params, now, session=session, revision=revision)
 
@@ -465,6 +467,11 @@ class Server:
             for exchange in waiting:
                 exchange.cancel()
             return SessionClosed(session_id=str(session.id), reply=empty_reply(200), waiting=waiting, stream=stream)
+        last_event = view.first(b"last-event-id")
+        if last_event is not None:
+            replay = session.replay(last_event.decode("latin-1").strip())
+            if replay is not None:
+                return ResumedStream(self._context, session, *replay)
         if session.stream is not None:
             return _refuse(409, "Conflict: the session already has an open GET stream")
         if len(self._listeners) >= self.max_listen_streams:

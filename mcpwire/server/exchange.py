@@ -32,6 +32,7 @@ from ..wire.params import decode_params
 from ..wire.sse import encode_event
 from .context import ServerContext
 from .events import CompletionRequest, ResourceRead, ServerEvent, ToolCall
+from ..wire.versions import SSE_PRIMING
 from .http import HttpOutput, ResponseBody, json_reply, sse_head
 from .states import EXCHANGE, ExchangeState
 from .era import session_result, shape_request
@@ -333,7 +334,7 @@ class Exchange(Generic[O]):
                     code=ErrorCode.INVALID_PARAMS,
                 )
             else:
-                self._answers[key] = answer
+                self._answers[key] = answer if type(answer) is dict else {}
         return self._input_error is not None or not self._asked
 
     def resume(self) -> ServerEvent:
@@ -346,7 +347,7 @@ class Exchange(Generic[O]):
         self.state = EXCHANGE.move(self.state, "resume")
         answers = dict(self.event.input_responses or {}) if hasattr(self.event, "input_responses") else {}
         answers.update(self._answers)
-        self.event = msgspec.structs.replace(self.event, input_responses=answers, state=self._input_state)  # type: ignore[type-var]
+        self.event = msgspec.structs.replace(self.event, input_responses=answers, state=self._input_state)
         self._answers = {}
         return self.event
 
@@ -386,25 +387,76 @@ class Exchange(Generic[O]):
 
 
 class HttpExchange(Exchange[HttpOutput]):
-    """An exchange on Streamable HTTP: output is a list of ResponseHead/ResponseBody events."""
+    """An exchange on Streamable HTTP: output is a list of ResponseHead/ResponseBody events.
+
+    On an initialize-era session every SSE event carries an id (``<stream>-<n>``) and is kept
+    for resumption; on 2025-11-25 the stream opens with a priming event (an id, empty data)
+    and :meth:`close_stream` may end the HTTP response mid-call.
+    """
+
+    stream_key: str | None = None
+    """The session's key for this request's SSE stream, once it has one."""
+    detached = False
+    """:meth:`close_stream` ended the HTTP response: later output belongs to the stream that
+    resumes it (a GET with Last-Event-ID), whose :class:`ResumedStream` has the same ``key``."""
 
     def _empty(self) -> HttpOutput:
         return []
 
+    def _key(self) -> str:
+        if self.stream_key is None:
+            assert self.session is not None
+            self.stream_key = self.session.new_stream()
+        return self.stream_key
+
+    def _event(self, message: bytes, last: bool = False) -> ResponseBody:
+        if self.session is None:
+            return ResponseBody(data=encode_event(message), more=not last)
+        key = self._key()
+        frame = encode_event(message, id=self.session.next_event_id(key))
+        self.session.record(key, frame, last=last)
+        return ResponseBody(data=frame, more=not last)
+
+    def _open(self) -> HttpOutput:
+        out: HttpOutput = [sse_head()]
+        if self.session is not None and self.revision in SSE_PRIMING:
+            out.append(ResponseBody(data=encode_event(b"", id=f"{self._key()}-0"), more=True))
+        return out
+
     def _notify_out(self, message: bytes, first: bool) -> HttpOutput:
-        frame = ResponseBody(data=encode_event(message), more=True)
-        return [sse_head(), frame] if first else [frame]
+        frame = self._event(message)
+        return [*self._open(), frame] if first else [frame]
 
     def _requests_out(self, messages: list[bytes], first: bool) -> HttpOutput:
-        frames: HttpOutput = [ResponseBody(data=encode_event(m), more=True) for m in messages]
-        return [sse_head(), *frames] if first else frames
+        frames: HttpOutput = [self._event(m) for m in messages]
+        return [*self._open(), *frames] if first else frames
 
     def _final_out(self, message: bytes, status: int, streaming: bool) -> HttpOutput:
         if streaming:
             # Once SSE started the status is already 200: errors travel as events.
-            return [ResponseBody(data=encode_event(message), more=False)]
+            return [self._event(message, last=True)]
         head, body = json_reply(status, message)
         return [head, body]
+
+    def close_stream(self, retry_ms: int) -> HttpOutput:
+        """2025-11-25 (SEP-1699): end this request's HTTP response now, telling the client to
+        reconnect after ``retry_ms`` milliseconds with a GET carrying Last-Event-ID; the work
+        goes on and its later output goes to that GET (:attr:`detached`). Only on a session
+        of 2025-11-25, once (LocalProtocolError otherwise)."""
+        if self.session is None or self.revision not in SSE_PRIMING:
+            raise LocalProtocolError("close_stream is for requests on a 2025-11-25 session")
+        if self.detached:
+            raise LocalProtocolError("The stream is already closed")
+        if type(retry_ms) is not int or retry_ms < 0:
+            raise LocalProtocolError("retry_ms must be a non-negative int")
+        nxt = self._next("notify")
+        if nxt is None:
+            return []
+        out = self._open() if self.state is ExchangeState.OPEN else []
+        self._key()
+        self.state = nxt
+        self.detached = True
+        return [*out, ResponseBody(data=b"retry: %d\n\n" % retry_ms, more=True), ResponseBody(data=b"", more=False)]
 
 
 class StdioExchange(Exchange[bytes]):

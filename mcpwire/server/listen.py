@@ -29,7 +29,7 @@ from .http import HttpOutput, ResponseBody, sse_head
 from .states import LISTEN, ListenState
 
 __all__ = [
-    "ListenStream", "HttpListenStream", "StdioListenStream", "SessionStream", "parse_filter", "check_list_kind", "check_uri",
+    "ListenStream", "HttpListenStream", "StdioListenStream", "SessionStream", "ResumedStream", "parse_filter", "check_list_kind", "check_uri",
     "MAX_RESOURCE_SUBSCRIPTIONS",
 ]
 
@@ -166,7 +166,7 @@ class StdioListenStream(ListenStream[bytes]):
         return encode_line(message)
 
 
-class SessionStream(ListenStream[HttpOutput]):
+class SessionStream(HttpListenStream):
     """The standalone SSE stream of an initialize-era session: the answer to a GET with the
     session's ``Mcp-Session-Id`` (Streamable HTTP, listening for messages from the server).
 
@@ -226,3 +226,42 @@ class SessionStream(ListenStream[HttpOutput]):
         self._context.listeners.discard(self)
         if self.session.stream is self:
             self.session.stream = None
+
+
+class ResumedStream(HttpListenStream):
+    """A GET with ``Last-Event-ID`` resuming one of the session's POST streams (2025-11-25:
+    a server may close a request's SSE stream mid-call, and the client resumes it).
+
+    :meth:`start` replays the frames sent after that event; when the stream had not ended,
+    the host forwards the rest of the request's output to it (the exchange's ``stream_key``
+    names the stream) until the final response, which ends it. ``finished``: the replay
+    already holds the final response.
+    """
+
+    def __init__(self, context: ServerContext, session: Any, key: str, frames: list[bytes], finished: bool) -> None:
+        super().__init__(context, 0, RequestMeta(protocol_version=session.revision, client_capabilities={}), {})
+        context.listeners.discard(self)  # not a subscriber of list_changed or resources/updated
+        self.session = session
+        self.key = key
+        self.finished = finished
+        self._frames = frames
+
+    def start(self) -> HttpOutput:
+        if not self._move("start"):
+            return []
+        out: HttpOutput = [sse_head()]
+        out += [ResponseBody(data=frame, more=True) for frame in self._frames]
+        if self.finished:
+            out.append(ResponseBody(data=b"", more=False))
+        return out
+
+    def wants(self, kind: ListKind) -> bool:
+        return False
+
+    def covers(self, uri: str) -> bool:
+        return False
+
+    def close(self) -> HttpOutput:
+        if not self._move("close"):
+            return []
+        return [ResponseBody(data=b"", more=False)]

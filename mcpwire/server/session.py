@@ -39,6 +39,10 @@ MAX_SUBSCRIPTIONS: Final = 1000
 """Resource subscriptions one session may hold; more is -32602."""
 MAX_PENDING_INPUTS: Final = 64
 """Server-to-client requests one session may have waiting for answers at once."""
+MAX_STREAMS: Final = 32
+"""SSE streams of one session kept for resumption (the newest)."""
+MAX_EVENTS: Final = 256
+"""Events of one stream kept for resumption; later ones are sent but cannot be replayed."""
 
 
 def negotiate_version(requested: str, supported: tuple[str, ...]) -> str | None:
@@ -85,7 +89,7 @@ class Session:
 
     __slots__ = (
         "id", "revision", "client_capabilities", "client_info", "log_level", "subscriptions", "state",
-        "created", "last_seen", "stream", "_pending", "_next_id",
+        "created", "last_seen", "stream", "_pending", "_next_id", "_streams", "_events", "_ended",
     )
 
     def __init__(
@@ -107,6 +111,12 @@ class Session:
         # input key). Typed loosely so that this module needs nothing from exchange.py.
         self._pending: dict[tuple[type, RequestId], tuple[Any, str]] = {}
         self._next_id = 0
+        # SSE streams of the session's POSTs, for resumption with Last-Event-ID: the frames
+        # each sent (event ids "<stream>-<n>"), the newest MAX_STREAMS streams, and which
+        # have sent their final frame.
+        self._streams = 0
+        self._events: dict[str, list[bytes]] = {}
+        self._ended: set[str] = set()
 
     # -- lifecycle --------------------------------------------------------------------------------
     def move(self, verb: str) -> None:
@@ -174,6 +184,39 @@ class Session:
     @property
     def waiting(self) -> int:
         return len(self._pending)
+
+    # -- SSE streams and resumption ---------------------------------------------------------------
+    def new_stream(self) -> str:
+        """A key for a new SSE stream of this session (the part of its event ids before "-")."""
+        self._streams += 1
+        key = str(self._streams)
+        self._events[key] = []
+        while len(self._events) > MAX_STREAMS:
+            oldest = next(iter(self._events))
+            del self._events[oldest]
+            self._ended.discard(oldest)
+        return key
+
+    def record(self, key: str, frame: bytes, *, last: bool = False) -> None:
+        """Keep a frame sent on stream ``key`` (at most MAX_EVENTS a stream) for replay."""
+        events = self._events.get(key)
+        if events is not None and len(events) < MAX_EVENTS:
+            events.append(frame)
+        if last:
+            self._ended.add(key)
+
+    def next_event_id(self, key: str) -> str:
+        return f"{key}-{len(self._events.get(key, ())) + 1}"
+
+    def replay(self, last_event_id: str) -> tuple[str, list[bytes], bool] | None:
+        """What a GET with ``Last-Event-ID`` resumes: the stream's key, the frames sent after
+        that event, and whether the stream had ended; ``None`` for an id this session did not
+        send (or no longer keeps)."""
+        key, _, seq = last_event_id.rpartition("-")
+        events = self._events.get(key)
+        if events is None or not seq.isdigit() or int(seq) > len(events):
+            return None
+        return key, events[int(seq):], key in self._ended
 
 
 class SessionStore(Protocol):

@@ -299,7 +299,7 @@ class StdioPair:
             elif isinstance(item, StdioListenStream):
                 self.streams.append((item, self.app.open_stream(item)))
                 out += item.start()
-            else:
+            elif isinstance(item, Cancelled):
                 self.cancelled.append(item)
         return out
 
