@@ -481,6 +481,8 @@ class App:
 
             def gone() -> None:
                 nonlocal peer_gone
+                if getattr(exchange, "detached", False):
+                    return  # the server ended this response itself (close_sse_stream): work goes on
                 peer_gone = True
                 exchange.cancel()
                 tasks.cancel_scope.cancel()

@@ -207,9 +207,11 @@ def _text(text: str, *, is_error: bool = False) -> CallToolResult:
 # -- the application ------------------------------------------------------------------------------
 def build_app(**options: Any) -> App:
     """The conformance fixture as an :class:`App` (``options`` go to the App/Server)."""
+    options.setdefault("resource_subscribe", True)
     app = App(SERVER_NAME, SERVER_VERSION, completions=True, logging=True, list_changed=("tools", "prompts"), **options)
     _content_tools(app)
     _behaviour_tools(app)
+    _initialize_era_tools(app)
     _mrtr_tools(app)
     _header_and_schema_tools(app)
     _resources(app)
@@ -337,6 +339,110 @@ def _greeting(value: Any) -> CallToolResult:
     if (action := _declined(value)) is not None:
         return _text(f"No name given: the user chose {action}.")
     return _text(f"Hello, {value}!")
+
+
+ELICITATION_DEFAULTS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "default": "John Doe"},
+        "age": {"type": "integer", "default": 30},
+        "score": {"type": "number", "default": 95.5},
+        "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+        "verified": {"type": "boolean", "default": True},
+    },
+}
+ELICITATION_ENUMS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {"type": "string", "oneOf": [
+            {"const": "value1", "title": "First value"}, {"const": "value2", "title": "Second value"},
+        ]},
+        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2"], "enumNames": ["Option one", "Option two"]},
+        "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+        "titledMulti": {"type": "array", "items": {"anyOf": [
+            {"const": "value1", "title": "First value"}, {"const": "value2", "title": "Second value"},
+        ]}},
+    },
+}
+ELICITATION_USER: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    },
+    "required": ["username", "email"],
+}
+
+
+def _form(message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"method": "elicitation/create", "params": {"message": message, "requestedSchema": schema}}
+
+
+def _initialize_era_tools(app: App) -> None:
+    """What the 2025-11-25 scenarios call. They ask for input with NeedInput like every other
+    tool: on a session the App sends server-to-client requests, on 2026-07-28 it answers
+    input_required."""
+
+    @app.tool("test_tool_with_logging", description="Logs three info messages while it works", input_schema=NO_ARGUMENTS)
+    async def tool_with_logging(ctx: Context, arguments: Any) -> CallToolResult:
+        for i, message in enumerate(("Tool execution started", "Tool processing data", "Tool execution completed")):
+            if i:
+                await anyio.sleep(0.05)
+            await ctx.log("info", message)
+        return _text("Logging tool completed")
+
+    prompt_schema = {"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}
+
+    @app.tool("test_sampling", description="Asks the client's LLM to answer the prompt", input_schema=prompt_schema)
+    async def sampling(ctx: Context, arguments: Any) -> CallToolResult | NeedInput:
+        prompt = str(arguments.get("prompt", ""))
+        asks = {"sample": Ask(_sample(prompt, 100), _sampled_text)}
+        values, missing = _gather(ctx, asks)
+        if missing:
+            return NeedInput(requests=missing)
+        return _text(f"LLM response: {values['sample']}")
+
+    message_schema = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
+
+    @app.tool("test_elicitation", description="Asks the user for a username and email", input_schema=message_schema)
+    async def elicitation(ctx: Context, arguments: Any) -> CallToolResult | NeedInput:
+        answer = ctx.input_responses.get("user")
+        if answer is None:
+            return NeedInput(requests={"user": _form(str(arguments.get("message", "")), ELICITATION_USER)})
+        return _text(f"User response: action={answer.get('action')}, content={json.dumps(answer.get('content', {}))}")
+
+    @app.tool(
+        "test_elicitation_sep1034_defaults", description="Elicits a form whose fields have defaults (SEP-1034)",
+        input_schema=NO_ARGUMENTS,
+    )
+    async def elicitation_defaults(ctx: Context, arguments: Any) -> CallToolResult | NeedInput:
+        answer = ctx.input_responses.get("form")
+        if answer is None:
+            return NeedInput(requests={"form": _form("Please review these details", ELICITATION_DEFAULTS)})
+        content = json.dumps(answer.get("content", {}))
+        return _text(f"Elicitation completed: action={answer.get('action')}, content={content}")
+
+    @app.tool(
+        "test_elicitation_sep1330_enums", description="Elicits a form with every enum schema shape (SEP-1330)",
+        input_schema=NO_ARGUMENTS,
+    )
+    async def elicitation_enums(ctx: Context, arguments: Any) -> CallToolResult | NeedInput:
+        answer = ctx.input_responses.get("form")
+        if answer is None:
+            return NeedInput(requests={"form": _form("Choose your options", ELICITATION_ENUMS)})
+        content = json.dumps(answer.get("content", {}))
+        return _text(f"Elicitation completed: action={answer.get('action')}, content={content}")
+
+    @app.tool(
+        "test_reconnection", description="On 2025-11-25 sessions, closes its SSE stream mid-call (SEP-1699)",
+        input_schema=NO_ARGUMENTS,
+    )
+    async def reconnection(ctx: Context, arguments: Any) -> CallToolResult:
+        if ctx.protocol_version == "2025-11-25" and isinstance(ctx.exchange, mcpwire.HttpExchange):
+            await ctx.close_sse_stream(retry_ms=100)
+            await anyio.sleep(0.2)
+        return _text("Reconnection test completed")
 
 
 def _mrtr_tools(app: App) -> None:

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Run the official MCP conformance runner against mcpwire (revision 2026-07-28).
+"""Run the official MCP conformance runner against mcpwire (revision 2026-07-28, or with
+--spec 2025-11-25 the initialize-era set, against the same fixture URL).
 
-    python conformance/run.py server [--transport http] [--server trio|asgi-uvicorn|asgi-hypercorn|...]
-                                     [--scenario NAME] [--keep]
-    python conformance/run.py client [--scenario NAME]
+    python conformance/run.py server [--spec 2026-07-28|2025-11-25] [--transport http]
+                                     [--server trio|asgi-uvicorn|asgi-hypercorn|...] [--scenario NAME] [--keep]
+    python conformance/run.py client [--spec 2026-07-28|2025-11-25] [--scenario NAME]
 
 The pinned runner (@modelcontextprotocol/conformance 0.2.0-alpha.12) and Node 22 are
 installed on first use into ~/.cache/mcpwire-conformance ($MCPWIRE_CONFORMANCE_CACHE).
@@ -51,11 +52,22 @@ RESULTS = REPO / "conformance" / "results"
 CACHE = Path(os.environ.get("MCPWIRE_CONFORMANCE_CACHE") or Path.home() / ".cache" / "mcpwire-conformance")
 SUITE_TIMEOUT, SINGLE_TIMEOUT, READY_TIMEOUT, EXIT_TIMEOUT = 300.0, 120.0, 30.0, 5.0
 FIXTURE_SERVERS = ("trio", "asgi-uvicorn", "asgi-hypercorn", "asgi-hypercorn-trio")  # fixture.py SERVERS
-EXPECTED_SCORED = {"server": 37, "client": 7}  # sanity check of the parsed requirement set
+SPECS = (REVISION, "2025-11-25")  # the requirement sets the runner ships; --spec picks one
+# Sanity check of the parsed requirement set (scored scenarios, auth/* client ones left out).
+EXPECTED_SCORED = {
+    REVISION: {"server": 37, "client": 7},
+    "2025-11-25": {"server": 30, "client": 4},
+}
 # Unscored scenarios that must still pass; the server ones are always re-run individually.
-REQUIRED_UNSCORED = {
-    "server": ("json-schema-2020-12", "http-header-validation", "http-custom-header-server-validation"),
-    "client": ("json-schema-2020-12-preservation",),
+REQUIRED_UNSCORED: dict[str, dict[str, tuple[str, ...]]] = {
+    REVISION: {
+        "server": ("json-schema-2020-12", "http-header-validation", "http-custom-header-server-validation"),
+        "client": ("json-schema-2020-12-preservation",),
+    },
+    "2025-11-25": {
+        "server": ("server-session-lifecycle", "json-schema-2020-12", "server-sse-polling"),
+        "client": (),
+    },
 }
 # mcpwire's client implements no OAuth flows: auth/* client scenarios are reported, never required.
 CLIENT_NOT_REQUIRED_PREFIX = "auth/"
@@ -128,17 +140,17 @@ def ensure_runner() -> tuple[Path, Path]:
     return node, pkg
 
 
-def requirements(node: Path, pkg: Path) -> dict[str, Any]:
+def requirements(node: Path, pkg: Path, spec: str) -> dict[str, Any]:
     """Parse the frozen requirement set with the YAML parser the runner itself uses."""
     script = (
         "const [y, f] = process.argv.slice(1); process.stdout.write(JSON.stringify("
         "require(y).parse(require('fs').readFileSync(f, 'utf8'))))"
     )
-    yaml_module, requirement_set = CACHE / "node_modules" / "yaml", pkg / "requirements" / f"{REVISION}.yaml"
+    yaml_module, requirement_set = CACHE / "node_modules" / "yaml", pkg / "requirements" / f"{spec}.yaml"
     cmd = [str(node), "-e", script, str(yaml_module), str(requirement_set)]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
     if out.returncode:
-        fail(f"cannot read the {REVISION} requirement set: {out.stderr.strip()}")
+        fail(f"cannot read the {spec} requirement set: {out.stderr.strip()}")
     data: dict[str, Any] = json.loads(out.stdout)
     return data
 
@@ -260,13 +272,14 @@ def netns_wrapper() -> list[str]:
 
 def run_leg(args: argparse.Namespace, run_dir: Path) -> bool:
     node, pkg = ensure_runner()
-    req, leg = requirements(node, pkg), str(args.leg)
+    spec = str(args.spec)
+    req, leg = requirements(node, pkg, spec), str(args.leg)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     suite = list(req[leg]) + [e["scenario"] for e in req.get("not_scored", []) if e.get("leg") == leg]
     scored = [s for s in req[leg] if leg == "server" or not s.startswith(CLIENT_NOT_REQUIRED_PREFIX)]
-    if len(scored) != EXPECTED_SCORED[leg]:
-        fail(f"expected {EXPECTED_SCORED[leg]} scored {leg} scenarios in the requirement set, got {len(scored)}")
-    unscored = list(REQUIRED_UNSCORED[leg])
+    if len(scored) != EXPECTED_SCORED[spec][leg]:
+        fail(f"expected {EXPECTED_SCORED[spec][leg]} scored {leg} scenarios in the {spec} set, got {len(scored)}")
+    unscored = list(REQUIRED_UNSCORED[spec][leg])
     singles = unscored if leg == "server" else [s for s in unscored if s not in suite]
     base, wrap, target = [str(node), str(pkg / "dist" / "index.js"), leg], list[str](), str(args.url or "")
     fixture: subprocess.Popen[Any] | None = None
@@ -284,11 +297,11 @@ def run_leg(args: argparse.Namespace, run_dir: Path) -> bool:
         if client.split() != shlex.split(client):
             fail(f"the runner splits --command on spaces, so it must not need quoting: {client!r}")
         base, wrap = base + ["--command", client], netns_wrapper()
-    runs = [(f"requirements-{REVISION}", ["--requirements", REVISION], run_dir)]
-    runs += [(f"scenario-{s}", ["--scenario", s, "--spec-version", REVISION], run_dir / "single") for s in singles]
+    runs = [(f"requirements-{spec}", ["--requirements", spec], run_dir)]
+    runs += [(f"scenario-{s}", ["--scenario", s, "--spec-version", spec], run_dir / "single") for s in singles]
     if args.scenario:
         scored, unscored = [args.scenario], []
-        runs = [(f"scenario-{args.scenario}", ["--scenario", args.scenario, "--spec-version", REVISION], run_dir)]
+        runs = [(f"scenario-{args.scenario}", ["--scenario", args.scenario, "--spec-version", spec], run_dir)]
     try:
         for label, flags, out_dir in runs:
             log = run_dir / f"runner-{label.replace('/', '_')}.log"
@@ -341,7 +354,11 @@ def main() -> int:
         "--server", default="trio", choices=FIXTURE_SERVERS,
         help="what serves the fixture's HTTP (server leg): the trio/h11 driver or the ASGI adapter under a server",
     )
-    parser.add_argument("--scenario", help="run only this scenario (at the 2026-07-28 wire)")
+    parser.add_argument(
+        "--spec", default=REVISION, choices=SPECS,
+        help="the requirement set and wire revision (default 2026-07-28; 2025-11-25 runs the initialize era)",
+    )
+    parser.add_argument("--scenario", help="run only this scenario (at the --spec wire)")
     parser.add_argument("--keep", action="store_true", help="keep the fixture running until Enter (server leg)")
     for hidden in ("--url", "--fixture-cmd", "--client-cmd"):
         parser.add_argument(hidden, help=argparse.SUPPRESS)
