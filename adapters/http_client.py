@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Self
+from typing import TYPE_CHECKING, Self
 from urllib.parse import urlsplit
 
 import h11
@@ -42,6 +42,11 @@ from mcpwire.types import Implementation
 
 # The transport-neutral half lives in .session (no h11 there); re-exported here, where it was.
 from .session import EventHandler, InputHandler, ListenEvent, ServerError, Session, Subscription, TransportError
+
+if TYPE_CHECKING:
+    from mcpwire.auth import AuthorizationFlow
+
+    from .oauth import OAuth
 
 __all__ = [
     "EventHandler", "HttpClient", "InputHandler", "ListenEvent", "ServerError", "Session", "Subscription", "TransportError",
@@ -61,6 +66,7 @@ class HttpClient(Session):
         max_rounds: int = 8,
         extra_headers: Sequence[tuple[bytes, bytes]] = (),
         ssl_context: ssl.SSLContext | None = None,
+        auth: OAuth | None = None,
     ) -> None:
         super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds)
         parts = urlsplit(url)
@@ -80,6 +86,9 @@ class HttpClient(Session):
         self._stream: trio.abc.Stream | None = None
         self._conn: h11.Connection | None = None
         self._lock = trio.Lock()
+        # OAuth (adapters/oauth.py, docs/auth.md): headers on every request; a 401/403 runs a flow.
+        self.auth = auth
+        self._auth = auth.bind(url) if auth is not None else None
         #: How many TCP connections were opened (keep-alive reuse is visible here).
         self.connections_opened = 0
 
@@ -120,27 +129,51 @@ class HttpClient(Session):
 
     def _request_bytes(self, conn: h11.Connection, request: OutgoingRequest) -> bytes:
         headers = [(b"Host", self._authority), (b"Content-Length", str(len(request.body)).encode()),
-                   *request.headers, *self._extra]
+                   *request.headers, *self._extra, *self._auth_headers()]
         return (conn.send(h11.Request(method=b"POST", target=self._target, headers=headers)) or b"") + (
             conn.send(h11.Data(data=request.body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
+
+    def _auth_headers(self) -> list[tuple[bytes, bytes]]:
+        if self._auth is None or self.auth is None:
+            return []
+        return [(k.encode(), v.encode()) for k, v in self._auth.headers(now=self.auth.clock())]
+
+    def _auth_verdict(self, event: h11.Response) -> AuthorizationFlow | str:
+        if self._auth is None or self.auth is None:
+            return "ok"
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers]
+        return self._auth.on_response(event.status_code, headers, now=self.auth.clock())
 
     def _subscription(self, request: OutgoingRequest) -> Subscription:
         return _HttpSubscription(self, request)
 
     async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
         async with self._lock:
-            for attempt in range(2):
-                reused = self._stream is not None and attempt == 0
-                stream, conn = await self._connect()
+            if self._auth is None:
+                return await self._send(request, on_event)
+            self._auth.begin_request()
+            while True:  # ends: ClientAuth bounds the attempts and raises AuthError past them
                 try:
-                    return await self._round_trip(stream, conn, request, on_event)
-                except _Stale:
-                    await self.aclose()
-                    if not reused:
-                        raise TransportError(f"{self.url} closed the connection without a response") from None
-                except BaseException:
-                    await self.aclose()  # cancelled, timed out or broken: the connection is unusable
-                    raise
+                    return await self._send(request, on_event)
+                except _Reauthorize as again:
+                    if again.flow is not None and self.auth is not None:
+                        await self.auth.run(self._auth, again.flow)
+
+    async def _send(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
+        for attempt in range(2):
+            reused = self._stream is not None and attempt == 0
+            stream, conn = await self._connect()
+            try:
+                return await self._round_trip(stream, conn, request, on_event)
+            except _Stale:
+                await self.aclose()
+                if not reused:
+                    raise TransportError(f"{self.url} closed the connection without a response") from None
+            except _Reauthorize:
+                raise  # the response was read whole; the connection stays usable
+            except BaseException:
+                await self.aclose()  # cancelled, timed out or broken: the connection is unusable
+                raise
         raise TransportError(f"{self.url} closed the connection without a response")  # pragma: no cover
 
     async def _round_trip(self, stream: trio.abc.Stream, conn: h11.Connection, request: OutgoingRequest,
@@ -152,6 +185,7 @@ class HttpClient(Session):
         parser: HttpResponseParser | None = None
         final: ClientEvent | None = None
         received = 0
+        reauthorize: _Reauthorize | None = None
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
@@ -174,15 +208,20 @@ class HttpClient(Session):
             if isinstance(event, h11.Response):
                 if event.status_code in (301, 302, 307, 308):
                     raise TransportError(f"{self.url} redirects (HTTP {event.status_code}); not followed")
+                verdict = self._auth_verdict(event)
+                if verdict != "ok":  # read the challenge's body to the end, keep the connection, send again
+                    reauthorize = _Reauthorize(None if isinstance(verdict, str) else verdict)
                 ctype = dict(event.headers).get(b"content-type", b"")
                 parser = HttpResponseParser(self.client, request, status=event.status_code, content_type=ctype,
                                             max_body_bytes=self.max_response_bytes)
             elif isinstance(event, h11.Data):
                 assert parser is not None
-                final = await self._dispatch(parser.feed(bytes(event.data)), final, on_event)
+                if reauthorize is None:
+                    final = await self._dispatch(parser.feed(bytes(event.data)), final, on_event)
             elif isinstance(event, h11.EndOfMessage):
                 assert parser is not None
-                final = await self._dispatch(parser.close(), final, on_event)
+                if reauthorize is None:
+                    final = await self._dispatch(parser.close(), final, on_event)
                 break
             elif isinstance(event, h11.ConnectionClosed):
                 if parser is None:
@@ -192,6 +231,8 @@ class HttpClient(Session):
             conn.start_next_cycle()
         else:
             await self.aclose()
+        if reauthorize is not None:
+            raise reauthorize
         if final is None:
             return ErrorResult(request_id=request.id, code=ErrorCode.TRANSPORT_ERROR, message="no response")  # pragma: no cover
         return final
@@ -276,3 +317,11 @@ class _HttpSubscription(Subscription):
 
 class _Stale(Exception):
     """A reused keep-alive connection was closed by the server before any response byte."""
+
+
+class _Reauthorize(Exception):
+    """The response was an OAuth challenge: run ``flow`` (None: just send again), then retry."""
+
+    def __init__(self, flow: AuthorizationFlow | None) -> None:
+        super().__init__("reauthorize")
+        self.flow = flow

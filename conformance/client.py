@@ -29,10 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgspec
 import trio
+from client_auth import oauth_for
 from mcpwire_adapters.http_client import HttpClient, ServerError, TransportError
 
 from mcpwire.types import Implementation
 from mcpwire import ProtocolError
+from mcpwire.auth import AuthError
 from mcpwire import Client
 from mcpwire.types import (
     CreateMessageRequest,
@@ -120,14 +122,15 @@ def on_input(requests: dict[str, InputRequest]) -> dict[str, Any]:
 async def attempt(label: str, coro: Any) -> Any:
     try:
         return await coro
-    except (ServerError, ProtocolError, TransportError) as exc:
+    except (ServerError, ProtocolError, TransportError, AuthError) as exc:
         log(f"{label}: {exc!r}")
         return None
 
 
 async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
     client = Client(Implementation(name="mcpwire-conformance-client", version="0.1.0"), capabilities=CAPABILITIES)
-    async with HttpClient(url, client, read_timeout=20.0) as session:
+    auth = oauth_for(context) if scenario.startswith("auth/") else None  # client_auth.py
+    async with HttpClient(url, client, read_timeout=20.0, auth=auth) as session:
         discovered = await attempt("server/discover", session.discover())
         caps: dict[str, Any] = discovered.data.get("capabilities", {}) if discovered is not None else {}
         if not isinstance(caps, dict):
@@ -173,7 +176,7 @@ def main() -> int:
         context = {}
     try:
         trio.run(run, sys.argv[-1], scenario, context)
-    except (ServerError, ProtocolError, TransportError, msgspec.MsgspecError, OSError) as exc:
+    except (ServerError, ProtocolError, TransportError, AuthError, msgspec.MsgspecError, OSError, ValueError) as exc:
         log(f"{scenario}: {exc!r}")
     return 0
 

@@ -53,24 +53,25 @@ CACHE = Path(os.environ.get("MCPWIRE_CONFORMANCE_CACHE") or Path.home() / ".cach
 SUITE_TIMEOUT, SINGLE_TIMEOUT, READY_TIMEOUT, EXIT_TIMEOUT = 300.0, 120.0, 30.0, 5.0
 FIXTURE_SERVERS = ("trio", "asgi-uvicorn", "asgi-hypercorn", "asgi-hypercorn-trio")  # fixture.py SERVERS
 SPECS = (REVISION, "2025-11-25")  # the requirement sets the runner ships; --spec picks one
-# Sanity check of the parsed requirement set (scored scenarios, auth/* client ones left out).
+# Sanity check of the parsed requirement set (scored scenarios, auth/* client ones included).
 EXPECTED_SCORED = {
-    REVISION: {"server": 37, "client": 7},
-    "2025-11-25": {"server": 30, "client": 4},
+    REVISION: {"server": 37, "client": 32},
+    "2025-11-25": {"server": 30, "client": 18},
 }
 # Unscored scenarios that must still pass; the server ones are always re-run individually.
 REQUIRED_UNSCORED: dict[str, dict[str, tuple[str, ...]]] = {
     REVISION: {
         "server": ("json-schema-2020-12", "http-header-validation", "http-custom-header-server-validation"),
-        "client": ("json-schema-2020-12-preservation",),
+        "client": ("json-schema-2020-12-preservation",
+                   # the OAuth extension scenarios (conformance/client_auth.py, docs/auth.md)
+                   "auth/client-credentials-jwt", "auth/client-credentials-basic",
+                   "auth/enterprise-managed-authorization", "auth/dpop", "auth/dpop-nonce", "auth/wif-jwt-bearer"),
     },
     "2025-11-25": {
         "server": ("server-session-lifecycle", "json-schema-2020-12", "server-sse-polling"),
         "client": (),
     },
 }
-# mcpwire's client implements no OAuth flows: auth/* client scenarios are reported, never required.
-CLIENT_NOT_REQUIRED_PREFIX = "auth/"
 # Named allowance: a 2026-07-28 client never sends initialize or notifications/initialized, so
 # http-standard-headers always reports the Mcp-Method checks for those two methods as SKIPPED.
 ALLOWED_SKIPS: dict[tuple[str, str], frozenset[str]] = {
@@ -276,7 +277,7 @@ def run_leg(args: argparse.Namespace, run_dir: Path) -> bool:
     req, leg = requirements(node, pkg, spec), str(args.leg)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     suite = list(req[leg]) + [e["scenario"] for e in req.get("not_scored", []) if e.get("leg") == leg]
-    scored = [s for s in req[leg] if leg == "server" or not s.startswith(CLIENT_NOT_REQUIRED_PREFIX)]
+    scored = list(req[leg])
     if len(scored) != EXPECTED_SCORED[spec][leg]:
         fail(f"expected {EXPECTED_SCORED[spec][leg]} scored {leg} scenarios in the {spec} set, got {len(scored)}")
     unscored = list(REQUIRED_UNSCORED[spec][leg])

@@ -12,12 +12,13 @@ import pytest
 
 import mcpwire
 from mcpwire import ExchangeState, ListenState, LocalProtocolError, RequestState
+from mcpwire.auth import FLOW
 from mcpwire.client.states import REQUEST
 from mcpwire.server.states import EXCHANGE, LISTEN
 from mcpwire.types import CallToolResult, Implementation, TextContent, Tool
 from mcpwire.wire.statemachine import StateMachine
 
-MACHINES: list[StateMachine[Any]] = [EXCHANGE, LISTEN, REQUEST]
+MACHINES: list[StateMachine[Any]] = [EXCHANGE, LISTEN, REQUEST, FLOW]
 
 
 def state(obj: Any) -> Enum:
