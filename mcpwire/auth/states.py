@@ -56,4 +56,4 @@ FLOW: Final = StateMachine("Authorization flow (client)", _F.START, {
     (_F.TOKEN, "refresh_refused_grant"): _F.TOKEN,
     (_F.TOKEN, "tokens"): _F.DONE,
     **{(state, "fail"): _F.FAILED for state in _F if state not in (_F.DONE, _F.FAILED)},
-}, absorbing=(_F.FAILED,))
+})  # DONE and FAILED are final: any verb there is the host's mistake
