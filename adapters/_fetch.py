@@ -1,8 +1,10 @@
-"""One HTTP request on a connection of its own (trio + h11), for the authorization flow.
+"""One HTTP request on a connection of its own (anyio + h11), for OAuth on either role.
 
-Discovery documents, registration and token requests are few and small, so each gets a fresh
-connection that is closed afterwards. Redirects are returned, never followed; the body is read
-whole, up to ``max_bytes``; the whole exchange must finish within ``timeout`` seconds.
+The client's authorization flow (discovery, registration, token requests) and the resource
+server's verifiers (JWKS, introspection) make few, small requests, so each gets a fresh
+connection that is closed afterwards. anyio runs it under trio and asyncio alike (the trio
+client, the trio/h11 server, any ASGI server). Redirects are returned, never followed; the body
+is read whole, up to ``max_bytes``; the whole exchange must finish within ``timeout`` seconds.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from __future__ import annotations
 import ssl
 from urllib.parse import urlsplit
 
+import anyio
+import anyio.abc
 import h11
-import trio
 
 from mcpwire.auth import HttpCall, HttpReply
 
@@ -34,23 +37,28 @@ async def fetch(call: HttpCall, *, timeout: float = 30.0, max_bytes: int = 1024 
     if call.method != "GET" or call.body:
         headers.append(("Content-Length", str(len(call.body))))
     conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+    status, reply_headers, body = 0, list[tuple[str, str]](), bytearray()
     try:
-        with trio.fail_after(timeout):
-            stream: trio.abc.Stream = await trio.open_tcp_stream(parts.hostname, port)
-            try:
-                if https:
-                    tls = trio.SSLStream(stream, ssl_context or ssl.create_default_context(), server_hostname=parts.hostname)
-                    await tls.do_handshake()
-                    stream = tls
+        with anyio.fail_after(timeout):
+            stream: anyio.abc.ByteStream
+            if https:
+                stream = await anyio.connect_tcp(parts.hostname, port, tls=True, tls_standard_compatible=False,
+                                                 ssl_context=ssl_context or ssl.create_default_context())
+            else:
+                stream = await anyio.connect_tcp(parts.hostname, port)
+            async with stream:
                 data = conn.send(h11.Request(method=call.method, target=target, headers=headers)) or b""
                 data += (conn.send(h11.Data(data=call.body)) or b"") if call.body else b""
                 data += conn.send(h11.EndOfMessage()) or b""
-                await stream.send_all(data)
-                status, reply_headers, body = 0, [], bytearray()
+                await stream.send(data)
                 while True:
                     event = conn.next_event()
                     if event is h11.NEED_DATA:
-                        conn.receive_data(bytes(await stream.receive_some(65536)))
+                        try:
+                            chunk = await stream.receive(65536)
+                        except anyio.EndOfStream:
+                            chunk = b""
+                        conn.receive_data(chunk)
                     elif isinstance(event, h11.Response):
                         status = event.status_code
                         reply_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers]
@@ -60,12 +68,9 @@ async def fetch(call: HttpCall, *, timeout: float = 30.0, max_bytes: int = 1024 
                             raise TransportError(f"the response from {call.url} exceeds {max_bytes} bytes")
                     elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
                         break
-            finally:
-                with trio.CancelScope(shield=True):
-                    await trio.aclose_forcefully(stream)
-    except trio.TooSlowError:
+    except TimeoutError:
         raise TransportError(f"{call.method} {call.url} took longer than {timeout} s") from None
-    except (OSError, trio.BrokenResourceError, h11.ProtocolError) as exc:
+    except (OSError, anyio.BrokenResourceError, h11.ProtocolError) as exc:
         raise TransportError(f"{call.method} {call.url} failed: {exc!r}") from exc
     if status == 0:
         raise TransportError(f"{call.url} closed the connection without a response")

@@ -81,6 +81,14 @@ class Context:
         return self.event.meta
 
     @property
+    def principal(self) -> Any:
+        """The verified OAuth access token of this request (an ``mcpwire.auth.AccessToken``),
+        or None when the server runs without OAuth (``mcpwire_adapters.oauth_server``)."""
+        from .oauth_server import current_principal
+
+        return current_principal.get()
+
+    @property
     def input_responses(self) -> dict[str, dict[str, Any]]:
         return getattr(self.event, "input_responses", None) or {}
 

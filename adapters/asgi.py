@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import anyio
@@ -49,6 +49,9 @@ import msgspec
 from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
+
+if TYPE_CHECKING:
+    from .oauth_server import OAuthResource
 
 __all__ = ["AsgiApp", "AsgiConfig", "asgi_app", "request_target"]
 
@@ -78,6 +81,8 @@ class AsgiConfig(msgspec.Struct, frozen=True, kw_only=True):
     body_timeout: float = 30.0
     send_timeout: float = 30.0
     sse_keepalive_interval: float = 15.0
+    auth: OAuthResource | None = None
+    """OAuth resource server guard (``mcpwire_adapters.oauth_server``, docs/auth.md): runs before the engine."""
 
 
 _DEFAULT_CONFIG = AsgiConfig()
@@ -169,10 +174,14 @@ class _Request:
 
     async def run(self) -> None:
         try:
-            body = await self._read_body()
+            auth = self.config.auth  # OAuth (oauth_server.py): its metadata document, or a 401/403, or the principal set
+            denial = auth.metadata_for(self.scope["method"], request_target(self.scope)) if auth else None
+            body = b"" if denial is not None else await self._read_body()
             if body is None:
                 return
-            reply = self.app.server.receive_http(
+            if auth is not None and denial is None:
+                denial = await auth.check_http(self.scope["method"], request_target(self.scope), _headers(self.scope), body)
+            reply = denial or self.app.server.receive_http(
                 HttpRequest(
                     method=self.scope["method"], target=request_target(self.scope),
                     headers=_headers(self.scope), body=body,

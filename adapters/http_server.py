@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from http import HTTPStatus
+from typing import TYPE_CHECKING
 
 import h11
 import msgspec
@@ -46,6 +47,9 @@ import trio
 from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
+
+if TYPE_CHECKING:
+    from .oauth_server import OAuthResource
 
 __all__ = ["HttpServerConfig", "serve_http", "serve_http_until"]
 
@@ -77,6 +81,8 @@ class HttpServerConfig(msgspec.Struct, frozen=True, kw_only=True):
     max_header_bytes: int = 64 * 1024
     sse_keepalive_interval: float = 15.0
     max_connections: int = 1024
+    auth: OAuthResource | None = None
+    """OAuth resource server guard (``mcpwire_adapters.oauth_server``, docs/auth.md): runs before the engine."""
 
 
 _DEFAULT_CONFIG = HttpServerConfig()
@@ -242,8 +248,13 @@ class _Connection:
             # h11 bounds only an incomplete head; one that arrived whole in a read is checked here.
             await self._refuse(431, ErrorCode.INVALID_REQUEST, "Request head too large")
         self._head_request = request.method == b"HEAD"
-        body = await self._read_body(request)
-        reply = self.app.server.receive_http(
+        auth = self.config.auth  # OAuth (oauth_server.py): its metadata document, or a 401/403, or the principal set
+        denial = auth.metadata_for(request.method.decode("latin-1"), request.target.decode("latin-1")) if auth else None
+        body = b"" if denial is not None else await self._read_body(request)
+        if auth is not None and denial is None:
+            denial = await auth.check_http(request.method.decode("latin-1"), request.target.decode("latin-1"),
+                                           list(request.headers), body)
+        reply = denial or self.app.server.receive_http(
             HttpRequest(
                 method=request.method.decode("latin-1"), target=request.target.decode("latin-1"),
                 headers=list(request.headers), body=body,

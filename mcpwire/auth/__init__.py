@@ -25,6 +25,8 @@ from .metadata import (
     AuthorizationServerMetadata, ClientInformation, ProtectedResourceMetadata, TokenResponse,
     authorization_server_metadata_urls, protected_resource_metadata_urls,
 )
+from .metadata import check_endpoint
+from .resource import AccessToken, PresentedToken, ResourceReply, ResourceServer
 from .session import ClientAuth
 from .states import FLOW, FlowState
 
@@ -42,5 +44,7 @@ __all__ = [
     "AuthorizationFlow", "FlowState", "FLOW", "Step", "Fetch", "NeedCredentials", "Authorize", "Authorized",
     "HttpCall", "HttpReply", "pkce_challenge", "token_hash", "select_scopes",
     # client: one server's authorization state
-    "ClientAuth",
+    "ClientAuth", "check_endpoint",
+    # resource server
+    "ResourceServer", "AccessToken", "PresentedToken", "ResourceReply",
 ]  # fmt: skip
