@@ -17,6 +17,15 @@ size limit. Requests on one HttpClient are sent one at a time. Cancelling the aw
 closes the connection, which is how HTTP cancels a request
 (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation#transport-specific-cancellation>).
 
+Initialize-era servers (specification 2025-11-25: Basic > Transports > Streamable HTTP):
+:meth:`Session.connect` probes and falls back to ``initialize``; the ``Mcp-Session-Id`` of the
+answer is kept and sent; the server's requests on a response stream are answered with a POST
+on a connection of their own (the response stream keeps the main one); a response stream that
+ends early after an event id is resumed with a GET carrying ``Last-Event-ID`` after the
+stream's ``retry`` delay (at most ``max_resumptions`` times per request); a 404 on the session
+raises :class:`SessionExpired` to the session layer, which starts a new session; closing the
+client sends ``DELETE`` to end the session. ``listen`` on such a session opens the GET stream.
+
 :meth:`Session.listen` opens a ``subscriptions/listen`` stream
 (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>) as a
 :class:`Subscription`; over HTTP each one has its own connection, so requests keep flowing
@@ -29,23 +38,35 @@ on the shared one while it is open::
 
 from __future__ import annotations
 
+import logging
 import ssl
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Self
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 import h11
 import trio
 
-from mcpwire import Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, OutgoingRequest, ResultReceived
+from mcpwire import (
+    ProtocolError, Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, OutgoingMessage, OutgoingRequest,
+    ResultReceived, SessionStreamParser,
+)
+from mcpwire.sessions import Resume
 from mcpwire.types import Implementation
 
 # The transport-neutral half lives in .session (no h11 there); re-exported here, where it was.
-from .session import EventHandler, InputHandler, ListenEvent, ServerError, Session, Subscription, TransportError
+from .session import (
+    EventHandler, InputHandler, ListenEvent, ServerError, Session, SessionExpired, SessionListen, Subscription,
+    TransportError,
+)
 
 __all__ = [
-    "EventHandler", "HttpClient", "InputHandler", "ListenEvent", "ServerError", "Session", "Subscription", "TransportError",
+    "EventHandler", "HttpClient", "InputHandler", "ListenEvent", "ServerError", "Session", "SessionExpired",
+    "Subscription", "TransportError",
 ]
+
+DEFAULT_RETRY_MS = 1000
+"""The wait before resuming or reopening a stream whose server named no ``retry``."""
 
 class HttpClient(Session):
     """Streamable HTTP over one keep-alive h11 connection (http or https)."""
@@ -61,8 +82,11 @@ class HttpClient(Session):
         max_rounds: int = 8,
         extra_headers: Sequence[tuple[bytes, bytes]] = (),
         ssl_context: ssl.SSLContext | None = None,
+        on_input: InputHandler | None = None,
+        max_resumptions: int = 16,
     ) -> None:
-        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds)
+        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds,
+                         on_input=on_input)
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
@@ -80,6 +104,8 @@ class HttpClient(Session):
         self._stream: trio.abc.Stream | None = None
         self._conn: h11.Connection | None = None
         self._lock = trio.Lock()
+        self.max_resumptions = max_resumptions
+        self._issued: str | None = None  # the Mcp-Session-Id of the last initialize answer
         #: How many TCP connections were opened (keep-alive reuse is visible here).
         self.connections_opened = 0
 
@@ -90,6 +116,18 @@ class HttpClient(Session):
         await self.aclose()
 
     async def aclose(self) -> None:
+        """End the initialize-era session, if the server issued one (DELETE; a 405 means the
+        server does not let clients end sessions), and close the connection."""
+        headers = self.client.end_session()
+        if headers is not None:
+            with trio.CancelScope(shield=True), trio.move_on_after(self.connect_timeout):
+                try:
+                    await self._one_shot(b"DELETE", headers, b"")
+                except TransportError:
+                    pass
+        await self._drop()
+
+    async def _drop(self) -> None:
         stream, self._stream, self._conn = self._stream, None, None
         if stream is not None:
             with trio.CancelScope(shield=True):
@@ -113,40 +151,109 @@ class HttpClient(Session):
     async def _connect(self) -> tuple[trio.abc.Stream, h11.Connection]:
         if self._stream is not None and self._conn is not None and self._conn.our_state is h11.IDLE:
             return self._stream, self._conn
-        await self.aclose()
+        await self._drop()
         stream = await self._open_stream()
         self._stream, self._conn = stream, h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
         return self._stream, self._conn
 
-    def _request_bytes(self, conn: h11.Connection, request: OutgoingRequest) -> bytes:
-        headers = [(b"Host", self._authority), (b"Content-Length", str(len(request.body)).encode()),
-                   *request.headers, *self._extra]
-        return (conn.send(h11.Request(method=b"POST", target=self._target, headers=headers)) or b"") + (
-            conn.send(h11.Data(data=request.body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
+    def _request_bytes(self, conn: h11.Connection, request: OutgoingRequest | OutgoingMessage) -> bytes:
+        return self._message_bytes(conn, b"POST", request.headers, request.body)
+
+    def _message_bytes(self, conn: h11.Connection, method: bytes, headers: Sequence[tuple[bytes, bytes]],
+                       body: bytes) -> bytes:
+        head = [(b"Host", self._authority), *([(b"Content-Length", str(len(body)).encode())] if method != b"GET" else []),
+                *headers, *self._extra]
+        out = conn.send(h11.Request(method=method, target=self._target, headers=head)) or b""
+        if body:
+            out += conn.send(h11.Data(data=body)) or b""
+        return out + (conn.send(h11.EndOfMessage()) or b"")
+
+    async def _one_shot(self, method: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> int:
+        """Send one message on a connection of its own, read the whole response, close; return
+        the status. For what must not wait behind the main connection: answers to the server's
+        requests while their call's response stream is open, notifications, DELETE."""
+        stream = await self._open_stream()
+        conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        status = 0
+        try:
+            await stream.send_all(self._message_bytes(conn, method, headers, body))
+            size = 0
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    with trio.fail_after(self.read_timeout):
+                        data = await stream.receive_some(65536)
+                    size += len(data)
+                    if size > self.max_response_bytes:
+                        raise TransportError(f"response from {self.url} exceeds {self.max_response_bytes} bytes")
+                    conn.receive_data(bytes(data))
+                elif isinstance(event, h11.Response):
+                    status = event.status_code
+                elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                    return status
+        except (trio.TooSlowError, trio.BrokenResourceError, trio.ClosedResourceError, OSError,
+                h11.RemoteProtocolError) as exc:
+            raise TransportError(f"{method.decode()} to {self.url} failed: {exc!r}") from exc
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
+
+    async def _deliver(self, message: OutgoingMessage) -> None:
+        status = await self._one_shot(b"POST", message.headers, message.body)
+        if status == 404 and self.client.session_id is not None:
+            raise SessionExpired(f"{self.url} no longer knows session {self.client.session_id!r} (HTTP 404)")
+        if not 200 <= status < 300:
+            raise TransportError(f"{self.url} refused a message with HTTP {status}")
+
+    def _issued_session(self) -> str | None:
+        return self._issued
 
     def _subscription(self, request: OutgoingRequest) -> Subscription:
         return _HttpSubscription(self, request)
 
+    def _session_listen(self, notifications: Mapping[str, Any]) -> Subscription:
+        return _HttpSessionListen(self, notifications)
+
     async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
         async with self._lock:
-            for attempt in range(2):
-                reused = self._stream is not None and attempt == 0
-                stream, conn = await self._connect()
-                try:
-                    return await self._round_trip(stream, conn, request, on_event)
-                except _Stale:
-                    await self.aclose()
-                    if not reused:
-                        raise TransportError(f"{self.url} closed the connection without a response") from None
-                except BaseException:
-                    await self.aclose()  # cancelled, timed out or broken: the connection is unusable
-                    raise
+            outcome = await self._attempt(request, on_event, None)
+            resumptions = 0
+            while isinstance(outcome, Resume):
+                # 2025-11-25: the response stream ended before the response, after an event id;
+                # wait the stream's retry, then GET with Last-Event-ID for the rest (SEP-1699).
+                resumptions += 1
+                if resumptions > self.max_resumptions:
+                    raise TransportError(f"{request.method}: the response stream was resumed {self.max_resumptions} "
+                                         "times without a response")
+                await trio.sleep((DEFAULT_RETRY_MS if outcome.retry_ms is None else outcome.retry_ms) / 1000)
+                outcome = await self._attempt(request, on_event, outcome.last_event_id)
+            return outcome
+
+    async def _attempt(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]],
+                       resume_from: str | None) -> ClientEvent | Resume:
+        for attempt in range(2):
+            reused = self._stream is not None and attempt == 0
+            stream, conn = await self._connect()
+            try:
+                return await self._round_trip(stream, conn, request, on_event, resume_from)
+            except _Stale:
+                await self._drop()
+                if not reused:
+                    raise TransportError(f"{self.url} closed the connection without a response") from None
+            except BaseException:
+                await self._drop()  # cancelled, timed out or broken: the connection is unusable
+                raise
         raise TransportError(f"{self.url} closed the connection without a response")  # pragma: no cover
 
     async def _round_trip(self, stream: trio.abc.Stream, conn: h11.Connection, request: OutgoingRequest,
-                          on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
+                          on_event: Callable[[ClientEvent], Awaitable[None]],
+                          resume_from: str | None = None) -> ClientEvent | Resume:
+        if resume_from is None:
+            head = self._request_bytes(conn, request)
+        else:
+            head = self._message_bytes(conn, b"GET", self.client.stream_headers(resume_from), b"")
         try:
-            await stream.send_all(self._request_bytes(conn, request))
+            await stream.send_all(head)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             raise _Stale() from exc
         parser: HttpResponseParser | None = None
@@ -163,6 +270,10 @@ class HttpClient(Session):
                 except (trio.BrokenResourceError, OSError) as exc:
                     if parser is None:
                         raise _Stale() from exc
+                    resume = parser.interrupted()
+                    if resume is not None:
+                        await self._drop()
+                        return resume
                     raise TransportError(f"connection to {self.url} broke: {exc!r}") from exc
                 if not data and parser is None and received == 0:
                     raise _Stale()
@@ -174,9 +285,15 @@ class HttpClient(Session):
             if isinstance(event, h11.Response):
                 if event.status_code in (301, 302, 307, 308):
                     raise TransportError(f"{self.url} redirects (HTTP {event.status_code}); not followed")
-                ctype = dict(event.headers).get(b"content-type", b"")
+                headers = dict(event.headers)
+                if request.method == "initialize":
+                    issued = headers.get(b"mcp-session-id")
+                    self._issued = issued.decode("ascii", "replace") if issued else None
+                elif event.status_code == 404 and self.client.initialize_era and self.client.session_id is not None:
+                    raise SessionExpired(f"{self.url} no longer knows session {self.client.session_id!r} (HTTP 404)")
+                ctype = headers.get(b"content-type", b"")
                 parser = HttpResponseParser(self.client, request, status=event.status_code, content_type=ctype,
-                                            max_body_bytes=self.max_response_bytes)
+                                            max_body_bytes=self.max_response_bytes, resumed=resume_from is not None)
             elif isinstance(event, h11.Data):
                 assert parser is not None
                 final = await self._dispatch(parser.feed(bytes(event.data)), final, on_event)
@@ -187,11 +304,17 @@ class HttpClient(Session):
             elif isinstance(event, h11.ConnectionClosed):
                 if parser is None:
                     raise _Stale()
+                resume = parser.interrupted()
+                if resume is not None:
+                    await self._drop()
+                    return resume
                 raise TransportError(f"{self.url} closed the connection mid-response")
         if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
             conn.start_next_cycle()
         else:
-            await self.aclose()
+            await self._drop()
+        if final is None and parser is not None and parser.resume is not None:
+            return parser.resume
         if final is None:
             return ErrorResult(request_id=request.id, code=ErrorCode.TRANSPORT_ERROR, message="no response")  # pragma: no cover
         return final
@@ -220,6 +343,7 @@ class _HttpSubscription(Subscription):
         self._finished = False  # the response body ended
 
     async def _start(self) -> None:
+        assert self.request is not None
         self._parser, self._finished = None, False
         self._stream = await self._http._open_stream()
         self._conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
@@ -253,6 +377,7 @@ class _HttpSubscription(Subscription):
                     raise TransportError(f"{url} redirects (HTTP {event.status_code}); not followed")
                 ctype = dict(event.headers).get(b"content-type", b"")
                 limit = self._http.max_response_bytes
+                assert self.request is not None
                 self._parser = HttpResponseParser(self._http.client, self.request, status=event.status_code,
                                                   content_type=ctype, max_body_bytes=limit, max_event_bytes=limit)
             elif isinstance(event, h11.Data):
@@ -272,6 +397,116 @@ class _HttpSubscription(Subscription):
         if stream is not None:
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(stream)
+
+
+class _HttpSessionListen(SessionListen):
+    """The GET stream of an initialize-era session, on a connection of its own. When the server
+    ends it (or the connection breaks), it is reopened after the stream's ``retry`` with
+    ``Last-Event-ID``; ``max_reopens`` failures in a row end the iteration."""
+
+    max_reopens = 3
+
+    def __init__(self, session: HttpClient, notifications: Mapping[str, Any]) -> None:
+        super().__init__(session, notifications)
+        self._http = session
+        self._stream: trio.abc.Stream | None = None
+        self._conn: h11.Connection | None = None
+        self._parser: SessionStreamParser | None = None
+        self._last_event_id: str | None = None
+        self._retry_ms: int | None = None
+        self._failures = 0
+
+    async def _start(self) -> None:
+        http = self._http
+        self._parser = None
+        self._stream = await http._open_stream()
+        self._conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        headers = http.client.stream_headers(self._last_event_id)
+        try:
+            await self._stream.send_all(http._message_bytes(self._conn, b"GET", headers, b""))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise TransportError(f"cannot send to {http.url}: {exc!r}") from exc
+        while self._parser is None:  # the head: a 405 means the server offers no GET stream
+            event = await self._next()
+            if isinstance(event, h11.Response):
+                if event.status_code == 404 and http.client.session_id is not None:
+                    raise SessionExpired(f"{http.url} no longer knows session {http.client.session_id!r} (HTTP 404)")
+                try:
+                    self._parser = SessionStreamParser(http.client, status=event.status_code,
+                                                       content_type=dict(event.headers).get(b"content-type", b""),
+                                                       max_event_bytes=http.max_response_bytes)
+                except ProtocolError as exc:
+                    raise TransportError(f"{http.url} offers no session stream: {exc}") from exc
+            elif not isinstance(event, h11.InformationalResponse):
+                raise TransportError(f"{http.url} ended the session stream before its head")
+
+    async def _next(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        stream, conn, http = self._stream, self._conn, self._http
+        assert stream is not None and conn is not None
+        while True:
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise TransportError(f"invalid HTTP from {http.url}: {exc}") from exc
+            if event is not h11.NEED_DATA:
+                return event
+            try:
+                with trio.fail_after(http.read_timeout):
+                    data = await stream.receive_some(65536)
+            except trio.TooSlowError:
+                raise TransportError(f"no data from {http.url} for {http.read_timeout} s") from None
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                raise TransportError(f"connection to {http.url} broke: {exc!r}") from exc
+            conn.receive_data(bytes(data))
+
+    async def _receive(self) -> list[ClientEvent] | None:
+        while True:
+            if self._stream is None:
+                return None
+            try:
+                event = await self._next()
+            except TransportError:
+                event = h11.ConnectionClosed()
+            parser = self._parser
+            assert parser is not None
+            if isinstance(event, h11.Data):
+                events = parser.feed(bytes(event.data))
+                self._failures = 0
+                if events:
+                    return events
+                continue
+            if not isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                continue
+            # The server ended the stream (2025-11-25 polling) or the connection broke: reopen.
+            out = parser.close() if isinstance(event, h11.EndOfMessage) else []
+            self._last_event_id = parser.last_event_id or self._last_event_id
+            self._retry_ms = parser.retry_ms if parser.retry_ms is not None else self._retry_ms
+            await self._close_stream()
+            self._failures += 1
+            if self._failures > self.max_reopens:
+                return None
+            await trio.sleep((DEFAULT_RETRY_MS if self._retry_ms is None else self._retry_ms) / 1000)
+            try:
+                await self._start()
+            except TransportError as exc:
+                _log_reopen(self._http.url, exc)
+                await self._close_stream()
+                return out or None
+            if out:
+                return out
+
+    async def _close_stream(self) -> None:
+        stream, self._stream, self._conn = self._stream, None, None
+        if stream is not None:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
+
+    async def _stop(self) -> None:
+        await self._close_stream()
+
+
+def _log_reopen(url: str, exc: Exception) -> None:
+    logging.getLogger("mcpwire.client").info("could not reopen the session stream of %s: %s", url, exc)
 
 
 class _Stale(Exception):

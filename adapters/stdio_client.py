@@ -21,6 +21,13 @@ routed by subscription id); leaving its ``async with`` writes ``notifications/ca
     async with c.listen({"toolsListChanged": True}) as sub:
         async for event in sub:
             ...
+
+Initialize-era servers (specification 2026-07-28: Basic > Transports > stdio, Backward
+Compatibility): the first request is preceded by the ``server/discover`` probe; an answer no
+modern server gives, or none within ``probe_timeout`` seconds, means ``initialize``. The
+server's requests are lines like any other: one arriving while a single call is in flight is
+answered with that call's ``on_input``, otherwise with the client's; ``listen`` then reads the
+server's notification lines.
 """
 
 from __future__ import annotations
@@ -34,9 +41,12 @@ from typing import Any, Self
 import trio
 
 from mcpwire.types import Implementation
-from mcpwire import Client, ClientEvent, ClientStdioConnection, ErrorCode, ErrorResult, InputRequired, OutgoingRequest, ResultReceived
+from mcpwire import (
+    Client, ClientEvent, ClientStdioConnection, ErrorCode, ErrorResult, InputRequired, ListChanged, OutgoingMessage,
+    OutgoingRequest, ResourceUpdated, ResultReceived, ServerRequest,
+)
 
-from .session import Session, Subscription, TransportError
+from .session import InputHandler, Session, SessionListen, Subscription, TransportError, _NoAnswer
 
 __all__ = ["StdioClient"]
 
@@ -54,18 +64,25 @@ class StdioClient(Session):
         max_rounds: int = 8,
         max_line_bytes: int = 4 * 1024 * 1024,
         exit_timeout: float = 5.0,
+        on_input: InputHandler | None = None,
+        probe_timeout: float = 10.0,
     ) -> None:
-        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds)
+        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds,
+                         on_input=on_input)
+        self.probe_timeout = probe_timeout
         self.command = list(command)
         self._env = dict(env) if env is not None else None
         self._stderr = stderr
         self._conn = ClientStdioConnection(self.client, max_line_bytes=max_line_bytes)
         self._exit_timeout = exit_timeout
         self._waiters: dict[tuple[type, Any], trio.MemorySendChannel[ClientEvent]] = {}
+        self._listen_requests: dict[tuple[type, Any], OutgoingRequest] = {}  # waiters that are listen streams
         self._write_lock = trio.Lock()
         self._process: trio.Process | None = None
         self._stack = contextlib.AsyncExitStack()
         self._closed = False
+        self._nursery: trio.Nursery | None = None
+        self._listeners: set[trio.MemorySendChannel[ClientEvent]] = set()  # initialize-era listen
         self.returncode: int | None = None
 
     async def __aenter__(self) -> Self:
@@ -74,6 +91,7 @@ class StdioClient(Session):
         )
         self._stack = contextlib.AsyncExitStack()
         nursery = await self._stack.enter_async_context(trio.open_nursery())
+        self._nursery = nursery
         nursery.start_soon(self._read)
         return self
 
@@ -97,11 +115,18 @@ class StdioClient(Session):
             self._route(self._conn.receive_data(bytes(chunk)))
         self._route(self._conn.receive_eof())
         self._closed = True
-        for channel in self._waiters.values():  # anything left: the server is gone
+        for channel in [*self._waiters.values(), *self._listeners]:  # anything left: the server is gone
             channel.close()
 
     def _route(self, events: list[ClientEvent]) -> None:
         for event in events:
+            if isinstance(event, ServerRequest):
+                self._route_server_request(event)
+                continue
+            if isinstance(event, (ListChanged, ResourceUpdated)) and event.subscription_id is None:
+                for listener in list(self._listeners):
+                    listener.send_nowait(event)
+                continue
             request_id = getattr(event, "request_id", None)
             if request_id is None:  # listen events carry the listen request's id as subscription_id
                 request_id = getattr(event, "subscription_id", None)
@@ -112,6 +137,33 @@ class StdioClient(Session):
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     pass
             # Events for no waiter (a log line on a busy connection, a server request) are dropped.
+
+    def _route_server_request(self, event: ServerRequest) -> None:
+        # One call in flight: the request is its (the call's on_input answers, through its
+        # waiter); otherwise the client's on_input answers, from the reader's nursery.
+        calls = [key for key in self._waiters if key not in self._listen_requests]
+        if len(calls) == 1:
+            try:
+                self._waiters[calls[0]].send_nowait(event)
+                return
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+        if self._nursery is not None:
+            self._nursery.start_soon(self._answer_quietly, event)
+
+    async def _answer_quietly(self, event: ServerRequest) -> None:
+        try:
+            await self._answer_server(event, None)
+        except TransportError:
+            pass  # the server is gone
+
+    async def _deliver(self, message: OutgoingMessage) -> None:
+        await self._write(message.line)
+
+    async def _probe(self) -> ResultReceived:
+        with trio.move_on_after(self.probe_timeout):
+            return await super()._probe()
+        raise _NoAnswer()
 
     async def _write(self, data: bytes) -> None:
         process = self._process
@@ -150,6 +202,9 @@ class StdioClient(Session):
     def _subscription(self, request: OutgoingRequest) -> Subscription:
         return _StdioSubscription(self, request)
 
+    def _session_listen(self, notifications: Mapping[str, Any]) -> Subscription:
+        return _StdioSessionListen(self, notifications)
+
 
 class _StdioSubscription(Subscription):
     """A listen stream sharing the process's pipes; cancelled with ``notifications/cancelled``."""
@@ -160,6 +215,7 @@ class _StdioSubscription(Subscription):
         self._channel: trio.MemoryReceiveChannel[ClientEvent] | None = None
 
     def _key(self) -> tuple[type, Any]:
+        assert self.request is not None
         return (type(self.request.id), self.request.id)
 
     async def _start(self) -> None:
@@ -168,6 +224,8 @@ class _StdioSubscription(Subscription):
             raise TransportError("the server process is not running")
         send, self._channel = trio.open_memory_channel[ClientEvent](math.inf)
         client._waiters[self._key()] = send
+        assert self.request is not None
+        client._listen_requests[self._key()] = self.request
         await client._write(client._conn.send(self.request))
 
     async def _receive(self) -> list[ClientEvent] | None:
@@ -184,10 +242,41 @@ class _StdioSubscription(Subscription):
         if channel is None:
             return
         client._waiters.pop(self._key(), None)
+        client._listen_requests.pop(self._key(), None)
         channel.close()
-        if not self._ended and not client._closed:
+        if not self._ended and not client._closed and self.request is not None:
             with trio.CancelScope(shield=True):
                 try:
                     await client._write(client._conn.cancel(self.request, "subscription closed by the client"))
                 except TransportError:
                     pass
+
+
+class _StdioSessionListen(SessionListen):
+    """The server's notification lines on an initialize-era stdio connection."""
+
+    def __init__(self, session: StdioClient, notifications: Mapping[str, Any]) -> None:
+        super().__init__(session, notifications)
+        self._stdio = session
+        self._send: trio.MemorySendChannel[ClientEvent] | None = None
+        self._channel: trio.MemoryReceiveChannel[ClientEvent] | None = None
+
+    async def _start(self) -> None:
+        if self._stdio._process is None or self._stdio._closed:
+            raise TransportError("the server process is not running")
+        self._send, self._channel = trio.open_memory_channel[ClientEvent](math.inf)
+        self._stdio._listeners.add(self._send)
+
+    async def _receive(self) -> list[ClientEvent] | None:
+        if self._channel is None:
+            return None
+        try:
+            return [await self._channel.receive()]
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            return None
+
+    async def _stop(self) -> None:
+        if self._send is not None:
+            self._stdio._listeners.discard(self._send)
+            self._send.close()
+        self._send, self._channel = None, None

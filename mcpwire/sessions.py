@@ -3,9 +3,14 @@ live (the store interface and its bounded in-memory default), and the session's 
 
 A :class:`~mcpwire.Server` given ``session_ids`` keeps its sessions in
 ``sessions=MemorySessionStore()`` unless another store is passed.
+
+:data:`INITIALIZE_ERA` names the revisions served on sessions. Client side: :class:`Resume`, how a client resumes a response stream that ended early
+(``HttpResponseParser.resume`` and ``.interrupted()``).
 """
 
+from .client.stream import Resume
 from .server.listen import ResumedStream, SessionStream
 from .server.session import MemorySessionStore, Session, SessionStore
+from .wire.versions import INITIALIZE_ERA
 
-__all__ = ["Session", "SessionStore", "MemorySessionStore", "SessionStream", "ResumedStream"]
+__all__ = ["Session", "SessionStore", "MemorySessionStore", "SessionStream", "ResumedStream", "Resume", "INITIALIZE_ERA"]

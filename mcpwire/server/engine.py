@@ -25,7 +25,9 @@ from ..wire.envelope import (
     Notification, Request, RequestId, Response, UnansweredMessage, decode_message, encode_error, encode_result,
 )
 from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
-from ..wire.headers import HeaderMismatch, HeaderView, check_request_headers, protocol_version_header
+from ..wire.headers import (
+    LAST_EVENT_ID, MCP_SESSION_ID, HeaderMismatch, HeaderView, check_request_headers, protocol_version_header,
+)
 from ..wire.meta import (
     PROGRESS_TOKEN_META_KEY, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, check_client_capabilities,
     check_notification_meta, parse_request_meta,
@@ -81,7 +83,6 @@ _Admitted = Union[bytes, tuple[ServerEvent, Any], _Listen]
 HttpAnswer = Union[HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed]
 """What :meth:`Server.receive_http` returns."""
 
-_SESSION_HEADER: Final = b"mcp-session-id"
 _OLDEST: Final = INITIALIZE_ERA[-1]
 
 
@@ -336,7 +337,7 @@ class Server:
         method = request.method
         if (
             method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE")
-            and view.first(_SESSION_HEADER) is not None
+            and view.first(MCP_SESSION_ID) is not None
         ):
             # Only a session has a GET stream and can be deleted: without the header, GET and
             # DELETE get the stateless answer (405).
@@ -387,7 +388,7 @@ class Server:
             return None  # the stateless admission answers it (-32020)
         if header_version is not None and header_version not in INITIALIZE_ERA:
             return None
-        session_ids = view.all(_SESSION_HEADER)
+        session_ids = view.all(MCP_SESSION_ID)
         if isinstance(message, Request) and _names_version(message):
             return None
         if not session_ids:
@@ -428,7 +429,7 @@ class Server:
             session, result = self._initialize(message, now, self._session_ids)
         except ProtocolError as exc:
             return error_reply(exc, message.id)
-        extra = ((_SESSION_HEADER, session.id.encode()),) if session.id is not None else ()
+        extra = ((MCP_SESSION_ID, session.id.encode()),) if session.id is not None else ()
         return json_reply(200, encode_result(message.id, result), extra)
 
     def _session_http(self, message: Request, session: Session, revision: str, now: float) -> HttpAnswer:
@@ -454,7 +455,7 @@ class Server:
             accept = b",".join(view.all(b"accept")).lower()
             if b"text/event-stream" not in accept and b"*/*" not in accept and b"text/*" not in accept:
                 return _refuse(406, "Not Acceptable: a GET stream needs Accept: text/event-stream")
-        ids = view.all(_SESSION_HEADER)
+        ids = view.all(MCP_SESSION_ID)
         if len(ids) > 1:
             return _refuse(400, "Bad Request: repeated Mcp-Session-Id header")
         session = self.sessions.get(ids[0].decode("latin-1"), now)
@@ -467,7 +468,7 @@ class Server:
             for exchange in waiting:
                 exchange.cancel()
             return SessionClosed(session_id=str(session.id), reply=empty_reply(200), waiting=waiting, stream=stream)
-        last_event = view.first(b"last-event-id")
+        last_event = view.first(LAST_EVENT_ID)
         if last_event is not None:
             replay = session.replay(last_event.decode("latin-1").strip())
             if replay is not None:
@@ -585,7 +586,7 @@ class Server:
         head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
         if (
             self._sessions_on and as_text("method", method) in ("GET", "DELETE")
-            and view.first(_SESSION_HEADER) is not None
+            and view.first(MCP_SESSION_ID) is not None
         ):
             return admit_target(head, self.http, view)  # the rest is receive_http's
         refusal = admit(head, self.http, view, content_length(view) or 0)
