@@ -24,7 +24,10 @@ on a connection of their own (the response stream keeps the main one); a respons
 ends early after an event id is resumed with a GET carrying ``Last-Event-ID`` after the
 stream's ``retry`` delay (at most ``max_resumptions`` times per request); a 404 on the session
 raises :class:`SessionExpired` to the session layer, which starts a new session; closing the
-client sends ``DELETE`` to end the session. ``listen`` on such a session opens the GET stream.
+client sends ``DELETE`` to end the session. Inside ``async with``, the session's GET stream is
+read in the background from the handshake on when the client declares elicitation, sampling or
+roots (the server may ask on it), or as soon as something listens: the server's requests on it
+are answered with the handler of the one call in flight, else the client's ``on_input``.
 
 :meth:`Session.listen` opens a ``subscriptions/listen`` stream
 (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>) as a
@@ -38,6 +41,7 @@ on the shared one while it is open::
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import ssl
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -48,16 +52,16 @@ import h11
 import trio
 
 from mcpwire import (
-    ProtocolError, Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, OutgoingMessage, OutgoingRequest,
-    ResultReceived, SessionStreamParser,
+    Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, ListChanged, OutgoingMessage,
+    OutgoingRequest, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest, SessionStreamParser,
 )
 from mcpwire.sessions import Resume
 from mcpwire.types import Implementation
 
 # The transport-neutral half lives in .session (no h11 there); re-exported here, where it was.
+from .feed import FeedListen, SessionFeed
 from .session import (
-    EventHandler, InputHandler, ListenEvent, ServerError, Session, SessionExpired, SessionListen, Subscription,
-    TransportError,
+    EventHandler, InputHandler, ListenEvent, ServerError, Session, SessionExpired, Subscription, TransportError,
 )
 
 __all__ = [
@@ -65,8 +69,13 @@ __all__ = [
     "Subscription", "TransportError",
 ]
 
+_log = logging.getLogger("mcpwire.client")
+
 DEFAULT_RETRY_MS = 1000
 """The wait before resuming or reopening a stream whose server named no ``retry``."""
+
+_ASKABLE = ("elicitation", "sampling", "roots")  # capabilities that let the server ask us things
+
 
 class HttpClient(Session):
     """Streamable HTTP over one keep-alive h11 connection (http or https)."""
@@ -106,18 +115,34 @@ class HttpClient(Session):
         self._lock = trio.Lock()
         self.max_resumptions = max_resumptions
         self._issued: str | None = None  # the Mcp-Session-Id of the last initialize answer
+        self._stack = contextlib.AsyncExitStack()
+        self._nursery: trio.Nursery | None = None  # open inside `async with`: the GET stream's tasks
+        self._session_stream: _SessionStream | None = None
+        self._feed = SessionFeed()
         #: How many TCP connections were opened (keep-alive reuse is visible here).
         self.connections_opened = 0
 
     async def __aenter__(self) -> Self:
+        self._stack = contextlib.AsyncExitStack()
+        self._nursery = await self._stack.enter_async_context(trio.open_nursery())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+        try:
+            await self.aclose()
+        finally:
+            nursery, self._nursery = self._nursery, None
+            if nursery is not None:
+                nursery.cancel_scope.cancel()
+            await self._stack.aclose()
 
     async def aclose(self) -> None:
         """End the initialize-era session, if the server issued one (DELETE; a 405 means the
         server does not let clients end sessions), and close the connection."""
+        if self._session_stream is not None:
+            self._session_stream.scope.cancel()
+            self._session_stream = None
+        self._feed.close()
         headers = self.client.end_session()
         if headers is not None:
             with trio.CancelScope(shield=True), trio.move_on_after(self.connect_timeout):
@@ -212,7 +237,31 @@ class HttpClient(Session):
         return _HttpSubscription(self, request)
 
     def _session_listen(self, notifications: Mapping[str, Any]) -> Subscription:
-        return _HttpSessionListen(self, notifications)
+        return FeedListen(self, notifications, self._feed, self._listening)
+
+    async def _listening(self) -> None:
+        if self._nursery is None:
+            raise TransportError("listening to an initialize-era session needs `async with HttpClient(...)`")
+        if self._session_stream is None or not self._session_stream.running:
+            await self._start_session_stream()
+
+    async def _session_started(self) -> None:
+        # The old session's stream (if any) belongs to a session the server forgot.
+        if self._session_stream is not None:
+            self._session_stream.scope.cancel()
+            self._session_stream = None
+        caps = self.client.capabilities
+        if self._nursery is not None and (self._feed.listening or any(k in caps for k in _ASKABLE)):
+            await self._start_session_stream()
+
+    async def _start_session_stream(self) -> None:
+        # Wait for the stream's head (within connect_timeout): a server may send a call's
+        # questions on the GET stream, and drops them when no stream is open yet.
+        assert self._nursery is not None
+        stream = self._session_stream = _SessionStream(self, self._nursery)
+        self._nursery.start_soon(stream.run)
+        with trio.move_on_after(self.connect_timeout):
+            await stream.opened.wait()
 
     async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
         async with self._lock:
@@ -399,114 +448,112 @@ class _HttpSubscription(Subscription):
                 await trio.aclose_forcefully(stream)
 
 
-class _HttpSessionListen(SessionListen):
-    """The GET stream of an initialize-era session, on a connection of its own. When the server
-    ends it (or the connection breaks), it is reopened after the stream's ``retry`` with
-    ``Last-Event-ID``; ``max_reopens`` failures in a row end the iteration."""
+class _SessionStream:
+    """The GET stream of one initialize-era session, read by a task of the client's nursery
+    (specification 2025-11-25: Basic > Transports > Streamable HTTP, Listening for Messages
+    from the Server). The server's requests on it are answered as they come (each in a task of
+    its own, so a slow answer holds nothing up); list changes and resource updates go to the
+    session's feed. When the server ends the stream (2025-11-25 polling) or the connection
+    breaks, it is reopened after the stream's ``retry`` with ``Last-Event-ID``; ``max_failures``
+    failed reopenings in a row, or an answer that is not an event stream (405: the server
+    offers none; 404: the session is gone), end it. An idle stream has no read timeout."""
 
-    max_reopens = 3
+    max_failures = 3
 
-    def __init__(self, session: HttpClient, notifications: Mapping[str, Any]) -> None:
-        super().__init__(session, notifications)
-        self._http = session
-        self._stream: trio.abc.Stream | None = None
-        self._conn: h11.Connection | None = None
-        self._parser: SessionStreamParser | None = None
-        self._last_event_id: str | None = None
-        self._retry_ms: int | None = None
-        self._failures = 0
+    def __init__(self, http: HttpClient, nursery: trio.Nursery) -> None:
+        self._http = http
+        self._nursery = nursery
+        self.scope = trio.CancelScope()
+        self.running = True
+        self.opened = trio.Event()  # the first head arrived, or the stream gave up
 
-    async def _start(self) -> None:
+    async def run(self) -> None:
         http = self._http
-        self._parser = None
-        self._stream = await http._open_stream()
-        self._conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
-        headers = http.client.stream_headers(self._last_event_id)
+        last_event_id: str | None = None
+        retry_ms: int | None = None
+        failures = 0
         try:
-            await self._stream.send_all(http._message_bytes(self._conn, b"GET", headers, b""))
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-            raise TransportError(f"cannot send to {http.url}: {exc!r}") from exc
-        while self._parser is None:  # the head: a 405 means the server offers no GET stream
-            event = await self._next()
-            if isinstance(event, h11.Response):
-                if event.status_code == 404 and http.client.session_id is not None:
-                    raise SessionExpired(f"{http.url} no longer knows session {http.client.session_id!r} (HTTP 404)")
-                try:
-                    self._parser = SessionStreamParser(http.client, status=event.status_code,
-                                                       content_type=dict(event.headers).get(b"content-type", b""),
-                                                       max_event_bytes=http.max_response_bytes)
-                except ProtocolError as exc:
-                    raise TransportError(f"{http.url} offers no session stream: {exc}") from exc
-            elif not isinstance(event, h11.InformationalResponse):
-                raise TransportError(f"{http.url} ended the session stream before its head")
+            with self.scope:
+                while True:
+                    try:
+                        parser = await self._once(last_event_id)
+                    except TransportError as exc:
+                        failures += 1
+                        if failures > self.max_failures:
+                            _log.info("the session stream of %s failed %d times: %s", http.url, failures, exc)
+                            return
+                    else:
+                        failures = 0
+                        last_event_id = parser.last_event_id or last_event_id
+                        retry_ms = parser.retry_ms if parser.retry_ms is not None else retry_ms
+                    await trio.sleep((DEFAULT_RETRY_MS if retry_ms is None else retry_ms) / 1000)
+        except _NoStream as exc:
+            _log.info("%s", exc)
+        finally:
+            self.running = False
+            self.opened.set()
 
-    async def _next(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
-        stream, conn, http = self._stream, self._conn, self._http
-        assert stream is not None and conn is not None
-        while True:
-            try:
-                event = conn.next_event()
-            except h11.RemoteProtocolError as exc:
-                raise TransportError(f"invalid HTTP from {http.url}: {exc}") from exc
-            if event is not h11.NEED_DATA:
-                return event
-            try:
-                with trio.fail_after(http.read_timeout):
-                    data = await stream.receive_some(65536)
-            except trio.TooSlowError:
-                raise TransportError(f"no data from {http.url} for {http.read_timeout} s") from None
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                raise TransportError(f"connection to {http.url} broke: {exc!r}") from exc
-            conn.receive_data(bytes(data))
-
-    async def _receive(self) -> list[ClientEvent] | None:
-        while True:
-            if self._stream is None:
-                return None
-            try:
-                event = await self._next()
-            except TransportError:
-                event = h11.ConnectionClosed()
-            parser = self._parser
-            assert parser is not None
-            if isinstance(event, h11.Data):
-                events = parser.feed(bytes(event.data))
-                self._failures = 0
-                if events:
-                    return events
-                continue
-            if not isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-                continue
-            # The server ended the stream (2025-11-25 polling) or the connection broke: reopen.
-            out = parser.close() if isinstance(event, h11.EndOfMessage) else []
-            self._last_event_id = parser.last_event_id or self._last_event_id
-            self._retry_ms = parser.retry_ms if parser.retry_ms is not None else self._retry_ms
-            await self._close_stream()
-            self._failures += 1
-            if self._failures > self.max_reopens:
-                return None
-            await trio.sleep((DEFAULT_RETRY_MS if self._retry_ms is None else self._retry_ms) / 1000)
-            try:
-                await self._start()
-            except TransportError as exc:
-                _log_reopen(self._http.url, exc)
-                await self._close_stream()
-                return out or None
-            if out:
-                return out
-
-    async def _close_stream(self) -> None:
-        stream, self._stream, self._conn = self._stream, None, None
-        if stream is not None:
+    async def _once(self, last_event_id: str | None) -> SessionStreamParser:
+        stream = await self._http._open_stream()
+        try:
+            return await self._read(stream, last_event_id)
+        finally:
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(stream)
 
-    async def _stop(self) -> None:
-        await self._close_stream()
+    async def _read(self, stream: trio.abc.Stream, last_event_id: str | None) -> SessionStreamParser:
+        """One GET, read to its end; the parser tells where to resume."""
+        http = self._http
+        conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        try:
+            await stream.send_all(http._message_bytes(conn, b"GET", http.client.stream_headers(last_event_id), b""))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise TransportError(f"cannot send to {http.url}: {exc!r}") from exc
+        parser: SessionStreamParser | None = None
+        while True:
+            try:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    data = await stream.receive_some(65536)
+                    conn.receive_data(bytes(data))
+                    continue
+            except (h11.RemoteProtocolError, trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                if parser is None:
+                    raise TransportError(f"the session stream of {http.url} broke: {exc!r}") from exc
+                return parser
+            if isinstance(event, h11.Response):
+                ctype = dict(event.headers).get(b"content-type", b"")
+                try:
+                    parser = SessionStreamParser(http.client, status=event.status_code, content_type=ctype,
+                                                 max_event_bytes=http.max_response_bytes)
+                except ProtocolError as exc:
+                    raise _NoStream(f"{http.url} offers no session stream: {exc}") from exc
+                self.opened.set()
+            elif isinstance(event, h11.Data) and parser is not None:
+                self._dispatch(parser.feed(bytes(event.data)))
+            elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                if parser is None:
+                    raise TransportError(f"{http.url} ended the session stream before its head")
+                self._dispatch(parser.close())
+                return parser
+
+    def _dispatch(self, events: list[ClientEvent]) -> None:
+        for event in events:
+            if isinstance(event, ServerRequest):
+                self._nursery.start_soon(self._answer, event)
+            elif isinstance(event, (ListChanged, ResourceUpdated)):
+                self._http._feed.publish(event)
+            # Log messages on the GET stream belong to no call: nobody asked for them.
+
+    async def _answer(self, event: ServerRequest) -> None:
+        try:
+            await self._http._answer_server(event, None)
+        except TransportError as exc:  # SessionExpired included: the next request starts anew
+            _log.info("could not answer %s from the session stream: %s", event.method, exc)
 
 
-def _log_reopen(url: str, exc: Exception) -> None:
-    logging.getLogger("mcpwire.client").info("could not reopen the session stream of %s: %s", url, exc)
+class _NoStream(Exception):
+    """The GET was answered with something other than an event stream."""
 
 
 class _Stale(Exception):

@@ -117,6 +117,7 @@ class Session:
         self._era_known = False  # the first answer (or the probe) told which era the server speaks
         self._log_level: str | None = None  # the session's logging/setLevel
         self._tokens = 0  # progress tokens this session made up
+        self._calls: list[InputHandler | None] = []  # the on_input of each request in flight
 
     # -- what the server said about itself ------------------------------------------------------
     @property
@@ -190,7 +191,11 @@ class Session:
         self._era_known, self.initialized, self._log_level = True, answer, None
         self.sessions_started += 1
         await self._deliver(note)
+        await self._session_started()
         return answer
+
+    async def _session_started(self) -> None:
+        """A new initialize-era session is open (HTTP starts reading its GET stream)."""
 
     async def _deliver(self, message: OutgoingMessage) -> None:
         """Send a notification or an answer on the session (HTTP: POST; stdio: a line)."""
@@ -200,10 +205,18 @@ class Session:
         """The session id the transport saw on the ``initialize`` answer (HTTP only)."""
         return None
 
+    def _unrelated_handler(self) -> InputHandler | None:
+        """Who answers a server request that names no request of ours (the GET stream, a
+        stdio line): the ``on_input`` of the one call in flight, else the session's. Servers
+        send a tool's questions there too (the TypeScript SDK v1 does, unless told otherwise)."""
+        if len(self._calls) == 1 and self._calls[0] is not None:
+            return self._calls[0]
+        return self.on_input
+
     async def _answer_server(self, event: ServerRequest, handler: InputHandler | None) -> None:
         """Answer one of the server's own requests through the input handler: the same that
         answers ``input_required`` rounds, so a tool is answered alike in both eras."""
-        handler = handler or self.on_input
+        handler = handler or self._unrelated_handler()
         if event.method == "ping":
             message = self.client.answer(event, {})
         elif event.request is None and event.method in ("elicitation/create", "sampling/createMessage", "roots/list"):
@@ -278,6 +291,14 @@ class Session:
             elif isinstance(event, ServerRequest):
                 await self._answer_server(event, on_input)
 
+        self._calls.append(on_input)
+        try:
+            return await self._follow(request, on_input, on_event)
+        finally:
+            self._calls.remove(on_input)
+
+    async def _follow(self, request: OutgoingRequest, on_input: InputHandler | None,
+                      on_event: Callable[[ClientEvent], Awaitable[None]]) -> ResultReceived:
         rounds = 0
         version_retried = False
         restarted = False
@@ -516,11 +537,10 @@ class SessionListen(Subscription):
     2025-11-25: Basic > Transports; Server > Resources, Subscriptions).
 
     ``async with`` sends ``resources/subscribe`` for each URI of ``resourceSubscriptions`` and
-    opens the stream; :attr:`acknowledged` is the filter as asked (the server acknowledges
+    starts listening; :attr:`acknowledged` is the filter as asked (the server acknowledges
     nothing in these revisions). Iterating yields the :class:`ListChanged` the filter asks for
-    and :class:`ResourceUpdated` for the subscribed URIs; the server's requests on the stream
-    are answered with the session's ``on_input``. Leaving the block closes the stream and
-    unsubscribes.
+    and :class:`ResourceUpdated` for the subscribed URIs (the transport answers the server's
+    requests, listening or not). Leaving the block stops listening and unsubscribes.
     """
 
     def __init__(self, session: Session, notifications: Mapping[str, Any]) -> None:
@@ -563,8 +583,6 @@ class SessionListen(Subscription):
             self._ended = True
             return
         for event in events:
-            if isinstance(event, ServerRequest):
-                await self.session._answer_server(event, None)
-            elif isinstance(event, (ListChanged, ResourceUpdated)) and self._wants(event):
+            if isinstance(event, (ListChanged, ResourceUpdated)) and self._wants(event):
                 self._pending.append(event)
-            # Log messages and anything else on the stream are not part of listening: ignored.
+            # Log messages and anything else on the session are not part of listening: ignored.

@@ -46,7 +46,8 @@ from mcpwire import (
     OutgoingRequest, ResourceUpdated, ResultReceived, ServerRequest,
 )
 
-from .session import InputHandler, Session, SessionListen, Subscription, TransportError, _NoAnswer
+from .feed import FeedListen, SessionFeed
+from .session import InputHandler, Session, Subscription, TransportError, _NoAnswer
 
 __all__ = ["StdioClient"]
 
@@ -76,13 +77,12 @@ class StdioClient(Session):
         self._conn = ClientStdioConnection(self.client, max_line_bytes=max_line_bytes)
         self._exit_timeout = exit_timeout
         self._waiters: dict[tuple[type, Any], trio.MemorySendChannel[ClientEvent]] = {}
-        self._listen_requests: dict[tuple[type, Any], OutgoingRequest] = {}  # waiters that are listen streams
         self._write_lock = trio.Lock()
         self._process: trio.Process | None = None
         self._stack = contextlib.AsyncExitStack()
         self._closed = False
         self._nursery: trio.Nursery | None = None
-        self._listeners: set[trio.MemorySendChannel[ClientEvent]] = set()  # initialize-era listen
+        self._feed = SessionFeed()  # initialize-era notifications, for listen()
         self.returncode: int | None = None
 
     async def __aenter__(self) -> Self:
@@ -115,17 +115,18 @@ class StdioClient(Session):
             self._route(self._conn.receive_data(bytes(chunk)))
         self._route(self._conn.receive_eof())
         self._closed = True
-        for channel in [*self._waiters.values(), *self._listeners]:  # anything left: the server is gone
+        for channel in self._waiters.values():  # anything left: the server is gone
             channel.close()
+        self._feed.close()
 
     def _route(self, events: list[ClientEvent]) -> None:
         for event in events:
             if isinstance(event, ServerRequest):
-                self._route_server_request(event)
+                if self._nursery is not None:
+                    self._nursery.start_soon(self._answer_quietly, event)
                 continue
             if isinstance(event, (ListChanged, ResourceUpdated)) and event.subscription_id is None:
-                for listener in list(self._listeners):
-                    listener.send_nowait(event)
+                self._feed.publish(event)
                 continue
             request_id = getattr(event, "request_id", None)
             if request_id is None:  # listen events carry the listen request's id as subscription_id
@@ -138,20 +139,8 @@ class StdioClient(Session):
                     pass
             # Events for no waiter (a log line on a busy connection, a server request) are dropped.
 
-    def _route_server_request(self, event: ServerRequest) -> None:
-        # One call in flight: the request is its (the call's on_input answers, through its
-        # waiter); otherwise the client's on_input answers, from the reader's nursery.
-        calls = [key for key in self._waiters if key not in self._listen_requests]
-        if len(calls) == 1:
-            try:
-                self._waiters[calls[0]].send_nowait(event)
-                return
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
-        if self._nursery is not None:
-            self._nursery.start_soon(self._answer_quietly, event)
-
     async def _answer_quietly(self, event: ServerRequest) -> None:
+        # A line names no request: the one call in flight answers (its on_input), else the client.
         try:
             await self._answer_server(event, None)
         except TransportError:
@@ -203,7 +192,11 @@ class StdioClient(Session):
         return _StdioSubscription(self, request)
 
     def _session_listen(self, notifications: Mapping[str, Any]) -> Subscription:
-        return _StdioSessionListen(self, notifications)
+        return FeedListen(self, notifications, self._feed, self._check_running)
+
+    async def _check_running(self) -> None:
+        if self._process is None or self._closed:
+            raise TransportError("the server process is not running")
 
 
 class _StdioSubscription(Subscription):
@@ -225,7 +218,6 @@ class _StdioSubscription(Subscription):
         send, self._channel = trio.open_memory_channel[ClientEvent](math.inf)
         client._waiters[self._key()] = send
         assert self.request is not None
-        client._listen_requests[self._key()] = self.request
         await client._write(client._conn.send(self.request))
 
     async def _receive(self) -> list[ClientEvent] | None:
@@ -242,7 +234,6 @@ class _StdioSubscription(Subscription):
         if channel is None:
             return
         client._waiters.pop(self._key(), None)
-        client._listen_requests.pop(self._key(), None)
         channel.close()
         if not self._ended and not client._closed and self.request is not None:
             with trio.CancelScope(shield=True):
@@ -250,33 +241,3 @@ class _StdioSubscription(Subscription):
                     await client._write(client._conn.cancel(self.request, "subscription closed by the client"))
                 except TransportError:
                     pass
-
-
-class _StdioSessionListen(SessionListen):
-    """The server's notification lines on an initialize-era stdio connection."""
-
-    def __init__(self, session: StdioClient, notifications: Mapping[str, Any]) -> None:
-        super().__init__(session, notifications)
-        self._stdio = session
-        self._send: trio.MemorySendChannel[ClientEvent] | None = None
-        self._channel: trio.MemoryReceiveChannel[ClientEvent] | None = None
-
-    async def _start(self) -> None:
-        if self._stdio._process is None or self._stdio._closed:
-            raise TransportError("the server process is not running")
-        self._send, self._channel = trio.open_memory_channel[ClientEvent](math.inf)
-        self._stdio._listeners.add(self._send)
-
-    async def _receive(self) -> list[ClientEvent] | None:
-        if self._channel is None:
-            return None
-        try:
-            return [await self._channel.receive()]
-        except (trio.EndOfChannel, trio.ClosedResourceError):
-            return None
-
-    async def _stop(self) -> None:
-        if self._send is not None:
-            self._stdio._listeners.discard(self._send)
-            self._send.close()
-        self._send, self._channel = None, None
