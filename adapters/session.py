@@ -46,6 +46,7 @@ from mcpwire import (
     Client, ClientEvent, ErrorCode, ErrorResult, InputRequired, ListChanged, ListenAck, LogMessage, OutgoingMessage,
     OutgoingRequest, Progress, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest,
 )
+from mcpwire.sessions import INITIALIZE_ERA
 from mcpwire.types import (
     DiscoverResult, Implementation, InitializeResult, InputRequest, RequestId, ServerCapabilities, SubscriptionFilter,
 )
@@ -251,14 +252,11 @@ class Session:
         there is no ``on_input`` or the rounds exceed ``max_rounds`` (code -32603).
         """
 
-        if not self._era_known and request.method not in ("initialize", "server/discover"):
-            if self.client.initialize_era and self.client.initialized is None:
-                await self._handshake()  # the host pinned an initialize-era version
+        if request.method not in ("initialize", "server/discover"):
+            modern = not self.client.initialize_era
+            await self._ready()
+            if modern and self.client.initialize_era:
                 request = self.client.as_session_request(request)
-            elif self._probe_first:
-                await self.connect()
-                if self.client.initialize_era:
-                    request = self.client.as_session_request(request)
         try:
             return await self._send(request, on_input=on_input, on_progress=on_progress, on_log=on_log)
         except (ServerError, ProtocolError) as exc:
@@ -320,7 +318,7 @@ class Session:
                 return final
             if isinstance(final, ErrorResult):
                 if final.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and not version_retried \
-                        and not self.client.initialize_era:
+                        and not self.client.initialize_era and not self.client.probe_says_legacy(final):
                     version_retried = True
                     self._era_known = True
                     request = self.client.version_retry(request, final)
@@ -335,6 +333,16 @@ class Session:
             answers = await _maybe_await(on_input(final.input_requests))
             request = self.client.retry(final, answers)
 
+    async def _ready(self) -> None:
+        """Before building a request: open the session of a host that pinned an
+        initialize-era version (again, after the server forgot it or the client ended it);
+        on stdio, probe before the first request."""
+        if self.client.initialize_era:
+            if self.client.initialized is None:
+                await self._handshake()
+        elif self._probe_first and not self._era_known and any(v in INITIALIZE_ERA for v in self.client.supported_versions):
+            await self.connect()
+
     # -- verbs ------------------------------------------------------------------------------------
     async def discover(self) -> ResultReceived:
         """``server/discover`` as is (no fallback; :meth:`connect` falls back)."""
@@ -346,17 +354,21 @@ class Session:
     async def set_log_level(self, level: str) -> None:
         """The session's log level (``logging/setLevel``, initialize era). In 2026-07-28 the level
         travels with each request instead (``log_level=``)."""
+        await self._ready()
         await self.send(self.client.set_log_level(level))
         self._log_level = level
 
     async def subscribe(self, uri: str) -> None:
         """``resources/subscribe`` (initialize era); updates arrive on :meth:`listen`."""
+        await self._ready()
         await self.send(self.client.subscribe(uri))
 
     async def unsubscribe(self, uri: str) -> None:
+        await self._ready()
         await self.send(self.client.unsubscribe(uri))
 
     async def ping(self) -> None:
+        await self._ready()
         await self.send(self.client.ping())
 
     async def _era_log_level(self, log_level: str | None) -> str | None:
@@ -368,6 +380,7 @@ class Session:
         return None
 
     async def _all(self, method: str) -> list[Any]:
+        await self._ready()
         pages = self.client.paginate(method, max_pages=self.max_pages)
         while (request := pages.next_request()) is not None:
             pages.add(await self.send(request))
@@ -400,15 +413,18 @@ class Session:
         if on_progress is not None and progress_token is None:
             self._tokens += 1
             progress_token = f"progress-{self._tokens}"
+        await self._ready()
         log_level = await self._era_log_level(log_level)
         request = self.client.call_tool(name, arguments, progress_token=progress_token, log_level=log_level)
         return await self.send(request, on_input=on_input, on_progress=on_progress, on_log=on_log)
 
     async def read_resource(self, uri: str, *, on_input: InputHandler | None = None) -> ResultReceived:
+        await self._ready()
         return await self.send(self.client.read_resource(uri), on_input=on_input)
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, *,
                          on_input: InputHandler | None = None) -> ResultReceived:
+        await self._ready()
         return await self.send(self.client.get_prompt(name, arguments), on_input=on_input)
 
     def listen(self, notifications: Mapping[str, Any], **kw: Any) -> Subscription:

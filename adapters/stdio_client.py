@@ -55,6 +55,8 @@ __all__ = ["StdioClient"]
 class StdioClient(Session):
     """MCP over a subprocess's stdin/stdout. ``stderr`` is passed to the process as is."""
 
+    _probe_first = True
+
     def __init__(
         self,
         command: Sequence[str],

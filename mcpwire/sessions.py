@@ -9,8 +9,8 @@ A :class:`~mcpwire.Server` given ``session_ids`` keeps its sessions in
 """
 
 from .client.stream import Resume
-from .server.listen import ResumedStream, SessionStream
+from .server.listen import ResumedStream, SessionStream, StdioSessionStream
 from .server.session import MemorySessionStore, Session, SessionStore
 from .wire.versions import INITIALIZE_ERA
 
-__all__ = ["Session", "SessionStore", "MemorySessionStore", "SessionStream", "ResumedStream", "Resume", "INITIALIZE_ERA"]
+__all__ = ["Session", "SessionStore", "MemorySessionStore", "SessionStream", "StdioSessionStream", "ResumedStream", "Resume", "INITIALIZE_ERA"]

@@ -56,7 +56,7 @@ from ..wire.meta import (
 )
 from ..wire.methods import LIST_METHODS, METHODS, SERVER_REQUESTS
 from ..wire.ndjson import encode_line
-from ..wire.versions import INITIALIZE_ERA, REVISIONS, STATELESS
+from ..wire.versions import INITIALIZE_ERA, REVISIONS
 from ..types import DiscoverResult, Implementation, InitializeResult
 
 __all__ = ["HTTP_ACCEPT", "MODERN_ERRORS", "Client", "OutgoingRequest", "Paginator"]
@@ -307,9 +307,7 @@ class Client:
         error is not -32022 or no version is shared. Retry at most once per request."""
         if error.code != ErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
             raise LocalProtocolError("version_retry needs a -32022 error")
-        data = error.data if isinstance(error.data, dict) else {}
-        offered = data.get("supported")
-        offered = [v for v in offered if isinstance(v, str)] if isinstance(offered, list) else []
+        offered = _offered(error)
         # The fallback of this error stays in the stateless era (the handshake is not a retry).
         common = [v for v in offered if v in self.supported_versions and v not in INITIALIZE_ERA]
         if not common:
@@ -336,11 +334,16 @@ class Client:
         takes no such POST) or, on stdio, did not answer in time. A complete result is modern,
         unless it answered ``server/discover`` without being a DiscoverResult (some older
         servers answer any unknown method with ``{}``); an error is modern only with a code of
-        :data:`MODERN_ERRORS`. The fallback is never keyed to one other code.
+        :data:`MODERN_ERRORS`, except a -32022 whose supported versions are all of the
+        initialize era (a dual-era server serving only those). The fallback is never keyed
+        to one other code.
         """
         if answer is None:
             return True
         if isinstance(answer, ErrorResult):
+            if answer.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
+                offered = _offered(answer)
+                return bool(offered) and all(v in INITIALIZE_ERA for v in offered)
             return answer.code not in MODERN_ERRORS
         return answer.method == "server/discover" and not isinstance(answer.value, DiscoverResult)
 
@@ -551,3 +554,10 @@ class Paginator:
 
 def _snake(name: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
+def _offered(error: ErrorResult) -> list[str]:
+    """The versions a -32022 error names as supported (``data.supported``)."""
+    data = error.data if isinstance(error.data, dict) else {}
+    offered = data.get("supported")
+    return [v for v in offered if isinstance(v, str)] if isinstance(offered, list) else []

@@ -283,7 +283,12 @@ class _Tracker:
     def _notification(self, note: Notification) -> list[ClientEvent]:
         method = note.method
         spec = NOTIFICATIONS.get(method)
-        if note.params is UNSET or spec is None or "server" not in spec.senders:
+        if spec is None or "server" not in spec.senders:
+            return []
+        if note.params is UNSET:
+            # Only a session's list_changed goes without params (as most servers send it).
+            if spec.list_changed is not None and self.client.initialize_era:
+                return [ListChanged(subscription_id=None, kind=spec.list_changed)]
             return []
         try:
             if method == "notifications/progress":

@@ -48,8 +48,8 @@ from .http import (
     error_reply, json_reply,
 )
 from .listen import (
-    LIST_FLAGS, HttpListenStream, ListenStream, ResumedStream, SessionStream, StdioListenStream, check_list_kind, check_uri,
-    parse_filter,
+    LIST_FLAGS, HttpListenStream, ListenStream, ResumedStream, SessionStream, StdioListenStream, StdioSessionStream,
+    check_list_kind, check_uri, parse_filter,
 )
 from .session import MemorySessionStore, Session, SessionStore, check_initialize, check_session_id, negotiate_version
 from .listeners import Listeners
@@ -147,6 +147,9 @@ class Server:
         # what server/discover and -32022 list, the versions a request's _meta may name.
         self._stateless_versions = tuple(v for v in supported_versions if v not in INITIALIZE_ERA)
         self._era = tuple(v for v in supported_versions if v in INITIALIZE_ERA)
+        # What a -32022 names: a server of the initialize era only names those revisions, so
+        # the client knows to open a session (and a person reading it, why).
+        self._offered = self._stateless_versions or self._era
         self._session_ids = session_ids
         self.sessions: SessionStore = sessions if sessions is not None else MemorySessionStore()
         self.page_size = page_size
@@ -477,8 +480,17 @@ class Server:
             return _refuse(409, "Conflict: the session already has an open GET stream")
         if len(self._listeners) >= self.max_listen_streams:
             return error_reply(ProtocolError("Too many open streams", code=ErrorCode.INTERNAL_ERROR, http_status=503))
-        kinds = frozenset(k for k in self._list_changed if self._enabled[k])
-        return SessionStream(self._context, session, kinds)
+        return SessionStream(self._context, session, self._session_kinds())
+
+    def _session_kinds(self) -> frozenset[str]:
+        return frozenset(k for k in self._list_changed if self._enabled[k])
+
+    def stdio_session_stream(self, session: Session) -> StdioSessionStream | None:
+        """The stream of what an initialize-era stdio session hears unasked (list_changed,
+        resources/updated), from ``notifications/initialized`` on; ``None`` when it has one."""
+        if session.stream is not None:
+            return None
+        return StdioSessionStream(self._context, session, self._session_kinds())
 
     # -- initialize era: the handshake and the session's requests ------------------------------------
     def _initialize(self, message: Request, now: float, ids: Iterator[str] | None) -> tuple[Session, dict[str, Any]]:
@@ -615,6 +627,11 @@ class Server:
         event, params = admitted
         return StdioExchange(self._context, event, params, now, session=session, revision=session.revision if session else None)
 
+    @property
+    def serves_stateless(self) -> bool:
+        """Whether a stateless (2026-07-28 or later) revision is enabled."""
+        return bool(self._stateless_versions)
+
     def opens_session(self, message: Request) -> bool:
         """Whether ``message`` opens an initialize-era session: an ``initialize`` whose
         ``_meta`` names no protocol version, on a server that speaks an initialize-era revision."""
@@ -679,7 +696,7 @@ class Server:
                 raise RemoteProtocolError(
                     "Unsupported protocol version",
                     code=ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
-                    data={"requested": body_version, "supported": list(self._stateless_versions)},
+                    data={"requested": body_version, "supported": list(self._offered)},
                 )
         mirrored: dict[str, Any] = {}
         annotations: tuple[Any, ...] = ()
@@ -713,7 +730,8 @@ class Server:
             params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, message.params, message.id)
         if spec is None or PROTOCOL_VERSION not in spec.revisions or not self._method_enabled(spec):
             raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
-        meta = parse_request_meta(params.meta, supported_versions=self._stateless_versions)
+        meta = parse_request_meta(params.meta, supported_versions=self._stateless_versions,
+                                  offered_versions=self._offered)
         return self._handlers[method](message, params, meta, now)
 
     # -- answers the engine gives itself ------------------------------------------------------------

@@ -96,7 +96,7 @@ class StdioConnection:
         if isinstance(message, Notification):
             if message.method == "notifications/initialized" and self.session is not None:
                 self.session.move("initialized")
-                return None
+                return self.server.stdio_session_stream(self.session)
             return self._notification(message)
         if self._dialect is None:
             if self.server.opens_session(message):
@@ -105,7 +105,11 @@ class StdioConnection:
                 if self.session is None:
                     self._dialect = None  # refused: the next request decides again
                 return encode_line(answer)
-            self._dialect = "stateless"
+            if self.server.serves_stateless:
+                # A server of the initialize era only stays undecided: its refusal of a
+                # client's server/discover probe is followed by initialize (2026-07-28: stdio,
+                # Backward Compatibility).
+                self._dialect = "stateless"
         return self._request(message, now)
 
     def _request(self, message: Request, now: float) -> StdioOutput:
