@@ -35,7 +35,7 @@ from mcpwire_adapters.http_client import HttpClient, ServerError, TransportError
 
 from mcpwire.types import Implementation
 from mcpwire import ProtocolError
-from mcpwire import Client
+from mcpwire import PROTOCOL_VERSION, Client
 from mcpwire.sessions import INITIALIZE_ERA
 from mcpwire.types import (
     CreateMessageRequest,
@@ -130,9 +130,8 @@ async def attempt(label: str, coro: Any) -> Any:
 
 async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
-    pinned = {"protocol_version": version} if version in INITIALIZE_ERA else {}
     client = Client(Implementation(name="mcpwire-conformance-client", version="0.1.0"), capabilities=CAPABILITIES,
-                    **pinned)
+                    protocol_version=version if version in INITIALIZE_ERA else PROTOCOL_VERSION)
     async with HttpClient(url, client, read_timeout=20.0, on_input=on_input) as session:
         discovered = await attempt("connect", session.connect())
         caps: dict[str, Any] = discovered.data.get("capabilities", {}) if discovered is not None else {}

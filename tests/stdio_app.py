@@ -10,14 +10,14 @@ import sys
 from typing import Any
 
 import trio
+from mcpwire.wire.versions import REVISIONS
 from mcpwire_adapters import App, Context, NeedInput, serve_stdio
 
 def build_app(name: str = "stdio-test", versions: tuple[str, ...] | None = None) -> App:
     """The app: echo, wait, progress, slow (reports its cancellation), change, greet (asks the
     client for a name) and touch (updates a subscribable resource). ``versions`` limits the
     revisions served (``None``: all)."""
-    app = App(name, "1.0", resource_subscribe=True,
-              **({"supported_versions": versions} if versions is not None else {}))
+    app = App(name, "1.0", resource_subscribe=True, supported_versions=versions or REVISIONS)
 
     @app.tool(description="Echo the text back")
     async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
@@ -59,7 +59,7 @@ def build_app(name: str = "stdio-test", versions: tuple[str, ...] | None = None)
             schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
             request = {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": schema}}
             return NeedInput(requests={"name": request})
-        return f"Hello, {answer['content']['name']}"
+        return f"Hello, {answer.get('content', {}).get('name', 'nobody')}"
 
     @app.resource("test://note", name="note", mime_type="text/plain")
     def note(ctx: Context) -> str:

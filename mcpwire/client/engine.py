@@ -332,8 +332,8 @@ class Client:
         ``answer`` is the probe's final event, or ``None`` when the server broke the protocol
         in its answer (an HTTP 4xx without a JSON-RPC body, a 404 or 405 of an endpoint that
         takes no such POST) or, on stdio, did not answer in time. A complete result is modern,
-        unless it answered ``server/discover`` without being a DiscoverResult (some older
-        servers answer any unknown method with ``{}``); an error is modern only with a code of
+        unless it answered ``server/discover`` with neither a DiscoverResult nor at least its
+        ``supportedVersions`` list (some older servers answer any unknown method with ``{}``); an error is modern only with a code of
         :data:`MODERN_ERRORS`, except a -32022 whose supported versions are all of the
         initialize era (a dual-era server serving only those). The fallback is never keyed
         to one other code.
@@ -345,7 +345,10 @@ class Client:
                 offered = _offered(answer)
                 return bool(offered) and all(v in INITIALIZE_ERA for v in offered)
             return answer.code not in MODERN_ERRORS
-        return answer.method == "server/discover" and not isinstance(answer.value, DiscoverResult)
+        if answer.method != "server/discover" or isinstance(answer.value, DiscoverResult):
+            return False
+        # A sparse DiscoverResult (required members missing) still names its versions.
+        return not isinstance(answer.data.get("supportedVersions"), list)
 
     def initialize(self, protocol_version: str | None = None) -> OutgoingRequest:
         """The ``initialize`` request (specification 2025-11-25: Basic > Lifecycle) asking for

@@ -224,7 +224,7 @@ def test_a_response_stream_that_ends_early_is_resumed_from_its_last_event_id() -
     assert parser.feed(b"id: p0\nretry: 250\ndata: \n\n") == []  # the priming event
     assert parser.close() == [] and parser.resume == Resume(last_event_id="p0", retry_ms=250)
     resumed = HttpResponseParser(client, call, status=200, content_type=b"text/event-stream", resumed=True)
-    final = {"jsonrpc": "2.0", "id": call.id, "result": {"content": []}}
+    final: dict[str, Any] = {"jsonrpc": "2.0", "id": call.id, "result": {"content": []}}
     events = resumed.feed(sse(final, first_id=5)) + resumed.close()
     assert isinstance(events[-1], ResultReceived) and resumed.resume is None
     # A connection that broke mid-body after an event id resumes alike; before any id it fails.
@@ -248,7 +248,7 @@ def test_the_get_stream_yields_server_requests_and_notifications_and_drops_respo
     with pytest.raises(RemoteProtocolError):
         SessionStreamParser(client, status=200, content_type=b"application/json")
     parser = SessionStreamParser(client, status=200, content_type=b"text/event-stream; charset=utf-8")
-    notes = [
+    notes: list[dict[str, Any]] = [
         {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"},
         {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "file:///a"}},
         {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}},
