@@ -530,12 +530,19 @@ class _SessionStream:
                     raise _NoStream(f"{http.url} offers no session stream: {exc}") from exc
                 self.opened.set()
             elif isinstance(event, h11.Data) and parser is not None:
-                self._dispatch(parser.feed(bytes(event.data)))
+                self._dispatch(self._parsed(parser, bytes(event.data)))
             elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
                 if parser is None:
                     raise TransportError(f"{http.url} ended the session stream before its head")
-                self._dispatch(parser.close())
+                self._dispatch(self._parsed(parser, None))
                 return parser
+
+    def _parsed(self, parser: SessionStreamParser, data: bytes | None) -> list[ClientEvent]:
+        """The events of ``data`` (``None``: the end of the stream)."""
+        try:
+            return parser.close() if data is None else parser.feed(data)
+        except ProtocolError as exc:  # an event over the size limit, say: the stream is unusable
+            raise TransportError(f"the session stream of {self._http.url} broke the protocol: {exc}") from exc
 
     def _dispatch(self, events: list[ClientEvent]) -> None:
         for event in events:
