@@ -11,9 +11,9 @@
 every transport shares: the -32022 version fallback (once per request), the MRTR loop
 (``on_input`` gets the typed input requests of each round and returns the answers; at most
 ``max_rounds`` rounds), pagination, and turning an :class:`ErrorResult` into
-:class:`ServerError`. :class:`HttpClient` adds one keep-alive connection (reused across
-requests, reopened when the server closed it), connect and read timeouts, and a response
-size limit. Requests on one HttpClient are sent one at a time. Cancelling the awaiting task
+:class:`ServerError`. :class:`HttpClient` adds a pool of keep-alive connections: each request
+in flight has one of its own (at most ``max_connections``, 8, at once; the others wait), kept
+alive and reused afterwards; connect and read timeouts, and a response size limit. Cancelling the awaiting task
 closes the connection, which is how HTTP cancels a request
 (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation#transport-specific-cancellation>).
 
@@ -93,9 +93,11 @@ class HttpClient(Session):
         ssl_context: ssl.SSLContext | None = None,
         on_input: InputHandler | None = None,
         max_resumptions: int = 16,
+        max_connections: int = 8,
     ) -> None:
         super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds,
                          on_input=on_input)
+        self._setup_lock = trio.Lock()
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
@@ -110,9 +112,11 @@ class HttpClient(Session):
         self.max_response_bytes = max_response_bytes
         self._extra = tuple(extra_headers)
         self._ssl = ssl_context
-        self._stream: trio.abc.Stream | None = None
-        self._conn: h11.Connection | None = None
-        self._lock = trio.Lock()
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        self.max_connections = max_connections
+        self._idle: list[tuple[trio.abc.Stream, h11.Connection]] = []  # keep-alive, newest last
+        self._slots = trio.Semaphore(max_connections)  # requests in flight, one connection each
         self.max_resumptions = max_resumptions
         self._issued: str | None = None  # the Mcp-Session-Id of the last initialize answer
         self._stack = contextlib.AsyncExitStack()
@@ -150,13 +154,9 @@ class HttpClient(Session):
                     await self._one_shot(b"DELETE", headers, b"")
                 except TransportError:
                     pass
-        await self._drop()
-
-    async def _drop(self) -> None:
-        stream, self._stream, self._conn = self._stream, None, None
-        if stream is not None:
-            with trio.CancelScope(shield=True):
-                await trio.aclose_forcefully(stream)
+        idle, self._idle = self._idle, []
+        for stream, _ in idle:
+            await _close(stream)
 
     async def _open_stream(self) -> trio.abc.Stream:
         """A new TCP (and TLS) connection to the server, within ``connect_timeout``."""
@@ -173,13 +173,22 @@ class HttpClient(Session):
         self.connections_opened += 1
         return stream
 
-    async def _connect(self) -> tuple[trio.abc.Stream, h11.Connection]:
-        if self._stream is not None and self._conn is not None and self._conn.our_state is h11.IDLE:
-            return self._stream, self._conn
-        await self._drop()
+    async def _connect(self, reuse: bool) -> tuple[trio.abc.Stream, h11.Connection, bool]:
+        """An idle keep-alive connection (``reuse``), else a new one; and whether it was reused."""
+        if reuse and self._idle:
+            stream, conn = self._idle.pop()
+            return stream, conn, True
         stream = await self._open_stream()
-        self._stream, self._conn = stream, h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
-        return self._stream, self._conn
+        return stream, h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024), False
+
+    async def _release(self, stream: trio.abc.Stream, conn: h11.Connection) -> None:
+        """Back to the idle pool when the exchange ended cleanly, else closed."""
+        if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+            conn.start_next_cycle()
+            if len(self._idle) < self.max_connections:
+                self._idle.append((stream, conn))
+                return
+        await _close(stream)
 
     def _request_bytes(self, conn: h11.Connection, request: OutgoingRequest | OutgoingMessage) -> bytes:
         return self._message_bytes(conn, b"POST", request.headers, request.body)
@@ -220,13 +229,13 @@ class HttpClient(Session):
                 h11.RemoteProtocolError) as exc:
             raise TransportError(f"{method.decode()} to {self.url} failed: {exc!r}") from exc
         finally:
-            with trio.CancelScope(shield=True):
-                await trio.aclose_forcefully(stream)
+            await _close(stream)
 
     async def _deliver(self, message: OutgoingMessage) -> None:
         status = await self._one_shot(b"POST", message.headers, message.body)
         if status == 404 and self.client.session_id is not None:
-            raise SessionExpired(f"{self.url} no longer knows session {self.client.session_id!r} (HTTP 404)")
+            raise SessionExpired(f"{self.url} no longer knows session {self.client.session_id!r} (HTTP 404)",
+                                 self.client.session_id)
         if not 200 <= status < 300:
             raise TransportError(f"{self.url} refused a message with HTTP {status}")
 
@@ -264,7 +273,7 @@ class HttpClient(Session):
             await stream.opened.wait()
 
     async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
-        async with self._lock:
+        async with self._slots:
             outcome = await self._attempt(request, on_event, None)
             resumptions = 0
             while isinstance(outcome, Resume):
@@ -281,17 +290,19 @@ class HttpClient(Session):
     async def _attempt(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]],
                        resume_from: str | None) -> ClientEvent | Resume:
         for attempt in range(2):
-            reused = self._stream is not None and attempt == 0
-            stream, conn = await self._connect()
+            stream, conn, reused = await self._connect(reuse=attempt == 0)
             try:
-                return await self._round_trip(stream, conn, request, on_event, resume_from)
+                outcome = await self._round_trip(stream, conn, request, on_event, resume_from)
             except _Stale:
-                await self._drop()
+                await _close(stream)
                 if not reused:
                     raise TransportError(f"{self.url} closed the connection without a response") from None
             except BaseException:
-                await self._drop()  # cancelled, timed out or broken: the connection is unusable
+                await _close(stream)  # cancelled, timed out or broken: the connection is unusable
                 raise
+            else:
+                await self._release(stream, conn)
+                return outcome
         raise TransportError(f"{self.url} closed the connection without a response")  # pragma: no cover
 
     async def _round_trip(self, stream: trio.abc.Stream, conn: h11.Connection, request: OutgoingRequest,
@@ -321,7 +332,6 @@ class HttpClient(Session):
                         raise _Stale() from exc
                     resume = parser.interrupted()
                     if resume is not None:
-                        await self._drop()
                         return resume
                     raise TransportError(f"connection to {self.url} broke: {exc!r}") from exc
                 if not data and parser is None and received == 0:
@@ -339,7 +349,8 @@ class HttpClient(Session):
                     issued = headers.get(b"mcp-session-id")
                     self._issued = issued.decode("ascii", "replace") if issued else None
                 elif event.status_code == 404 and self.client.initialize_era and self.client.session_id is not None:
-                    raise SessionExpired(f"{self.url} no longer knows session {self.client.session_id!r} (HTTP 404)")
+                    raise SessionExpired(f"{self.url} no longer knows session {self.client.session_id!r} (HTTP 404)",
+                                 self.client.session_id)
                 ctype = headers.get(b"content-type", b"")
                 parser = HttpResponseParser(self.client, request, status=event.status_code, content_type=ctype,
                                             max_body_bytes=self.max_response_bytes, resumed=resume_from is not None)
@@ -355,13 +366,8 @@ class HttpClient(Session):
                     raise _Stale()
                 resume = parser.interrupted()
                 if resume is not None:
-                    await self._drop()
                     return resume
                 raise TransportError(f"{self.url} closed the connection mid-response")
-        if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
-            conn.start_next_cycle()
-        else:
-            await self._drop()
         if final is None and parser is not None and parser.resume is not None:
             return parser.resume
         if final is None:
@@ -444,8 +450,7 @@ class _HttpSubscription(Subscription):
     async def _stop(self) -> None:
         stream, self._stream, self._conn = self._stream, None, None
         if stream is not None:
-            with trio.CancelScope(shield=True):
-                await trio.aclose_forcefully(stream)
+            await _close(stream)
 
 
 class _SessionStream:
@@ -498,8 +503,7 @@ class _SessionStream:
         try:
             return await self._read(stream, last_event_id)
         finally:
-            with trio.CancelScope(shield=True):
-                await trio.aclose_forcefully(stream)
+            await _close(stream)
 
     async def _read(self, stream: trio.abc.Stream, last_event_id: str | None) -> SessionStreamParser:
         """One GET, read to its end; the parser tells where to resume."""
@@ -561,6 +565,11 @@ class _SessionStream:
 
 class _NoStream(Exception):
     """The GET was answered with something other than an event stream."""
+
+
+async def _close(stream: trio.abc.Stream) -> None:
+    with trio.CancelScope(shield=True):
+        await trio.aclose_forcefully(stream)
 
 
 class _Stale(Exception):

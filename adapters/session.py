@@ -1,8 +1,8 @@
 """What every MCP client transport shares: :class:`Session`, :class:`Subscription` and their errors.
 
 The transport-neutral half of :class:`~mcpwire_adapters.http_client.HttpClient` and
-:class:`~mcpwire_adapters.stdio_client.StdioClient`; it imports neither h11 nor trio, so a
-stdio client never loads the HTTP machinery.
+:class:`~mcpwire_adapters.stdio_client.StdioClient`; it does not import h11, so a stdio client
+never loads the HTTP machinery.
 
 :class:`Session` holds the client logic: the -32022 version fallback (once per request), the
 MRTR loop (``on_input`` gets the typed input requests of each round and returns the answers;
@@ -34,6 +34,7 @@ These names are also importable from :mod:`mcpwire_adapters.http_client`, as bef
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 from collections import deque
@@ -81,7 +82,12 @@ class TransportError(Exception):
 
 class SessionExpired(TransportError):
     """The server no longer knows the initialize-era session (HTTP 404 on a request carrying
-    its ``Mcp-Session-Id``). :meth:`Session.send` starts a new session and resends, once."""
+    its ``Mcp-Session-Id``, :attr:`session_id`). :meth:`Session.send` starts a new session and
+    resends, once."""
+
+    def __init__(self, message: str, session_id: str | None) -> None:
+        super().__init__(message)
+        self.session_id = session_id
 
 
 class _NoAnswer(Exception):
@@ -119,6 +125,8 @@ class Session:
         self._log_level: str | None = None  # the session's logging/setLevel
         self._tokens = 0  # progress tokens this session made up
         self._calls: list[InputHandler | None] = []  # the on_input of each request in flight
+        # One probe or handshake at a time: the transport gives its event loop's lock.
+        self._setup_lock: contextlib.AbstractAsyncContextManager[object] = contextlib.nullcontext()
 
     # -- what the server said about itself ------------------------------------------------------
     @property
@@ -257,17 +265,20 @@ class Session:
             await self._ready()
             if modern and self.client.initialize_era:
                 request = self.client.as_session_request(request)
+        modern = not self.client.initialize_era
         try:
             return await self._send(request, on_input=on_input, on_progress=on_progress, on_log=on_log)
         except (ServerError, ProtocolError) as exc:
             # Over HTTP the first modern request is the probe (Streamable HTTP, Backward
             # Compatibility): a failure no modern server gives sends the real probe, and an
             # initialize-era answer to it means: open a session and send the request there.
-            if self._era_known or request.method in ("initialize", "server/discover"):
+            if not modern or request.method in ("initialize", "server/discover"):
                 raise
             if isinstance(exc, ServerError) and not self.client.probe_says_legacy(exc.error):
                 raise
-            await self.connect()
+            async with self._setup_lock:  # concurrent first requests: one probe
+                if not self._era_known:
+                    await self.connect()
             if not self.client.initialize_era:
                 raise
         return await self._send(self.client.as_session_request(request), on_input=on_input,
@@ -307,9 +318,11 @@ class Session:
                 if restarted or request.method == "initialize":
                     raise
                 restarted = True
-                _log.warning("%s; starting a new session", exc)
-                self.client.session_expired()
-                await self._handshake()
+                async with self._setup_lock:  # concurrent requests that all got 404: one new session
+                    if self.client.session_id == exc.session_id:
+                        _log.warning("%s; starting a new session", exc)
+                        self.client.session_expired()
+                        await self._handshake()
                 request = self.client.as_session_request(request)
                 continue
             if isinstance(final, ResultReceived):
@@ -337,11 +350,19 @@ class Session:
         """Before building a request: open the session of a host that pinned an
         initialize-era version (again, after the server forgot it or the client ended it);
         on stdio, probe before the first request."""
+        while self._needs_setup():
+            async with self._setup_lock:  # concurrent first requests: one handshake, one probe
+                if not self._needs_setup():
+                    break
+                if self.client.initialize_era:
+                    await self._handshake()
+                else:
+                    await self.connect()
+
+    def _needs_setup(self) -> bool:
         if self.client.initialize_era:
-            if self.client.initialized is None:
-                await self._handshake()
-        elif self._probe_first and not self._era_known and any(v in INITIALIZE_ERA for v in self.client.supported_versions):
-            await self.connect()
+            return self.client.initialized is None
+        return self._probe_first and not self._era_known and any(v in INITIALIZE_ERA for v in self.client.supported_versions)
 
     # -- verbs ------------------------------------------------------------------------------------
     async def discover(self) -> ResultReceived:

@@ -72,6 +72,7 @@ class StdioClient(Session):
     ) -> None:
         super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds,
                          on_input=on_input)
+        self._setup_lock = trio.Lock()
         self.probe_timeout = probe_timeout
         self.command = list(command)
         self._env = dict(env) if env is not None else None

@@ -141,6 +141,19 @@ def test_without_connect_the_first_request_probes_and_is_resent_on_the_session()
     run(main)
 
 
+@pytest.mark.parametrize("pinned", [False, True])
+def test_concurrent_first_requests_open_one_session(pinned: bool) -> None:
+    async def main() -> None:
+        app = make_app()
+        client = make_client(protocol_version="2025-11-25") if pinned else make_client()
+        async with served(app) as url, HttpClient(url, client) as c:
+            async with trio.open_nursery() as calls:
+                for _ in range(5):
+                    calls.start_soon(c.list_tools)
+            assert c.sessions_started == 1 and len(app.server.sessions) == 1
+    run(main)
+
+
 def test_a_pinned_version_starts_with_initialize() -> None:
     async def main() -> None:
         app = make_app()
