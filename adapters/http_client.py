@@ -52,7 +52,7 @@ import h11
 import trio
 
 from mcpwire import (
-    Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, ListChanged, OutgoingMessage,
+    Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, ListChanged, LogMessage, OutgoingMessage,
     OutgoingRequest, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest, SessionStreamParser,
 )
 from mcpwire.sessions import Resume
@@ -92,11 +92,12 @@ class HttpClient(Session):
         extra_headers: Sequence[tuple[bytes, bytes]] = (),
         ssl_context: ssl.SSLContext | None = None,
         on_input: InputHandler | None = None,
+        on_log: EventHandler | None = None,
         max_resumptions: int = 16,
         max_connections: int = 8,
     ) -> None:
         super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds,
-                         on_input=on_input)
+                         on_input=on_input, on_log=on_log)
         self._setup_lock = trio.Lock()
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -458,7 +459,7 @@ class _SessionStream:
     (specification 2025-11-25: Basic > Transports > Streamable HTTP, Listening for Messages
     from the Server). The server's requests on it are answered as they come (each in a task of
     its own, so a slow answer holds nothing up); list changes and resource updates go to the
-    session's feed. When the server ends the stream (2025-11-25 polling) or the connection
+    session's feed; log messages to the ``on_log`` of the one call in flight. When the server ends the stream (2025-11-25 polling) or the connection
     breaks, it is reopened after the stream's ``retry`` with ``Last-Event-ID``; ``max_failures``
     failed reopenings in a row, or an answer that is not an event stream (405: the server
     offers none; 404: the session is gone), end it. An idle stream has no read timeout."""
@@ -554,7 +555,8 @@ class _SessionStream:
                 self._nursery.start_soon(self._answer, event)
             elif isinstance(event, (ListChanged, ResourceUpdated)):
                 self._http._feed.publish(event)
-            # Log messages on the GET stream belong to no call: nobody asked for them.
+            elif isinstance(event, LogMessage):
+                self._nursery.start_soon(self._http._unrelated_log, event)
 
     async def _answer(self, event: ServerRequest) -> None:
         try:

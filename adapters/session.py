@@ -106,16 +106,19 @@ class Session:
 
     ``on_input`` is the session's handler for input requests: it answers the server's own
     requests outside any call (on the GET stream, on stdio) and any call given no ``on_input``.
+    ``on_log`` gets the log messages that belong to no call (an initialize-era session's GET
+    stream, while no single call with an ``on_log`` is in flight).
     """
 
     _probe_first = False  # stdio: probe with server/discover before the first other request
 
     def __init__(self, client: Client, *, max_rounds: int = 8, max_pages: int = 100,
-                 on_input: InputHandler | None = None) -> None:
+                 on_input: InputHandler | None = None, on_log: EventHandler | None = None) -> None:
         self.client = client
         self.max_rounds = max_rounds
         self.max_pages = max_pages
         self.on_input = on_input
+        self.on_log = on_log
         self.discovered: ResultReceived | None = None
         self.initialized: ResultReceived | None = None
         """The ``initialize`` answer of the current initialize-era session, if any."""
@@ -124,7 +127,7 @@ class Session:
         self._era_known = False  # the first answer (or the probe) told which era the server speaks
         self._log_level: str | None = None  # the session's logging/setLevel
         self._tokens = 0  # progress tokens this session made up
-        self._calls: list[InputHandler | None] = []  # the on_input of each request in flight
+        self._calls: list[tuple[InputHandler | None, EventHandler | None]] = []  # on_input, on_log per call
         # One probe or handshake at a time: the transport gives its event loop's lock.
         self._setup_lock: contextlib.AbstractAsyncContextManager[object] = contextlib.nullcontext()
 
@@ -218,9 +221,17 @@ class Session:
         """Who answers a server request that names no request of ours (the GET stream, a
         stdio line): the ``on_input`` of the one call in flight, else the session's. Servers
         send a tool's questions there too (the TypeScript SDK v1 does, unless told otherwise)."""
-        if len(self._calls) == 1 and self._calls[0] is not None:
-            return self._calls[0]
+        if len(self._calls) == 1 and self._calls[0][0] is not None:
+            return self._calls[0][0]
         return self.on_input
+
+    async def _unrelated_log(self, event: LogMessage) -> None:
+        """A log message that names no request (the GET stream): the one call in flight's
+        ``on_log`` (servers log a tool's work there too), else the client's ``on_log``. The
+        call may have ended by the time it is read: its answer travels on another connection."""
+        handler = self._calls[0][1] if len(self._calls) == 1 and self._calls[0][1] is not None else self.on_log
+        if handler is not None:
+            await _maybe_await(handler(event))
 
     async def _answer_server(self, event: ServerRequest, handler: InputHandler | None) -> None:
         """Answer one of the server's own requests through the input handler: the same that
@@ -300,11 +311,12 @@ class Session:
             elif isinstance(event, ServerRequest):
                 await self._answer_server(event, on_input)
 
-        self._calls.append(on_input)
+        call = (on_input, on_log)
+        self._calls.append(call)
         try:
             return await self._follow(request, on_input, on_event)
         finally:
-            self._calls.remove(on_input)
+            self._calls.remove(call)
 
     async def _follow(self, request: OutgoingRequest, on_input: InputHandler | None,
                       on_event: Callable[[ClientEvent], Awaitable[None]]) -> ResultReceived:

@@ -42,12 +42,13 @@ import trio
 
 from mcpwire.types import Implementation
 from mcpwire import (
-    Client, ClientEvent, ClientStdioConnection, ErrorCode, ErrorResult, InputRequired, ListChanged, OutgoingMessage,
+    Client, ClientEvent, ClientStdioConnection, ErrorCode, ErrorResult, InputRequired, ListChanged, LogMessage,
+    OutgoingMessage,
     OutgoingRequest, ResourceUpdated, ResultReceived, ServerRequest,
 )
 
 from .feed import FeedListen, SessionFeed
-from .session import InputHandler, Session, Subscription, TransportError, _NoAnswer
+from .session import EventHandler, InputHandler, Session, Subscription, TransportError, _NoAnswer
 
 __all__ = ["StdioClient"]
 
@@ -68,10 +69,11 @@ class StdioClient(Session):
         max_line_bytes: int = 4 * 1024 * 1024,
         exit_timeout: float = 5.0,
         on_input: InputHandler | None = None,
+        on_log: EventHandler | None = None,
         probe_timeout: float = 10.0,
     ) -> None:
         super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds,
-                         on_input=on_input)
+                         on_input=on_input, on_log=on_log)
         self._setup_lock = trio.Lock()
         self.probe_timeout = probe_timeout
         self.command = list(command)
@@ -130,6 +132,10 @@ class StdioClient(Session):
                 continue
             if isinstance(event, (ListChanged, ResourceUpdated)) and event.subscription_id is None:
                 self._feed.publish(event)
+                continue
+            if isinstance(event, LogMessage) and event.request_id is None:
+                if self._nursery is not None:  # several calls in flight: the client's on_log
+                    self._nursery.start_soon(self._unrelated_log, event)
                 continue
             request_id = getattr(event, "request_id", None)
             if request_id is None:  # listen events carry the listen request's id as subscription_id

@@ -36,6 +36,7 @@ def build_app() -> App:
     async def count(ctx: Context, arguments: dict[str, Any]) -> str:
         for step in (1, 2, 3):
             await ctx.progress(step, total=3, message=f"step {step}")
+            await trio.sleep(0.02)  # work between the steps (a client that reads a burst may drop some)
         return "counted"
 
     @app.tool(description="Log a debug and a warning message")
