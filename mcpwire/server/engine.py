@@ -41,7 +41,9 @@ from .catalog import (
 )
 from .context import CachePolicy, ServerContext
 from .era import session_result, tool_visible
-from .events import CompletionRequest, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall
+from .events import (
+    Cancelled, CompletionRequest, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall,
+)
 from .exchange import Exchange, HttpExchange, StdioExchange
 from .http import (
     HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, admit_target, as_text, content_length, empty_reply,
@@ -80,7 +82,7 @@ class _Listen(msgspec.Struct, frozen=True):
 
 _Admitted = Union[bytes, tuple[ServerEvent, Any], _Listen]
 
-HttpAnswer = Union[HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed]
+HttpAnswer = Union[HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed, Cancelled]
 """What :meth:`Server.receive_http` returns."""
 
 _OLDEST: Final = INITIALIZE_ERA[-1]
@@ -333,7 +335,8 @@ class Server:
         answers, or an :class:`HttpListenStream` to keep open (write ``stream.start()`` first;
         a :class:`SessionStream` is an initialize-era session's GET stream). Initialize era
         also: :class:`InputArrived` (send its ``reply``; resume its exchange when ``ready``) and
-        :class:`SessionClosed` (a DELETE).
+        :class:`SessionClosed` (a DELETE) and :class:`Cancelled` (a posted
+        ``notifications/cancelled``: send its ``reply``, cancel that request's work).
         """
         check_now(now)
         view = HeaderView(request.headers)
@@ -420,6 +423,9 @@ class Server:
         if isinstance(message, Notification):
             if message.method == "notifications/initialized":
                 session.move("initialized")
+            cancelled = Cancelled.parse(message)
+            if cancelled is not None:  # the host cancels that request's work, if it still runs
+                return msgspec.structs.replace(cancelled, session_id=str(session.id), reply=empty_reply(202))
             return empty_reply(202)
         if isinstance(message, Response):
             arrived = self._answer(session, message)

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Union
 
-import msgspec
 
-from ..wire.envelope import Notification, Request, Response, UnansweredMessage, check_request_id, decode_message, encode_error
+from ..wire.envelope import Notification, Request, Response, UnansweredMessage, decode_message, encode_error
 from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
 from .events import Cancelled, InputArrived
 from .exchange import StdioExchange
@@ -128,19 +127,12 @@ class StdioConnection:
         return admitted
 
     def _notification(self, message: Notification) -> Cancelled | None:
-        if message.method != "notifications/cancelled" or message.params is msgspec.UNSET:
+        cancelled = Cancelled.parse(message)
+        if cancelled is None:
             return None
-        try:
-            params = msgspec.json.decode(message.params)
-        except (msgspec.DecodeError, RecursionError):
-            return None
-        request_id = check_request_id(params.get("requestId")) if type(params) is dict else None
-        reason = params.get("reason") if type(params) is dict else None
-        if request_id is None or (reason is not None and type(reason) is not str):
-            return None  # invalid cancellations are ignored: notifications are never answered
         self._prune()  # a request that already finished is not cancelled
-        target = self._in_flight.pop((type(request_id), request_id), None)
+        target = self._in_flight.pop((type(cancelled.request_id), cancelled.request_id), None)
         if target is None:
             return None
         target.cancel()
-        return Cancelled(request_id=request_id, reason=reason)
+        return cancelled
