@@ -405,10 +405,12 @@ class Session:
         await self.send(self.client.ping())
 
     async def _era_log_level(self, log_level: str | None) -> str | None:
-        # On a session the level is the session's: set it once, then build without it.
+        # On a session the level is the session's: set it once, then build without it; a
+        # server without the logging capability is not asked (it need not know the method).
         if log_level is None or not self.client.initialize_era:
             return log_level
-        if self._log_level != log_level:
+        caps = self.server_capabilities
+        if self._log_level != log_level and caps is not None and isinstance(caps.logging, dict):
             await self.set_log_level(log_level)
         return None
 
@@ -586,8 +588,10 @@ class SessionListen(Subscription):
     2025-11-25: Basic > Transports; Server > Resources, Subscriptions).
 
     ``async with`` sends ``resources/subscribe`` for each URI of ``resourceSubscriptions`` and
-    starts listening; :attr:`acknowledged` is the filter as asked (the server acknowledges
-    nothing in these revisions). Iterating yields the :class:`ListChanged` the filter asks for
+    starts listening; :attr:`acknowledged` is the filter cut to what the server's capabilities
+    offer (the server acknowledges nothing in these revisions: a list whose ``listChanged`` it
+    does not declare, or resource URIs without ``resources.subscribe``, are left out, and no
+    ``resources/subscribe`` is sent for them). Iterating yields the :class:`ListChanged` the filter asks for
     and :class:`ResourceUpdated` for the subscribed URIs (the transport answers the server's
     requests, listening or not). Leaving the block stops listening and unsubscribes.
     """
@@ -601,6 +605,9 @@ class SessionListen(Subscription):
 
     async def __aenter__(self) -> Self:
         self.acknowledged, self.result, self._ended = None, None, False
+        honoured = self._honoured()
+        uris = honoured.resource_subscriptions
+        self._uris = list(uris) if isinstance(uris, list) else []
         try:
             for uri in self._uris:
                 await self.session.subscribe(uri)
@@ -609,8 +616,24 @@ class SessionListen(Subscription):
         except BaseException:
             await self.__aexit__()
             raise
-        self.acknowledged = self.notifications
+        self.acknowledged = self.notifications = honoured
         return self
+
+    def _honoured(self) -> SubscriptionFilter:
+        """The filter cut to what the server's capabilities offer, as a 2026-07-28 server's
+        acknowledgement is: list_changed flags for lists whose ``listChanged`` it declares,
+        resource URIs only when it declares ``resources.subscribe``."""
+        caps = self.session.server_capabilities
+        wanted = msgspec.to_builtins(self.notifications)
+        offered = msgspec.to_builtins(caps) if caps is not None else {}
+        out: dict[str, Any] = {}
+        for kind in ("tools", "resources", "prompts"):
+            flag = f"{kind}ListChanged"
+            if wanted.get(flag) is True and (offered.get(kind) or {}).get("listChanged") is True:
+                out[flag] = True
+        if wanted.get("resourceSubscriptions") and (offered.get("resources") or {}).get("subscribe") is True:
+            out["resourceSubscriptions"] = wanted["resourceSubscriptions"]
+        return msgspec.convert(out, SubscriptionFilter)
 
     async def __aexit__(self, *exc: object) -> None:
         await self._stop()
