@@ -392,9 +392,14 @@ class Server:
             header_version = protocol_version_header(view)
         except HeaderMismatch:
             return None  # the stateless admission answers it (-32020)
-        if header_version is not None and header_version not in INITIALIZE_ERA:
-            return None
         session_ids = view.all(MCP_SESSION_ID)
+        if header_version is not None and header_version not in INITIALIZE_ERA:
+            if session_ids and self._sessions_on and header_version not in self._stateless_versions:
+                # A session's request naming a revision nobody speaks (2025-11-25: Streamable
+                # HTTP, Protocol Version Header: 400 for an unsupported version).
+                return _refuse(400, f"Bad Request: unsupported protocol version {header_version}",
+                               getattr(message, "id", None))
+            return None
         if isinstance(message, Request) and _names_version(message):
             return None
         if not session_ids:

@@ -194,3 +194,25 @@ def test_a_posted_cancellation_stops_that_request_and_it_sends_no_response() -> 
             nursery.cancel_scope.cancel()
 
     trio.run(main)
+
+
+def test_a_client_that_never_answers_gets_32603_after_the_input_timeout() -> None:
+    async def main() -> None:
+        app = make_app()
+        app.input_timeout = 0.3
+        async with trio.open_nursery() as nursery:
+            address = await nursery.start(serve_http, app)
+            session = await open_session(address)
+            call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "greet", "arguments": {}}}
+            with trio.fail_after(10):
+                status, _, body = await http(address, "POST", {**POST, **session}, call)
+            messages = [json.loads(e["data"]) for e in events(body) if e.get("data")]
+            assert status == 200 and messages[0]["method"] == "elicitation/create"
+            assert messages[-1]["id"] == 4 and messages[-1]["error"]["code"] == -32603
+            # The late answer finds nothing waiting: accepted (202) and dropped.
+            late = {"jsonrpc": "2.0", "id": messages[0]["id"], "result": {"action": "accept", "content": {"name": "X"}}}
+            status, _, body = await http(address, "POST", {**POST, **session}, late)
+            assert status == 202 and body == b""
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
