@@ -53,7 +53,10 @@ from .listen import (
     LIST_FLAGS, HttpListenStream, ListenStream, ResumedStream, SessionStream, StdioListenStream, StdioSessionStream,
     check_list_kind, check_uri, parse_filter,
 )
-from .session import MemorySessionStore, Session, SessionStore, check_initialize, check_session_id, negotiate_version
+from .session import (
+    EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore, check_initialize, check_session_id,
+    negotiate_version,
+)
 from .listeners import Listeners
 from .states import ListenState
 from .mrtr import check_answers, check_input_responses, check_request_state, open_round
@@ -136,6 +139,7 @@ class Server:
         request_state_ttl: float = 300,
         session_ids: Iterator[str] | None = None,
         sessions: SessionStore | None = None,
+        event_store: Callable[[], EventStore] = MemoryEventStore,
     ) -> None:
         if page_size < 1:
             raise LocalProtocolError("page_size must be at least 1")
@@ -154,6 +158,7 @@ class Server:
         self._offered = self._stateless_versions or self._era
         self._session_ids = session_ids
         self.sessions: SessionStore = sessions if sessions is not None else MemorySessionStore()
+        self._event_store = event_store  # makes each new session's EventStore
         self.page_size = page_size
         self.max_listen_streams = max_listen_streams
         self._validator = validator
@@ -484,7 +489,7 @@ class Server:
             return SessionClosed(session_id=str(session.id), reply=empty_reply(200), waiting=waiting, stream=stream)
         last_event = view.first(LAST_EVENT_ID)
         if last_event is not None:
-            replay = session.replay(last_event.decode("latin-1").strip())
+            replay = session.events.replay(last_event.decode("latin-1").strip())
             if replay is not None:
                 return ResumedStream(self._context, session, *replay)
         if session.stream is not None:
@@ -510,7 +515,8 @@ class Server:
         check_client_capabilities(caps)
         revision = negotiate_version(requested, self._era)
         assert revision is not None  # only called when the era is enabled
-        session = Session(None if ids is None else check_session_id(next(ids)), revision, caps, info, now)
+        session = Session(None if ids is None else check_session_id(next(ids)), revision, caps, info, now,
+                          self._event_store())
         if session.id is not None and not self.sessions.add(session, now):
             raise ProtocolError("Too many sessions: try again later", code=ErrorCode.INTERNAL_ERROR, http_status=503)
         result: dict[str, Any] = {

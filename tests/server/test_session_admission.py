@@ -13,7 +13,7 @@ import pytest
 
 import mcpwire
 from mcpwire import HttpRequest, Keyring, ResponseBody, ResponseHead, SessionClosed
-from mcpwire.sessions import MemorySessionStore, SessionStream
+from mcpwire.sessions import MemoryEventStore, MemorySessionStore, SessionStream
 from mcpwire.types import Implementation, Tool
 
 NOW = 1_800_000_000.0
@@ -161,3 +161,39 @@ def test_multi_round_trip_params_on_a_session_are_32602() -> None:
     call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "t", "arguments": {}, "inputResponses": {}}}
     error(send(server, call, session), 200, -32602,
           "Tasks and multi-round-trip inputs are not supported in protocol revision 2025-11-25")
+
+
+class CountingEventStore(MemoryEventStore):
+    """The default store, counting what the engine keeps in it."""
+
+    made: list[CountingEventStore] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recorded = 0
+        CountingEventStore.made.append(self)
+
+    def record(self, key: str, frame: bytes, *, last: bool = False) -> None:
+        self.recorded += 1
+        super().record(key, frame, last=last)
+
+
+def test_each_session_keeps_its_events_in_the_store_the_host_gives() -> None:
+    CountingEventStore.made = []
+    server = make_server(event_store=CountingEventStore)
+    first, _ = open_session(server), open_session(server)
+    assert len(CountingEventStore.made) == 2
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "t", "arguments": {}, "_meta": {"progressToken": "p"}}}
+    exchange = send(server, call, first)
+    assert isinstance(exchange, mcpwire.HttpExchange)
+    streamed = exchange.progress(1, total=2) + exchange.complete(mcpwire.types.CallToolResult(content=[]))
+    frames = [part.data for part in streamed if isinstance(part, ResponseBody) and part.data]
+    store, other = CountingEventStore.made
+    # Every message is kept; the priming event (the stream's first id, no data) is not.
+    assert store.recorded == len(frames) - 1 == 2 and other.recorded == 0
+    # A GET with the first event's id replays the rest, from the host's store.
+    first_id = frames[0].split(b"\n")[0].removeprefix(b"id: ").decode()
+    key, rest, ended = store.replay(first_id) or ("", [], False)
+    assert rest == frames[1:] and ended and key == first_id.split("-")[0]
+    assert store.replay("999-1") is None and store.replay("garbage") is None
