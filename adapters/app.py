@@ -172,7 +172,9 @@ class App:
         server-to-client requests before it fails with -32603."""
         self._waiters: dict[int, anyio.Event] = {}
         self._resumers: dict[tuple[str | None, str | None], ListenStream[Any]] = {}
-        self._session_work: dict[str, set[anyio.CancelScope]] = {}
+        # The running requests of each session, by request id: DELETE cancels them all, a posted
+        # notifications/cancelled one.
+        self._session_work: dict[str, dict[tuple[type, Any], anyio.CancelScope]] = {}
         # What was declared, for the read-only views (tools, resources, ...).
         self._tool_defs: dict[str, Tool] = {}
         self._resource_defs: dict[str, Resource] = {}
@@ -459,10 +461,19 @@ class App:
     def session_closed(self, closed: SessionClosed) -> None:
         """A driver hands in an ended session (DELETE): its running requests are cancelled and
         its GET stream dropped. Call from the event loop's thread."""
-        for scope in self._session_work.pop(closed.session_id, ()):
+        for scope in self._session_work.pop(closed.session_id, {}).values():
             scope.cancel()
         if closed.stream is not None:
             self.close_stream(closed.stream)
+
+    def request_cancelled(self, cancelled: mcpwire.Cancelled) -> None:
+        """A driver hands in a ``notifications/cancelled`` posted on a session: that request's
+        work is cancelled (it sends no response); an unknown or finished one is ignored."""
+        if cancelled.session_id is None:
+            return
+        scope = self._session_work.get(cancelled.session_id, {}).get(_key(cancelled.request_id))
+        if scope is not None:
+            scope.cancel()
 
     def _report(self, exchange: Exchange[Any], error: BaseException) -> None:
         _log.error("request %r answered -32603 Internal error", exchange.request_id, exc_info=error)
@@ -504,15 +515,16 @@ class App:
 
             tasks.start_soon(watch, gone)
             session_id = exchange.session.id if exchange.session is not None else None
+            key = _key(exchange.request_id)
             if session_id is not None:
-                self._session_work.setdefault(session_id, set()).add(tasks.cancel_scope)
+                self._session_work.setdefault(session_id, {})[key] = tasks.cancel_scope
             try:
                 await self.dispatch(exchange, send)
             finally:
                 if session_id is not None:
                     work = self._session_work.get(session_id)
-                    if work is not None:
-                        work.discard(tasks.cancel_scope)
+                    if work is not None and work.get(key) is tasks.cancel_scope:
+                        del work[key]
                         if not work:
                             del self._session_work[session_id]
             tasks.cancel_scope.cancel()
@@ -682,3 +694,7 @@ def _contents(uri: str, answer: Any) -> Any:
         return ReadResourceResult(contents=[BlobResourceContents(uri=uri, blob=base64.b64encode(answer).decode())])
     return answer
 
+
+def _key(request_id: Any) -> tuple[type, Any]:
+    # 1 and "1" are different request ids.
+    return (type(request_id), request_id)

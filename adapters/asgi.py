@@ -46,7 +46,7 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
+from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
 
@@ -197,6 +197,9 @@ class _Request:
                 await self._emit(reply.reply)
             elif isinstance(reply, SessionClosed):
                 self.app.session_closed(reply)
+                await self._emit(reply.reply)
+            elif isinstance(reply, Cancelled):
+                self.app.request_cancelled(reply)
                 await self._emit(reply.reply)
             else:
                 await self._emit(reply)

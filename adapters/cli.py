@@ -1,8 +1,14 @@
-"""The ``mcpwire`` command line: serve an App, inspect any MCP 2026-07-28 server, call a tool.
+"""The ``mcpwire`` command line: serve an App, inspect any MCP server, call a tool.
 
     mcpwire serve MODULE:APP [--transport http|stdio] [--host 127.0.0.1] [--port 8000]
     mcpwire inspect URL [--json]
+    mcpwire inspect --stdio 'COMMAND [ARG]...' [--json]
     mcpwire call URL TOOL [JSON] [--log-level LEVEL] [--root URI]... [--no-input] [--json]
+    mcpwire call --stdio 'COMMAND [ARG]...' TOOL [JSON] ...
+
+``inspect`` and ``call`` speak 2026-07-28 to servers that do, and fall back to an
+initialize-era session (2025-11-25 and older) with servers that do not
+(:meth:`Session.connect`); ``--stdio`` starts the server as a subprocess.
 
 (also ``python -m mcpwire_adapters.cli``). Results go to stdout; everything else (progress,
 log messages, the questions a server asks, errors) goes to stderr, so ``mcpwire call ... >
@@ -11,8 +17,9 @@ out.txt`` captures the result alone. Exit codes: 0 success, 1 the tool answered 
 line (URL, JSON, app), 130 interrupted. Strings a server sends are shown with control
 characters escaped, so a server cannot drive the terminal. See docs/cli.md.
 
-The client side runs on :class:`mcpwire_adapters.http_client.HttpClient` (the -32022 version
-fallback and the multi round-trip loop are its :class:`Session`'s); ``inspect`` reads results
+The client side runs on :class:`mcpwire_adapters.http_client.HttpClient` or
+:class:`mcpwire_adapters.stdio_client.StdioClient` (the -32022 version fallback, the era
+fallback and the multi round-trip loop are their :class:`Session`'s); ``inspect`` reads results
 as plain JSON so a server that leaves out optional fields, or breaks the schema in an
 unimportant way, is still shown.
 """
@@ -27,6 +34,7 @@ import inspect as pyinspect
 import json
 import logging
 import os
+import shlex
 import signal
 import socket
 import sys
@@ -66,6 +74,7 @@ from ._cli_io import (
 from .app import App
 from .http_client import HttpClient
 from .session import ServerError, Session, TransportError
+from .stdio_client import StdioClient
 
 __all__ = ["CliError", "load_app", "main"]
 
@@ -109,8 +118,19 @@ def _headers(values: Sequence[str]) -> list[tuple[bytes, bytes]]:
     return out
 
 
-def _session(args: argparse.Namespace, capabilities: Mapping[str, Any] | None = None) -> HttpClient:
+def _session(args: argparse.Namespace, capabilities: Mapping[str, Any] | None = None) -> HttpClient | StdioClient:
     client = Client(Implementation(name="mcpwire-cli", version=mcpwire.__version__), capabilities=capabilities)
+    if args.stdio:
+        if args.header:
+            raise CliError("--header is for HTTP servers, not --stdio", EXIT_USAGE)
+        try:
+            command = shlex.split(args.url)
+        except ValueError as exc:
+            raise CliError(f"bad command {args.url!r}: {exc}", EXIT_USAGE) from None
+        if not command:
+            raise CliError("--stdio needs a command that starts the server", EXIT_USAGE)
+        # The server's stderr is ours: its diagnostics show where ours do.
+        return StdioClient(command, client, probe_timeout=min(args.timeout, 10.0))
     try:
         return HttpClient(_url(args.url), client, read_timeout=args.timeout, connect_timeout=min(args.timeout, 10.0),
                           extra_headers=_headers(args.header))
@@ -148,13 +168,14 @@ async def inspect_server(args: argparse.Namespace, term: Terminal) -> int:
     report: dict[str, Any] = {}
     async with _session(args) as session:
         try:
-            discovered: dict[str, Any] | None = (await session.discover()).data
+            discovered: dict[str, Any] | None = (await session.connect()).data
         except ServerError as exc:
             if exc.code != ErrorCode.METHOD_NOT_FOUND:
                 raise
             term.say(f"warning: no server/discover ({_error_text(exc)}); listing anyway")
             discovered, status = None, EXIT_RPC_ERROR
-        report["discover"] = discovered
+        era = session.client.initialize_era
+        report["initialize" if era else "discover"] = discovered
         capabilities = discovered.get("capabilities") if discovered is not None else None
         for method, key, _, capability in _LISTS:
             if isinstance(capabilities, dict) and capability not in capabilities:
@@ -166,10 +187,13 @@ async def inspect_server(args: argparse.Namespace, term: Terminal) -> int:
                 report[key] = {"error": {"code": exc.code, "message": exc.error.message}}
                 status = EXIT_RPC_ERROR
         version = session.client.protocol_version
+        where = args.url if args.stdio else _url(args.url)
+        session_id = session.client.session_id
     if args.json:
-        term.out(json.dumps({"url": session.url, "protocolVersion": version, **report}, indent=2, ensure_ascii=False))
+        term.out(json.dumps({"url" if not args.stdio else "command": where, "protocolVersion": version, **report},
+                            indent=2, ensure_ascii=False))
         return status
-    _show_discover(term, session.url, version, discovered)
+    _show_server(term, where, version, discovered, era, session_id)
     for method, key, heading, _ in _LISTS:
         term.out()
         value = report[key]
@@ -187,15 +211,21 @@ async def inspect_server(args: argparse.Namespace, term: Terminal) -> int:
     return status
 
 
-def _show_discover(term: Terminal, url: str, version: str, found: dict[str, Any] | None) -> None:
+def _show_server(term: Terminal, where: str, version: str, found: dict[str, Any] | None, era: bool,
+                 session_id: str | None) -> None:
+    """What server/discover (or, initialize era, initialize) said about the server."""
     meta = found.get("_meta") if found is not None else None
     info = meta.get(SERVER_INFO_META_KEY) if isinstance(meta, dict) else None
+    if era and found is not None:
+        info = found.get("serverInfo")
     if isinstance(info, dict) and info.get("name"):
         title = f" - {clean(info['title'])}" if info.get("title") else ""
         term.out(f"{clean(info['name'])} {clean(info.get('version', ''))}{title}".rstrip())
     else:
         term.out("(the server did not name itself)")
-    rows = [("url", url), ("protocol", version)]
+    rows = [("url", where), ("protocol", f"{version} (initialize-era session)" if era else version)]
+    if session_id is not None:
+        rows.append(("session", clean(session_id)))
     if found is not None:
         supported = found.get("supportedVersions")
         if isinstance(supported, list):
@@ -400,7 +430,7 @@ def _seconds(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mcpwire", description="Serve, inspect and call Model Context Protocol "
-                     f"({mcpwire.PROTOCOL_VERSION}) servers.", epilog="Exit codes: 0 ok, 1 tool isError, "
+                     f"servers ({mcpwire.PROTOCOL_VERSION}, and 2025-11-25 and older on sessions).", epilog="Exit codes: 0 ok, 1 tool isError, "
                      "2 JSON-RPC error, 3 unreachable or broken server, 4 bad command line, 130 interrupted.")
     parser.add_argument("--version", action="version", version=f"mcpwire {mcpwire.__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -414,7 +444,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="time requests in flight get to finish when stopping (default 10)")
 
     def client_options(command: argparse.ArgumentParser) -> None:
-        command.add_argument("url", metavar="URL", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp")
+        command.add_argument("url", metavar="URL", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp "
+                             "(with --stdio: the command that starts the server)")
+        command.add_argument("--stdio", action="store_true",
+                             help="URL is a command (split as a shell would) starting a server that speaks stdio")
         command.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
                              help="an extra HTTP header (repeatable), e.g. 'Authorization: Bearer ...'")
         command.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
@@ -504,6 +537,9 @@ def run(argv: Sequence[str] | None, term: Terminal) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # stdout closed early (| head): nothing more to say
         return EXIT_OK
+    except OSError as exc:  # --stdio: the command could not be started
+        term.say(f"error: cannot start {args.url!r}: {exc.strerror or exc}")
+        return EXIT_UNREACHABLE
     finally:
         term.end_progress()
 

@@ -44,7 +44,7 @@ import h11
 import msgspec
 import trio
 
-from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
+from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
 
@@ -270,6 +270,9 @@ class _Connection:
             await self._emit(reply.reply)
         elif isinstance(reply, SessionClosed):
             self.app.session_closed(reply)
+            await self._emit(reply.reply)
+        elif isinstance(reply, Cancelled):
+            self.app.request_cancelled(reply)
             await self._emit(reply.reply)
         else:
             await self._emit(reply)

@@ -1,8 +1,8 @@
 """What every MCP client transport shares: :class:`Session`, :class:`Subscription` and their errors.
 
 The transport-neutral half of :class:`~mcpwire_adapters.http_client.HttpClient` and
-:class:`~mcpwire_adapters.stdio_client.StdioClient`; it imports neither h11 nor trio, so a
-stdio client never loads the HTTP machinery.
+:class:`~mcpwire_adapters.stdio_client.StdioClient`; it does not import h11, so a stdio client
+never loads the HTTP machinery.
 
 :class:`Session` holds the client logic: the -32022 version fallback (once per request), the
 MRTR loop (``on_input`` gets the typed input requests of each round and returns the answers;
@@ -16,23 +16,49 @@ return its final event) and ``_subscription``. :meth:`Session.listen` opens a
         async for event in sub:      # ListenAck, then ListChanged / ResourceUpdated
             ...
 
+Initialize-era servers (specification 2025-11-25; 2026-07-28: Basic > Versioning, Backward
+Compatibility): :meth:`Session.connect` probes with ``server/discover`` and, when the answer
+identifies an older server (``Client.probe_says_legacy``), falls back to ``initialize`` and
+``notifications/initialized``; a host that pinned an initialize-era ``protocol_version`` starts
+there. Over HTTP, a first request that fails as a modern request would not, sent without
+``connect()``, runs the probe then (and is resent on the session); stdio probes before the
+first request. The server's own requests (elicitation, sampling, roots, ping) are answered by
+the same ``on_input`` handler the multi round-trip loop uses, the call's own or else the
+session's; a session the server forgot (HTTP 404) is replaced by a new one, once per request,
+with a warning on the ``mcpwire.client`` logger. ``listen`` on a session opens its GET stream
+(HTTP) or reads the server's notifications (stdio), and turns ``resourceSubscriptions`` into
+``resources/subscribe`` / ``resources/unsubscribe``.
+
 These names are also importable from :mod:`mcpwire_adapters.http_client`, as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Self, TypeVar
 
-from mcpwire import (
-    Client, ClientEvent, ErrorCode, ErrorResult, InputRequired, ListChanged, ListenAck, LogMessage, OutgoingRequest,
-    Progress, ResourceUpdated, ResultReceived,
-)
-from mcpwire.types import InputRequest, RequestId, SubscriptionFilter
+import msgspec
 
-__all__ = ["EventHandler", "InputHandler", "ListenEvent", "ServerError", "Session", "Subscription", "TransportError"]
+from mcpwire import (
+    Client, ClientEvent, ErrorCode, ErrorResult, InputRequired, ListChanged, ListenAck, LogMessage, OutgoingMessage,
+    OutgoingRequest, Progress, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest,
+)
+from mcpwire.sessions import INITIALIZE_ERA
+from mcpwire.types import (
+    DiscoverResult, Implementation, InitializeResult, InputRequest, RequestId, ServerCapabilities, SubscriptionFilter,
+)
+
+__all__ = [
+    "EventHandler", "InputHandler", "ListenEvent", "ServerError", "Session", "SessionExpired", "SessionListen",
+    "Subscription", "TransportError",
+]
+
+_log = logging.getLogger("mcpwire.client")
+SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 
 T = TypeVar("T")
 InputHandler = Callable[[dict[str, InputRequest]], "Mapping[str, Any] | Awaitable[Mapping[str, Any]]"]
@@ -54,6 +80,21 @@ class TransportError(Exception):
     """The connection failed, timed out, or the response broke a limit."""
 
 
+class SessionExpired(TransportError):
+    """The server no longer knows the initialize-era session (HTTP 404 on a request carrying
+    its ``Mcp-Session-Id``, :attr:`session_id`). :meth:`Session.send` starts a new session and
+    resends, once."""
+
+    def __init__(self, message: str, session_id: str | None) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
+class _NoAnswer(Exception):
+    """The probe got no answer in time (stdio): an initialize-era server that ignores requests
+    sent before ``initialize``."""
+
+
 async def _maybe_await(value: T | Awaitable[T]) -> T:
     if inspect.isawaitable(value):
         return await value
@@ -61,14 +102,156 @@ async def _maybe_await(value: T | Awaitable[T]) -> T:
 
 
 class Session:
-    """Transport-independent client logic; subclasses implement :meth:`_exchange`."""
+    """Transport-independent client logic; subclasses implement :meth:`_exchange`.
 
-    def __init__(self, client: Client, *, max_rounds: int = 8, max_pages: int = 100) -> None:
+    ``on_input`` is the session's handler for input requests: it answers the server's own
+    requests outside any call (on the GET stream, on stdio) and any call given no ``on_input``.
+    ``on_log`` gets the log messages that belong to no call (an initialize-era session's GET
+    stream, while no single call with an ``on_log`` is in flight).
+    """
+
+    _probe_first = False  # stdio: probe with server/discover before the first other request
+
+    def __init__(self, client: Client, *, max_rounds: int = 8, max_pages: int = 100,
+                 on_input: InputHandler | None = None, on_log: EventHandler | None = None) -> None:
         self.client = client
         self.max_rounds = max_rounds
         self.max_pages = max_pages
+        self.on_input = on_input
+        self.on_log = on_log
         self.discovered: ResultReceived | None = None
+        self.initialized: ResultReceived | None = None
+        """The ``initialize`` answer of the current initialize-era session, if any."""
+        self.sessions_started = 0
+        """How many initialize-era sessions this client opened (more than one: the server forgot one)."""
+        self._era_known = False  # the first answer (or the probe) told which era the server speaks
+        self._log_level: str | None = None  # the session's logging/setLevel
         self._tokens = 0  # progress tokens this session made up
+        self._calls: list[tuple[InputHandler | None, EventHandler | None]] = []  # on_input, on_log per call
+        # One probe or handshake at a time: the transport gives its event loop's lock.
+        self._setup_lock: contextlib.AbstractAsyncContextManager[object] = contextlib.nullcontext()
+
+    # -- what the server said about itself ------------------------------------------------------
+    @property
+    def protocol_version(self) -> str:
+        """The revision requests are built for (negotiated by ``initialize`` on a session)."""
+        return self.client.protocol_version
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities | None:
+        found = self._server()
+        return found.capabilities if found is not None else None
+
+    @property
+    def server_info(self) -> Implementation | None:
+        """serverInfo of ``initialize``, or ``_meta["io.modelcontextprotocol/serverInfo"]`` of
+        ``server/discover``."""
+        found = self._server()
+        if isinstance(found, InitializeResult):
+            return found.server_info
+        meta = found.meta if found is not None and isinstance(found.meta, dict) else {}
+        try:
+            return msgspec.convert(meta[SERVER_INFO_META_KEY], Implementation) if SERVER_INFO_META_KEY in meta else None
+        except msgspec.ValidationError:
+            return None
+
+    @property
+    def instructions(self) -> str | None:
+        found = self._server()
+        text = found.instructions if found is not None else None
+        return text if isinstance(text, str) else None
+
+    def _server(self) -> InitializeResult | DiscoverResult | None:
+        if self.client.initialized is not None:
+            return self.client.initialized
+        value = self.discovered.value if self.discovered is not None else None
+        return value if isinstance(value, DiscoverResult) else None
+
+    # -- connecting -------------------------------------------------------------------------------
+    async def connect(self) -> ResultReceived:
+        """Learn what the server speaks: ``server/discover`` (after a -32022, once more with a
+        version both speak), or, when the answer identifies an initialize-era server or the host
+        pinned an initialize-era version, the ``initialize`` handshake. Returns the discover or
+        initialize result (see :attr:`server_info`, :attr:`server_capabilities`)."""
+        if self.client.initialize_era:
+            return await self._handshake()
+        try:
+            found = await self._probe()
+        except _NoAnswer:
+            found = None
+        except ServerError as exc:
+            if not self.client.probe_says_legacy(exc.error):
+                raise
+            found = None
+        except ProtocolError as exc:
+            _log.info("server/discover failed (%s): trying initialize", exc)
+            found = None
+        if found is not None and not self.client.probe_says_legacy(found):
+            self._era_known = True
+            self.discovered = found
+            return found
+        return await self._handshake()
+
+    async def _probe(self) -> ResultReceived:
+        """Send the probe; stdio bounds the wait (a :class:`_NoAnswer`)."""
+        return await self._send(self.client.discover())
+
+    async def _handshake(self) -> ResultReceived:
+        request = self.client.initialize()
+        answer = await self._send(request)
+        note = self.client.accept_initialize(answer, self._issued_session())
+        self._era_known, self.initialized, self._log_level = True, answer, None
+        self.sessions_started += 1
+        await self._deliver(note)
+        await self._session_started()
+        return answer
+
+    async def _session_started(self) -> None:
+        """A new initialize-era session is open (HTTP starts reading its GET stream)."""
+
+    async def _deliver(self, message: OutgoingMessage) -> None:
+        """Send a notification or an answer on the session (HTTP: POST; stdio: a line)."""
+        raise NotImplementedError
+
+    def _issued_session(self) -> str | None:
+        """The session id the transport saw on the ``initialize`` answer (HTTP only)."""
+        return None
+
+    def _unrelated_handler(self) -> InputHandler | None:
+        """Who answers a server request that names no request of ours (the GET stream, a
+        stdio line): the ``on_input`` of the one call in flight, else the session's. Servers
+        send a tool's questions there too (the TypeScript SDK v1 does, unless told otherwise)."""
+        if len(self._calls) == 1 and self._calls[0][0] is not None:
+            return self._calls[0][0]
+        return self.on_input
+
+    async def _unrelated_log(self, event: LogMessage) -> None:
+        """A log message that names no request (the GET stream): the one call in flight's
+        ``on_log`` (servers log a tool's work there too), else the client's ``on_log``. The
+        call may have ended by the time it is read: its answer travels on another connection."""
+        handler = self._calls[0][1] if len(self._calls) == 1 and self._calls[0][1] is not None else self.on_log
+        if handler is not None:
+            await _maybe_await(handler(event))
+
+    async def _answer_server(self, event: ServerRequest, handler: InputHandler | None) -> None:
+        """Answer one of the server's own requests through the input handler: the same that
+        answers ``input_required`` rounds, so a tool is answered alike in both eras."""
+        handler = handler or self._unrelated_handler()
+        if event.method == "ping":
+            message = self.client.answer(event, {})
+        elif event.request is None and event.method in ("elicitation/create", "sampling/createMessage", "roots/list"):
+            message = self.client.answer_error(event, ErrorCode.INVALID_PARAMS, f"Invalid params for {event.method}")
+        elif event.request is None or handler is None:
+            message = self.client.answer_error(event, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {event.method}")
+        else:
+            key = str(event.request_id)
+            try:
+                answers = await _maybe_await(handler({key: event.request}))
+                message = self.client.answer(event, answers[key])
+            except Exception as exc:  # the handler failed: the server hears -32603, the host the log
+                _log.warning("input handler failed for %s: %r", event.method, exc)
+                message = self.client.answer_error(event, ErrorCode.INTERNAL_ERROR, "Internal error")
+        await self._deliver(message)
 
     async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
         """Send ``request``; pass Progress/LogMessage events to ``on_event``; return the final event."""
@@ -88,21 +271,81 @@ class Session:
         there is no ``on_input`` or the rounds exceed ``max_rounds`` (code -32603).
         """
 
+        if request.method not in ("initialize", "server/discover"):
+            modern = not self.client.initialize_era
+            await self._ready()
+            if modern and self.client.initialize_era:
+                request = self.client.as_session_request(request)
+        modern = not self.client.initialize_era
+        try:
+            return await self._send(request, on_input=on_input, on_progress=on_progress, on_log=on_log)
+        except (ServerError, ProtocolError) as exc:
+            # Over HTTP the first modern request is the probe (Streamable HTTP, Backward
+            # Compatibility): a failure no modern server gives sends the real probe, and an
+            # initialize-era answer to it means: open a session and send the request there.
+            if not modern or request.method in ("initialize", "server/discover"):
+                raise
+            if isinstance(exc, ServerError) and not self.client.probe_says_legacy(exc.error):
+                raise
+            async with self._setup_lock:  # concurrent first requests: one probe
+                if not self._era_known:
+                    await self.connect()
+            if not self.client.initialize_era:
+                raise
+        return await self._send(self.client.as_session_request(request), on_input=on_input,
+                                on_progress=on_progress, on_log=on_log)
+
+    async def _send(
+        self,
+        request: OutgoingRequest,
+        *,
+        on_input: InputHandler | None = None,
+        on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None,
+    ) -> ResultReceived:
         async def on_event(event: ClientEvent) -> None:
             if isinstance(event, Progress) and on_progress is not None:
                 await _maybe_await(on_progress(event))
             elif isinstance(event, LogMessage) and on_log is not None:
                 await _maybe_await(on_log(event))
+            elif isinstance(event, ServerRequest):
+                await self._answer_server(event, on_input)
 
+        call = (on_input, on_log)
+        self._calls.append(call)
+        try:
+            return await self._follow(request, on_input, on_event)
+        finally:
+            self._calls.remove(call)
+
+    async def _follow(self, request: OutgoingRequest, on_input: InputHandler | None,
+                      on_event: Callable[[ClientEvent], Awaitable[None]]) -> ResultReceived:
         rounds = 0
         version_retried = False
+        restarted = False
         while True:
-            final = await self._exchange(request, on_event)
+            try:
+                final = await self._exchange(request, on_event)
+            except SessionExpired as exc:
+                if restarted or request.method == "initialize":
+                    raise
+                restarted = True
+                async with self._setup_lock:  # concurrent requests that all got 404: one new session
+                    if self.client.session_id == exc.session_id:
+                        _log.warning("%s; starting a new session", exc)
+                        self.client.session_expired()
+                        await self._handshake()
+                request = self.client.as_session_request(request)
+                continue
             if isinstance(final, ResultReceived):
+                if not self.client.initialize_era and request.method != "server/discover":
+                    self._era_known = True  # a modern answer: the server speaks 2026-07-28
                 return final
             if isinstance(final, ErrorResult):
-                if final.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and not version_retried:
+                if final.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and not version_retried \
+                        and not self.client.initialize_era and not self.client.probe_says_legacy(final):
                     version_retried = True
+                    self._era_known = True
                     request = self.client.version_retry(request, final)
                     continue
                 raise ServerError(final)
@@ -115,12 +358,64 @@ class Session:
             answers = await _maybe_await(on_input(final.input_requests))
             request = self.client.retry(final, answers)
 
+    async def _ready(self) -> None:
+        """Before building a request: open the session of a host that pinned an
+        initialize-era version (again, after the server forgot it or the client ended it);
+        on stdio, probe before the first request."""
+        while self._needs_setup():
+            async with self._setup_lock:  # concurrent first requests: one handshake, one probe
+                if not self._needs_setup():
+                    break
+                if self.client.initialize_era:
+                    await self._handshake()
+                else:
+                    await self.connect()
+
+    def _needs_setup(self) -> bool:
+        if self.client.initialize_era:
+            return self.client.initialized is None
+        return self._probe_first and not self._era_known and any(v in INITIALIZE_ERA for v in self.client.supported_versions)
+
     # -- verbs ------------------------------------------------------------------------------------
     async def discover(self) -> ResultReceived:
+        """``server/discover`` as is (no fallback; :meth:`connect` falls back)."""
         self.discovered = await self.send(self.client.discover())
+        if isinstance(self.discovered.value, DiscoverResult):
+            self._era_known = True
         return self.discovered
 
+    async def set_log_level(self, level: str) -> None:
+        """The session's log level (``logging/setLevel``, initialize era). In 2026-07-28 the level
+        travels with each request instead (``log_level=``)."""
+        await self._ready()
+        await self.send(self.client.set_log_level(level))
+        self._log_level = level
+
+    async def subscribe(self, uri: str) -> None:
+        """``resources/subscribe`` (initialize era); updates arrive on :meth:`listen`."""
+        await self._ready()
+        await self.send(self.client.subscribe(uri))
+
+    async def unsubscribe(self, uri: str) -> None:
+        await self._ready()
+        await self.send(self.client.unsubscribe(uri))
+
+    async def ping(self) -> None:
+        await self._ready()
+        await self.send(self.client.ping())
+
+    async def _era_log_level(self, log_level: str | None) -> str | None:
+        # On a session the level is the session's: set it once, then build without it; a
+        # server without the logging capability is not asked (it need not know the method).
+        if log_level is None or not self.client.initialize_era:
+            return log_level
+        caps = self.server_capabilities
+        if self._log_level != log_level and caps is not None and isinstance(caps.logging, dict):
+            await self.set_log_level(log_level)
+        return None
+
     async def _all(self, method: str) -> list[Any]:
+        await self._ready()
         pages = self.client.paginate(method, max_pages=self.max_pages)
         while (request := pages.next_request()) is not None:
             pages.add(await self.send(request))
@@ -153,23 +448,37 @@ class Session:
         if on_progress is not None and progress_token is None:
             self._tokens += 1
             progress_token = f"progress-{self._tokens}"
+        await self._ready()
+        log_level = await self._era_log_level(log_level)
         request = self.client.call_tool(name, arguments, progress_token=progress_token, log_level=log_level)
         return await self.send(request, on_input=on_input, on_progress=on_progress, on_log=on_log)
 
     async def read_resource(self, uri: str, *, on_input: InputHandler | None = None) -> ResultReceived:
+        await self._ready()
         return await self.send(self.client.read_resource(uri), on_input=on_input)
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, *,
                          on_input: InputHandler | None = None) -> ResultReceived:
+        await self._ready()
         return await self.send(self.client.get_prompt(name, arguments), on_input=on_input)
 
     def listen(self, notifications: Mapping[str, Any], **kw: Any) -> Subscription:
         """A ``subscriptions/listen`` stream for ``notifications`` (a SubscriptionFilter object,
         e.g. ``{"toolsListChanged": True}``); ``kw`` go to :meth:`Client.listen`. Nothing is
-        sent until the :class:`Subscription` is entered with ``async with``."""
+        sent until the :class:`Subscription` is entered with ``async with``.
+
+        On an initialize-era session the same call listens to the session instead: the GET
+        stream over HTTP, the server's notification lines over stdio; ``resourceSubscriptions``
+        become ``resources/subscribe`` (and ``unsubscribe`` on leaving), and events carry
+        ``subscription_id=None``."""
+        if self.client.initialize_era:
+            return self._session_listen(notifications)
         return self._subscription(self.client.listen(notifications, **kw))
 
     def _subscription(self, request: OutgoingRequest) -> Subscription:
+        raise NotImplementedError
+
+    def _session_listen(self, notifications: Mapping[str, Any]) -> Subscription:
         raise NotImplementedError
 
 
@@ -187,9 +496,10 @@ class Subscription:
     raises :class:`ServerError`; a broken connection :class:`TransportError`.
     """
 
-    def __init__(self, session: Session, request: OutgoingRequest) -> None:
+    def __init__(self, session: Session, request: OutgoingRequest | None) -> None:
         self.session = session
-        #: The listen request; after a -32022 fallback, the retried one.
+        #: The listen request; after a -32022 fallback, the retried one (``None``: listening to
+        #: an initialize-era session, which has no listen request).
         self.request = request
         self.acknowledged: SubscriptionFilter | None = None
         self.result: ResultReceived | None = None
@@ -197,9 +507,10 @@ class Subscription:
         self._ended = False
 
     @property
-    def subscription_id(self) -> RequestId:
-        """The listen request's id, which stamps every event of the stream."""
-        return self.request.id
+    def subscription_id(self) -> RequestId | None:
+        """The listen request's id, which stamps every event of the stream (``None`` on an
+        initialize-era session)."""
+        return self.request.id if self.request is not None else None
 
     async def __aenter__(self) -> Self:
         version_retried = False
@@ -212,7 +523,8 @@ class Subscription:
                     await self._pull()
             except ServerError as exc:
                 await self._stop()
-                if exc.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and not version_retried:
+                if exc.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and not version_retried \
+                        and self.request is not None:
                     version_retried = True
                     self.request = self.session.client.version_retry(self.request, exc.error)
                     continue
@@ -268,3 +580,81 @@ class Subscription:
     async def _stop(self) -> None:
         """Close the stream; cancel the subscription unless it already ended. Idempotent."""
         raise NotImplementedError
+
+
+class SessionListen(Subscription):
+    """Listening to an initialize-era session (from :meth:`Session.listen` on such a session):
+    its GET stream over HTTP, the server's notification lines over stdio (specification
+    2025-11-25: Basic > Transports; Server > Resources, Subscriptions).
+
+    ``async with`` sends ``resources/subscribe`` for each URI of ``resourceSubscriptions`` and
+    starts listening; :attr:`acknowledged` is the filter cut to what the server's capabilities
+    offer (the server acknowledges nothing in these revisions: a list whose ``listChanged`` it
+    does not declare, or resource URIs without ``resources.subscribe``, are left out, and no
+    ``resources/subscribe`` is sent for them). Iterating yields the :class:`ListChanged` the filter asks for
+    and :class:`ResourceUpdated` for the subscribed URIs (the transport answers the server's
+    requests, listening or not). Leaving the block stops listening and unsubscribes.
+    """
+
+    def __init__(self, session: Session, notifications: Mapping[str, Any]) -> None:
+        super().__init__(session, None)
+        self.notifications = msgspec.convert(dict(notifications), SubscriptionFilter)
+        uris = self.notifications.resource_subscriptions
+        self._uris = list(uris) if isinstance(uris, list) else []
+        self._subscribed: list[str] = []
+
+    async def __aenter__(self) -> Self:
+        self.acknowledged, self.result, self._ended = None, None, False
+        honoured = self._honoured()
+        uris = honoured.resource_subscriptions
+        self._uris = list(uris) if isinstance(uris, list) else []
+        try:
+            for uri in self._uris:
+                await self.session.subscribe(uri)
+                self._subscribed.append(uri)
+            await self._start()
+        except BaseException:
+            await self.__aexit__()
+            raise
+        self.acknowledged = self.notifications = honoured
+        return self
+
+    def _honoured(self) -> SubscriptionFilter:
+        """The filter cut to what the server's capabilities offer, as a 2026-07-28 server's
+        acknowledgement is: list_changed flags for lists whose ``listChanged`` it declares,
+        resource URIs only when it declares ``resources.subscribe``."""
+        caps = self.session.server_capabilities
+        wanted = msgspec.to_builtins(self.notifications)
+        offered = msgspec.to_builtins(caps) if caps is not None else {}
+        out: dict[str, Any] = {}
+        for kind in ("tools", "resources", "prompts"):
+            flag = f"{kind}ListChanged"
+            if wanted.get(flag) is True and (offered.get(kind) or {}).get("listChanged") is True:
+                out[flag] = True
+        if wanted.get("resourceSubscriptions") and (offered.get("resources") or {}).get("subscribe") is True:
+            out["resourceSubscriptions"] = wanted["resourceSubscriptions"]
+        return msgspec.convert(out, SubscriptionFilter)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stop()
+        subscribed, self._subscribed = self._subscribed, []
+        for uri in subscribed:
+            try:
+                await self.session.unsubscribe(uri)
+            except (ServerError, TransportError, ProtocolError) as error:
+                _log.info("resources/unsubscribe %s failed: %s", uri, error)
+
+    def _wants(self, event: ClientEvent) -> bool:
+        if isinstance(event, ListChanged):
+            return getattr(self.notifications, f"{event.kind}_list_changed") is True
+        return isinstance(event, ResourceUpdated) and event.uri in self._uris
+
+    async def _pull(self) -> None:
+        events = await self._receive()
+        if events is None:
+            self._ended = True
+            return
+        for event in events:
+            if isinstance(event, (ListChanged, ResourceUpdated)) and self._wants(event):
+                self._pending.append(event)
+            # Log messages and anything else on the session are not part of listening: ignored.

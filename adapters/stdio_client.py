@@ -21,6 +21,13 @@ routed by subscription id); leaving its ``async with`` writes ``notifications/ca
     async with c.listen({"toolsListChanged": True}) as sub:
         async for event in sub:
             ...
+
+Initialize-era servers (specification 2026-07-28: Basic > Transports > stdio, Backward
+Compatibility): the first request is preceded by the ``server/discover`` probe; an answer no
+modern server gives, or none within ``probe_timeout`` seconds, means ``initialize``. The
+server's requests are lines like any other: one arriving while a single call is in flight is
+answered with that call's ``on_input``, otherwise with the client's; ``listen`` then reads the
+server's notification lines.
 """
 
 from __future__ import annotations
@@ -34,15 +41,22 @@ from typing import Any, Self
 import trio
 
 from mcpwire.types import Implementation
-from mcpwire import Client, ClientEvent, ClientStdioConnection, ErrorCode, ErrorResult, InputRequired, OutgoingRequest, ResultReceived
+from mcpwire import (
+    Client, ClientEvent, ClientStdioConnection, ErrorCode, ErrorResult, InputRequired, ListChanged, LogMessage,
+    OutgoingMessage,
+    OutgoingRequest, ResourceUpdated, ResultReceived, ServerRequest,
+)
 
-from .session import Session, Subscription, TransportError
+from .feed import FeedListen, SessionFeed
+from .session import EventHandler, InputHandler, Session, Subscription, TransportError, _NoAnswer
 
 __all__ = ["StdioClient"]
 
 
 class StdioClient(Session):
     """MCP over a subprocess's stdin/stdout. ``stderr`` is passed to the process as is."""
+
+    _probe_first = True
 
     def __init__(
         self,
@@ -54,8 +68,14 @@ class StdioClient(Session):
         max_rounds: int = 8,
         max_line_bytes: int = 4 * 1024 * 1024,
         exit_timeout: float = 5.0,
+        on_input: InputHandler | None = None,
+        on_log: EventHandler | None = None,
+        probe_timeout: float = 10.0,
     ) -> None:
-        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds)
+        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds,
+                         on_input=on_input, on_log=on_log)
+        self._setup_lock = trio.Lock()
+        self.probe_timeout = probe_timeout
         self.command = list(command)
         self._env = dict(env) if env is not None else None
         self._stderr = stderr
@@ -66,6 +86,8 @@ class StdioClient(Session):
         self._process: trio.Process | None = None
         self._stack = contextlib.AsyncExitStack()
         self._closed = False
+        self._nursery: trio.Nursery | None = None
+        self._feed = SessionFeed()  # initialize-era notifications, for listen()
         self.returncode: int | None = None
 
     async def __aenter__(self) -> Self:
@@ -74,6 +96,7 @@ class StdioClient(Session):
         )
         self._stack = contextlib.AsyncExitStack()
         nursery = await self._stack.enter_async_context(trio.open_nursery())
+        self._nursery = nursery
         nursery.start_soon(self._read)
         return self
 
@@ -99,9 +122,21 @@ class StdioClient(Session):
         self._closed = True
         for channel in self._waiters.values():  # anything left: the server is gone
             channel.close()
+        self._feed.close()
 
     def _route(self, events: list[ClientEvent]) -> None:
         for event in events:
+            if isinstance(event, ServerRequest):
+                if self._nursery is not None:
+                    self._nursery.start_soon(self._answer_quietly, event)
+                continue
+            if isinstance(event, (ListChanged, ResourceUpdated)) and event.subscription_id is None:
+                self._feed.publish(event)
+                continue
+            if isinstance(event, LogMessage) and event.request_id is None:
+                if self._nursery is not None:  # several calls in flight: the client's on_log
+                    self._nursery.start_soon(self._unrelated_log, event)
+                continue
             request_id = getattr(event, "request_id", None)
             if request_id is None:  # listen events carry the listen request's id as subscription_id
                 request_id = getattr(event, "subscription_id", None)
@@ -112,6 +147,21 @@ class StdioClient(Session):
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     pass
             # Events for no waiter (a log line on a busy connection, a server request) are dropped.
+
+    async def _answer_quietly(self, event: ServerRequest) -> None:
+        # A line names no request: the one call in flight answers (its on_input), else the client.
+        try:
+            await self._answer_server(event, None)
+        except TransportError:
+            pass  # the server is gone
+
+    async def _deliver(self, message: OutgoingMessage) -> None:
+        await self._write(message.line)
+
+    async def _probe(self) -> ResultReceived:
+        with trio.move_on_after(self.probe_timeout):
+            return await super()._probe()
+        raise _NoAnswer()
 
     async def _write(self, data: bytes) -> None:
         process = self._process
@@ -150,6 +200,13 @@ class StdioClient(Session):
     def _subscription(self, request: OutgoingRequest) -> Subscription:
         return _StdioSubscription(self, request)
 
+    def _session_listen(self, notifications: Mapping[str, Any]) -> Subscription:
+        return FeedListen(self, notifications, self._feed, self._check_running)
+
+    async def _check_running(self) -> None:
+        if self._process is None or self._closed:
+            raise TransportError("the server process is not running")
+
 
 class _StdioSubscription(Subscription):
     """A listen stream sharing the process's pipes; cancelled with ``notifications/cancelled``."""
@@ -160,6 +217,7 @@ class _StdioSubscription(Subscription):
         self._channel: trio.MemoryReceiveChannel[ClientEvent] | None = None
 
     def _key(self) -> tuple[type, Any]:
+        assert self.request is not None
         return (type(self.request.id), self.request.id)
 
     async def _start(self) -> None:
@@ -168,6 +226,7 @@ class _StdioSubscription(Subscription):
             raise TransportError("the server process is not running")
         send, self._channel = trio.open_memory_channel[ClientEvent](math.inf)
         client._waiters[self._key()] = send
+        assert self.request is not None
         await client._write(client._conn.send(self.request))
 
     async def _receive(self) -> list[ClientEvent] | None:
@@ -185,7 +244,7 @@ class _StdioSubscription(Subscription):
             return
         client._waiters.pop(self._key(), None)
         channel.close()
-        if not self._ended and not client._closed:
+        if not self._ended and not client._closed and self.request is not None:
             with trio.CancelScope(shield=True):
                 try:
                     await client._write(client._conn.cancel(self.request, "subscription closed by the client"))

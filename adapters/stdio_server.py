@@ -31,6 +31,7 @@ from typing import Any
 import trio
 
 from mcpwire import Cancelled, InputArrived, LocalProtocolError, StdioConnection, StdioExchange, StdioListenStream
+from mcpwire.sessions import StdioSessionStream
 
 from .app import App, ListenForwarder
 
@@ -105,7 +106,9 @@ class _StdioDriver:
                     requests.start_soon(self._run_exchange, item, self._scope_for(item.request_id))
                 elif isinstance(item, StdioListenStream):
                     forwarder = self.app.forward_listen(item)  # registered now: no event is missed
-                    streams.start_soon(self._run_listen, forwarder, self._scope_for(item.request_id))
+                    # A session's stream answers no request: no client id may cancel it.
+                    own = trio.CancelScope() if isinstance(item, StdioSessionStream) else self._scope_for(item.request_id)
+                    streams.start_soon(self._run_listen, forwarder, own)
                 elif isinstance(item, InputArrived):
                     self.app.input_arrived(item)
                 elif isinstance(item, Cancelled):

@@ -7,8 +7,10 @@ and "Client scenarios" (what each scenario checks).
     python conformance/client.py URL
 
 Reads MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_PROTOCOL_VERSION and MCP_CONFORMANCE_CONTEXT
-(JSON; ``toolCalls`` is a list of {name, arguments}) and behaves as a plain client: discover
-(falling back on -32022), list tools, call the tools the context names with exactly its
+(JSON; ``toolCalls`` is a list of {name, arguments}) and behaves as a plain client: connect
+(``server/discover``, falling back on -32022, or to ``initialize`` when the server is of the
+initialize era; a run of an initialize-era requirement set pins that version, so the client
+starts with ``initialize``), list tools, call the tools the context names with exactly its
 arguments, or else every listed tool with arguments sampled from its inputSchema; answer
 input requests (form, URL, sampling, roots) and retry with the requestState; list and read
 resources, list and get prompts when advertised. Tools whose x-mcp-header annotations are
@@ -35,7 +37,8 @@ from mcpwire_adapters.http_client import HttpClient, ServerError, TransportError
 from mcpwire.types import Implementation
 from mcpwire import ProtocolError
 from mcpwire.auth import AuthError
-from mcpwire import Client
+from mcpwire import PROTOCOL_VERSION, Client
+from mcpwire.sessions import INITIALIZE_ERA
 from mcpwire.types import (
     CreateMessageRequest,
     CreateMessageResult,
@@ -128,10 +131,12 @@ async def attempt(label: str, coro: Any) -> Any:
 
 
 async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
-    client = Client(Implementation(name="mcpwire-conformance-client", version="0.1.0"), capabilities=CAPABILITIES)
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
+    client = Client(Implementation(name="mcpwire-conformance-client", version="0.1.0"), capabilities=CAPABILITIES,
+                    protocol_version=version if version in INITIALIZE_ERA else PROTOCOL_VERSION)
     auth = oauth_for(context) if scenario.startswith("auth/") else None  # client_auth.py
-    async with HttpClient(url, client, read_timeout=20.0, auth=auth) as session:
-        discovered = await attempt("server/discover", session.discover())
+    async with HttpClient(url, client, read_timeout=20.0, on_input=on_input, auth=auth) as session:
+        discovered = await attempt("connect", session.connect())
         caps: dict[str, Any] = discovered.data.get("capabilities", {}) if discovered is not None else {}
         if not isinstance(caps, dict):
             caps = {}

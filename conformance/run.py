@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import queue
 import re
 import shlex
@@ -45,11 +44,13 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from npm import CACHE, NpmError, ensure_node, ensure_package  # noqa: E402 - this folder is not a package
+
 RUNNER_PACKAGE, RUNNER_VERSION = "@modelcontextprotocol/conformance", "0.2.0-alpha.12"
-NODE_VERSION, REVISION = "22.23.3", "2026-07-28"
+REVISION = "2026-07-28"
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "conformance" / "results"
-CACHE = Path(os.environ.get("MCPWIRE_CONFORMANCE_CACHE") or Path.home() / ".cache" / "mcpwire-conformance")
 SUITE_TIMEOUT, SINGLE_TIMEOUT, READY_TIMEOUT, EXIT_TIMEOUT = 300.0, 120.0, 30.0, 5.0
 FIXTURE_SERVERS = ("trio", "asgi-uvicorn", "asgi-hypercorn", "asgi-hypercorn-trio")  # fixture.py SERVERS
 SPECS = (REVISION, "2025-11-25")  # the requirement sets the runner ships; --spec picks one
@@ -113,32 +114,11 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
 
 def ensure_runner() -> tuple[Path, Path]:
     """Return (node binary, runner package dir), installing the pinned versions if needed."""
-    system = {"linux": "linux", "darwin": "darwin"}.get(sys.platform)
-    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower())
-    if system is None or arch is None:
-        fail(f"no node-<os>-<arch> npm package for {sys.platform}/{platform.machine()}")
-    pkg = CACHE / "node_modules" / RUNNER_PACKAGE
-    node = CACHE / "node_modules" / f"node-{system}-{arch}" / "bin" / "node"
-
-    def version() -> str | None:
-        try:
-            return str(json.loads((pkg / "package.json").read_text())["version"])
-        except (OSError, ValueError, KeyError):
-            return None
-
-    if version() != RUNNER_VERSION or not os.access(node, os.X_OK):
-        npm = shutil.which("npm") or fail("npm is required to install the conformance runner")
-        spec = [f"{RUNNER_PACKAGE}@{RUNNER_VERSION}", f"node-{system}-{arch}@{NODE_VERSION}"]
-        print(f"installing {' '.join(spec)} into {CACHE}", flush=True)
-        CACHE.mkdir(parents=True, exist_ok=True)
-        if subprocess.run([npm, "install", "--prefix", str(CACHE), *spec], timeout=900, check=False).returncode:
-            fail("npm install of the conformance runner failed")
-    if (found := version()) != RUNNER_VERSION:
-        fail(f"{pkg} has version {found}, expected the pinned {RUNNER_VERSION}")
-    probe = subprocess.run([str(node), "--version"], capture_output=True, text=True, timeout=30, check=False)
-    if not probe.stdout.startswith("v22."):
-        fail(f"{node} is not a working Node 22: {(probe.stdout or probe.stderr).strip()!r}")
-    return node, pkg
+    try:
+        pkg = ensure_package(RUNNER_PACKAGE, RUNNER_VERSION, prefix=CACHE, with_node=True)
+        return ensure_node(CACHE), pkg
+    except NpmError as exc:
+        fail(str(exc))
 
 
 def requirements(node: Path, pkg: Path, spec: str) -> dict[str, Any]:

@@ -17,11 +17,11 @@ Server side, in brief::
 from . import framing, types
 from .client.engine import Client
 from .client.events import (
-    ClientEvent, ErrorResult, InputRequired, ListChanged, ListenAck, LogMessage, OutgoingRequest, Progress,
-    ResourceUpdated, ResultReceived,
+    ClientEvent, ErrorResult, InputRequired, ListChanged, ListenAck, LogMessage, OutgoingMessage, OutgoingRequest,
+    Progress, ResourceUpdated, ResultReceived, ServerRequest,
 )
 from .client.states import RequestState
-from .client.stream import ClientStdioConnection, HttpResponseParser
+from .client.stream import ClientStdioConnection, HttpResponseParser, SessionStreamParser
 from .server.catalog import ValidatorFactory
 from .server.context import CachePolicy
 from .server.engine import Server
@@ -59,4 +59,6 @@ __all__ = [
     "Client", "OutgoingRequest", "HttpResponseParser", "ClientStdioConnection", "RequestState",
     "ClientEvent", "ResultReceived", "ErrorResult", "InputRequired", "Progress", "LogMessage",
     "ListenAck", "ListChanged", "ResourceUpdated",
+    # client, initialize era
+    "ServerRequest", "OutgoingMessage", "SessionStreamParser",
 ]  # fmt: skip

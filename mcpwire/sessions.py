@@ -2,10 +2,20 @@
 live (the store interface and its bounded in-memory default), and the session's GET stream.
 
 A :class:`~mcpwire.Server` given ``session_ids`` keeps its sessions in
-``sessions=MemorySessionStore()`` unless another store is passed.
+``sessions=MemorySessionStore()`` unless another store is passed, and each session's SSE
+events (for resumption with ``Last-Event-ID``) in what ``event_store=MemoryEventStore`` makes
+(a callable returning an :class:`EventStore`).
+
+:data:`INITIALIZE_ERA` names the revisions served on sessions. Client side: :class:`Resume`, how a client resumes a response stream that ended early
+(``HttpResponseParser.resume`` and ``.interrupted()``).
 """
 
-from .server.listen import ResumedStream, SessionStream
-from .server.session import MemorySessionStore, Session, SessionStore
+from .client.stream import Resume
+from .server.listen import ResumedStream, SessionStream, StdioSessionStream
+from .server.session import EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore
+from .wire.versions import INITIALIZE_ERA
 
-__all__ = ["Session", "SessionStore", "MemorySessionStore", "SessionStream", "ResumedStream"]
+__all__ = [
+    "Session", "SessionStore", "MemorySessionStore", "EventStore", "MemoryEventStore", "SessionStream",
+    "StdioSessionStream", "ResumedStream", "Resume", "INITIALIZE_ERA",
+]

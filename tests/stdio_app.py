@@ -10,11 +10,14 @@ import sys
 from typing import Any
 
 import trio
-from mcpwire_adapters import App, Context, serve_stdio
+from mcpwire.wire.versions import REVISIONS
+from mcpwire_adapters import App, Context, NeedInput, serve_stdio
 
-def build_app(name: str = "stdio-test") -> App:
-    """The app: echo, wait, progress, slow (reports its cancellation) and change."""
-    app = App(name, "1.0")
+def build_app(name: str = "stdio-test", versions: tuple[str, ...] | None = None) -> App:
+    """The app: echo, wait, progress, slow (reports its cancellation), change, greet (asks the
+    client for a name) and touch (updates a subscribable resource). ``versions`` limits the
+    revisions served (``None``: all)."""
+    app = App(name, "1.0", resource_subscribe=True, supported_versions=versions or REVISIONS)
 
     @app.tool(description="Echo the text back")
     async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
@@ -49,16 +52,33 @@ def build_app(name: str = "stdio-test") -> App:
         ctx.app.notify_list_changed("tools")
         return "changed"
 
+    @app.tool(description="Ask the client for a name, then greet it")
+    def greet(ctx: Context, arguments: dict[str, Any]) -> Any:
+        answer = ctx.input_responses.get("name")
+        if answer is None:
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+            request = {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": schema}}
+            return NeedInput(requests={"name": request})
+        return f"Hello, {answer.get('content', {}).get('name', 'nobody')}"
+
+    @app.resource("test://note", name="note", mime_type="text/plain")
+    def note(ctx: Context) -> str:
+        return "a note"
+
+    @app.tool(description="Announce that test://note was updated")
+    async def touch(ctx: Context, arguments: dict[str, Any]) -> str:
+        ctx.app.notify_resource_updated("test://note")
+        return "touched"
+
     return app
-
-
-app = build_app()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-line-bytes", type=int, default=4 * 1024 * 1024)
+    parser.add_argument("--versions", help="comma-separated revisions to serve (default: all)")
     options = parser.parse_args()
+    app = build_app(versions=tuple(options.versions.split(",")) if options.versions else None)
     trio.run(lambda: serve_stdio(app, max_line_bytes=options.max_line_bytes, grace_period=5))
 
 

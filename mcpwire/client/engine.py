@@ -17,6 +17,16 @@ Patterns > Multi Round-Trip Requests and Cancellation; Server > Utilities > Pagi
   HTTP the host cancels by closing the response stream, nothing is sent (Basic > Patterns >
   Cancellation, Transport-Specific Cancellation).
 
+Initialize era (specification 2025-11-25: Basic > Lifecycle, Basic > Transports; 2026-07-28:
+Basic > Versioning, Backward Compatibility): the same engine speaks to a server of the older
+revisions once the host falls back to the handshake. :meth:`Client.probe_says_legacy` reads the
+answer to a first modern request (``server/discover``, the probe) the way the specification
+says; :meth:`Client.initialize` builds the handshake, :meth:`Client.accept_initialize` checks
+the server's answer, keeps the session id and gives ``notifications/initialized``. From then on
+every request is built for the negotiated revision (no per-request ``_meta`` fields, the
+``MCP-Protocol-Version`` and ``Mcp-Session-Id`` headers instead of ``Mcp-Method``), and the
+server's own requests are answered with :meth:`Client.answer`.
+
 Reading responses is ``_client_stream``'s. Tool schemas are kept exactly as received; a
 ``$ref`` is never resolved, remote or not (SEP-2106).
 """
@@ -29,11 +39,11 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .events import ErrorResult, InputRequired, OutgoingRequest, ResultReceived
+from .events import ErrorResult, InputRequired, OutgoingMessage, OutgoingRequest, ResultReceived, ServerRequest
 from .learned import Learned
-from ..wire.envelope import RequestId, encode_notification, encode_request
+from ..wire.envelope import RequestId, encode_error_object, encode_notification, encode_request, encode_result
 from ..wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
-from ..wire.headers import ParamHeader, request_headers
+from ..wire.headers import ParamHeader, request_headers, session_headers
 from ..wire.meta import (
     CLIENT_CAPABILITIES_META_KEY,
     CLIENT_INFO_META_KEY,
@@ -44,16 +54,27 @@ from ..wire.meta import (
     PROTOCOL_VERSION_META_KEY,
     check_client_capabilities,
 )
-from ..wire.methods import LIST_METHODS, METHODS
+from ..wire.methods import LIST_METHODS, METHODS, SERVER_REQUESTS
 from ..wire.ndjson import encode_line
-from ..types import Implementation
+from ..wire.versions import INITIALIZE_ERA, REVISIONS
+from ..types import DiscoverResult, Implementation, InitializeResult
 
-__all__ = ["HTTP_ACCEPT", "Client", "OutgoingRequest", "Paginator"]
+__all__ = ["HTTP_ACCEPT", "MODERN_ERRORS", "Client", "OutgoingRequest", "Paginator"]
 
 HTTP_ACCEPT: Final = b"application/json, text/event-stream"
 _BASE_HEADERS: Final = ((b"Content-Type", b"application/json"), (b"Accept", HTTP_ACCEPT))
 # Params members that belong to one MRTR round, never to the call itself.
 _ROUND_KEYS: Final = ("inputResponses", "requestState")
+# The _meta members a 2026-07-28 request carries and an initialize-era one does not.
+_STATELESS_META: Final = (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY)
+MODERN_ERRORS: Final = frozenset({
+    ErrorCode.HEADER_MISMATCH, ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY, ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+})
+"""The error codes only a 2026-07-28 (modern) server sends: an answer with one of them to the
+probe identifies a modern server; any other error identifies an initialize-era one
+(specification 2026-07-28: Basic > Versioning, Backward Compatibility)."""
+
+
 def _check_own_capabilities(caps: Mapping[str, Any]) -> None:
     # The same rules the server applies (wire/meta.py, check_client_capabilities), but a bad
     # object here is the host's mistake, so it is a LocalProtocolError rather than an answer
@@ -65,13 +86,22 @@ def _check_own_capabilities(caps: Mapping[str, Any]) -> None:
 
 
 class Client:
-    """A sans-IO MCP 2026-07-28 client engine. One per connection or per logical client.
+    """A sans-IO MCP client engine, 2026-07-28 first and the initialize-era revisions on fallback.
+    One per connection or per logical client.
 
     ``capabilities`` is the ClientCapabilities object declared on every request (override it
-    per call with ``capabilities=``). Typical flow: send :meth:`discover`; on an
-    :class:`ErrorResult` with -32022 send :meth:`version_retry`; send :meth:`list_tools` (the
-    engine learns each tool's ``x-mcp-header`` annotations from the parsed result); send
-    :meth:`call_tool`; on :class:`InputRequired` answer and send :meth:`retry`.
+    per call with ``capabilities=``); on an initialize-era session it is declared once, by
+    ``initialize``. Typical flow: send :meth:`discover`; on an :class:`ErrorResult` with -32022
+    send :meth:`version_retry`; when :meth:`probe_says_legacy` says so, send :meth:`initialize`
+    and then the message :meth:`accept_initialize` gives. Send :meth:`list_tools` (the engine
+    learns each tool's ``x-mcp-header`` annotations from the parsed result); send
+    :meth:`call_tool`; on :class:`InputRequired` answer and send :meth:`retry`; on a
+    :class:`ServerRequest` send :meth:`answer`.
+
+    ``protocol_version`` is the revision requests are built for: 2026-07-28 by default; pin an
+    initialize-era one (``"2025-11-25"``) to skip the probe and start with ``initialize``.
+    ``supported_versions`` are the revisions this client accepts, from a -32022 list or an
+    ``initialize`` answer (by default all four mcpwire speaks).
     """
 
     def __init__(
@@ -80,7 +110,7 @@ class Client:
         *,
         capabilities: Mapping[str, Any] | None = None,
         protocol_version: str = PROTOCOL_VERSION,
-        supported_versions: tuple[str, ...] = (PROTOCOL_VERSION,),
+        supported_versions: tuple[str, ...] = REVISIONS,
     ) -> None:
         caps = dict(capabilities or {})
         _check_own_capabilities(caps)
@@ -92,6 +122,15 @@ class Client:
         self._next_id = 0
         self.learned = Learned()
         """What results taught this engine: tool header annotations, pending input rounds."""
+        self.initialized: InitializeResult | None = None
+        """The server's ``initialize`` answer on an initialize-era session, else ``None``."""
+        self.session_id: str | None = None
+        """The ``Mcp-Session-Id`` the server issued with its ``initialize`` answer, if any."""
+
+    @property
+    def initialize_era(self) -> bool:
+        """Whether requests are built for an initialize-era revision (a session)."""
+        return self.protocol_version in INITIALIZE_ERA
 
     # -- building requests ------------------------------------------------------------------------
     def new_id(self) -> int:
@@ -112,6 +151,8 @@ class Client:
         """Build any request. ``params`` must not carry ``_meta`` keys this engine owns."""
         if log_level is not None and log_level not in LOG_LEVELS:
             raise LocalProtocolError(f"Unknown log level {log_level!r}")
+        if self.initialize_era:
+            return self._session_request(method, params, capabilities, log_level, progress_token, request_id)
         caps = self.capabilities if capabilities is None else dict(capabilities)
         if capabilities is not None:
             _check_own_capabilities(caps)
@@ -127,7 +168,33 @@ class Client:
         out["_meta"] = meta
         return self._build(method, out, self.new_id() if request_id is None else request_id)
 
+    def _session_request(
+        self, method: str, params: Mapping[str, Any] | None, capabilities: Mapping[str, Any] | None,
+        log_level: str | None, progress_token: str | int | None, request_id: RequestId | None,
+    ) -> OutgoingRequest:
+        if capabilities is not None:
+            raise LocalProtocolError("capabilities are declared once, by initialize, on an initialize-era session")
+        if log_level is not None:
+            raise LocalProtocolError("an initialize-era session sets its log level with logging/setLevel (set_log_level)")
+        if self.initialized is None and method != "initialize":
+            raise LocalProtocolError(f"{method} before initialize: the session is not initialized")
+        out = dict(params or {})
+        meta: dict[str, Any] = dict(out.pop("_meta", None) or {})
+        if progress_token is not None:
+            meta[PROGRESS_TOKEN_META_KEY] = progress_token
+        if meta:
+            out["_meta"] = meta
+        return self._build(method, out, self.new_id() if request_id is None else request_id)
+
     def _build(self, method: str, params: dict[str, Any], request_id: RequestId) -> OutgoingRequest:
+        if self.initialize_era:
+            meta = params.get("_meta")
+            token = meta.get(PROGRESS_TOKEN_META_KEY) if isinstance(meta, dict) else None
+            return OutgoingRequest(
+                id=request_id, method=method, params=params, body=encode_request(request_id, method, params or None),
+                headers=_BASE_HEADERS + tuple(self._session_headers(method)),
+                progress_token=token if isinstance(token, (str, int)) else None,
+            )
         spec = METHODS.get(method)
         name_field = spec.name_param if spec is not None else None
         name = params.get(name_field) if name_field is not None else None
@@ -240,10 +307,9 @@ class Client:
         error is not -32022 or no version is shared. Retry at most once per request."""
         if error.code != ErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
             raise LocalProtocolError("version_retry needs a -32022 error")
-        data = error.data if isinstance(error.data, dict) else {}
-        offered = data.get("supported")
-        offered = [v for v in offered if isinstance(v, str)] if isinstance(offered, list) else []
-        common = [v for v in offered if v in self.supported_versions]
+        offered = _offered(error)
+        # The fallback of this error stays in the stateless era (the handshake is not a retry).
+        common = [v for v in offered if v in self.supported_versions and v not in INITIALIZE_ERA]
         if not common:
             raise LocalProtocolError(
                 f"no common protocol version: server supports {offered}, client supports "
@@ -255,6 +321,151 @@ class Client:
         params = dict(request.params)
         params["_meta"] = {**params["_meta"], PROTOCOL_VERSION_META_KEY: self.protocol_version}
         return self._build(request.method, params, self.new_id())
+
+    # -- the initialize era ------------------------------------------------------------------------
+    def probe_says_legacy(self, answer: ResultReceived | ErrorResult | None) -> bool:
+        """Whether the answer to the probe (a first modern request, best ``server/discover``)
+        identifies an initialize-era server, so that the host falls back to :meth:`initialize`
+        (specification 2026-07-28: Basic > Versioning, Backward Compatibility; Streamable HTTP
+        and stdio, Backward Compatibility).
+
+        ``answer`` is the probe's final event, or ``None`` when the server broke the protocol
+        in its answer (an HTTP 4xx without a JSON-RPC body, a 404 or 405 of an endpoint that
+        takes no such POST) or, on stdio, did not answer in time. A complete result is modern,
+        unless it answered ``server/discover`` with neither a DiscoverResult nor at least its
+        ``supportedVersions`` list (some older servers answer any unknown method with ``{}``); an error is modern only with a code of
+        :data:`MODERN_ERRORS`, except a -32022 whose supported versions are all of the
+        initialize era (a dual-era server serving only those). The fallback is never keyed
+        to one other code.
+        """
+        if answer is None:
+            return True
+        if isinstance(answer, ErrorResult):
+            if answer.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
+                offered = _offered(answer)
+                return bool(offered) and all(v in INITIALIZE_ERA for v in offered)
+            return answer.code not in MODERN_ERRORS
+        if answer.method != "server/discover" or isinstance(answer.value, DiscoverResult):
+            return False
+        # A sparse DiscoverResult (required members missing) still names its versions.
+        return not isinstance(answer.data.get("supportedVersions"), list)
+
+    def initialize(self, protocol_version: str | None = None) -> OutgoingRequest:
+        """The ``initialize`` request (specification 2025-11-25: Basic > Lifecycle) asking for
+        ``protocol_version``, else the pinned initialize-era :attr:`protocol_version`, else the
+        newest initialize-era revision of :attr:`supported_versions`; with this engine's
+        capabilities and clientInfo. It forgets any earlier session."""
+        version = protocol_version or (self.protocol_version if self.initialize_era else None)
+        if version is None:
+            version = next((v for v in self.supported_versions if v in INITIALIZE_ERA), None)
+        if version is None or version not in INITIALIZE_ERA:
+            raise LocalProtocolError(
+                f"no initialize-era revision to ask for (supported: {list(self.supported_versions)})"
+            )
+        self.protocol_version, self.initialized, self.session_id = version, None, None
+        params = {"protocolVersion": version, "capabilities": self.capabilities, "clientInfo": self._info}
+        return self._build("initialize", params, self.new_id())
+
+    def accept_initialize(self, answer: ResultReceived, session_id: str | None = None) -> OutgoingMessage:
+        """Take the server's ``initialize`` answer (and, over HTTP, the ``Mcp-Session-Id`` of
+        its response); return ``notifications/initialized``, the message to send next.
+
+        Raises :class:`RemoteProtocolError` when the answer is not an InitializeResult, or
+        names a revision this client does not speak (the client then disconnects: 2025-11-25,
+        Basic > Lifecycle, Version Negotiation).
+        """
+        if answer.method != "initialize" or not isinstance(answer.value, InitializeResult):
+            raise RemoteProtocolError("the answer to initialize is not an InitializeResult")
+        chosen = answer.value.protocol_version
+        speaks = [v for v in self.supported_versions if v in INITIALIZE_ERA]
+        if chosen not in speaks:
+            raise RemoteProtocolError(
+                f"the server chose protocol version {chosen!r}, which this client does not speak ({speaks})",
+                code=ErrorCode.UNSUPPORTED_PROTOCOL_VERSION, data={"supported": speaks, "requested": chosen},
+            )
+        self.protocol_version, self.initialized, self.session_id = chosen, answer.value, session_id
+        return self.notification("notifications/initialized")
+
+    def session_expired(self) -> None:
+        """The server no longer knows the session (HTTP 404 on a request carrying its id):
+        forget it, so that the next request is a new :meth:`initialize`."""
+        self.initialized, self.session_id = None, None
+
+    def notification(self, method: str, params: Mapping[str, Any] | None = None) -> OutgoingMessage:
+        """A notification to send on the session (``notifications/initialized``,
+        ``notifications/roots/list_changed``...)."""
+        body = encode_notification(method, dict(params) if params is not None else None)
+        return OutgoingMessage(body=body, headers=_BASE_HEADERS + tuple(self._session_headers(method)))
+
+    def answer(self, request: ServerRequest, result: Any) -> OutgoingMessage:
+        """The response to a server's request: ``result`` is its result Struct (an ElicitResult,
+        CreateMessageResult, ListRootsResult) or a JSON object; ``ping`` is answered with ``{}``.
+        Raises :class:`LocalProtocolError` when a Struct is not the method's result type."""
+        spec = SERVER_REQUESTS.get(request.method)
+        if isinstance(result, msgspec.Struct) and spec is not None and not isinstance(result, spec.result):
+            raise LocalProtocolError(f"{request.method} must be answered with {spec.result.__name__}")
+        return OutgoingMessage(
+            body=encode_result(request.request_id, result), headers=_BASE_HEADERS + tuple(self._session_headers(None))
+        )
+
+    def answer_error(self, request: ServerRequest, code: int, message: str, data: Any = UNSET) -> OutgoingMessage:
+        """An error response to a server's request (-32601 when the client has no handler for
+        it, -32602 for params it cannot read)."""
+        body = encode_error_object(request.request_id, code, message, data)
+        return OutgoingMessage(body=body, headers=_BASE_HEADERS + tuple(self._session_headers(None)))
+
+    def set_log_level(self, level: str) -> OutgoingRequest:
+        """``logging/setLevel`` on an initialize-era session (2026-07-28 sends the level per request)."""
+        if level not in LOG_LEVELS:
+            raise LocalProtocolError(f"Unknown log level {level!r}")
+        return self.request("logging/setLevel", {"level": level})
+
+    def subscribe(self, uri: str) -> OutgoingRequest:
+        """``resources/subscribe`` on an initialize-era session; updates then arrive on the GET stream."""
+        return self.request("resources/subscribe", {"uri": uri})
+
+    def unsubscribe(self, uri: str) -> OutgoingRequest:
+        return self.request("resources/unsubscribe", {"uri": uri})
+
+    def ping(self) -> OutgoingRequest:
+        return self.request("ping")
+
+    def stream_headers(self, last_event_id: str | None = None) -> tuple[tuple[bytes, bytes], ...]:
+        """The headers of a GET on the session: the standalone stream of server messages, or,
+        with ``last_event_id``, the resumption of a stream that ended early (2025-11-25:
+        Streamable HTTP, Resumability and Redelivery)."""
+        if self.initialized is None:
+            raise LocalProtocolError("a GET stream needs an initialized session")
+        return ((b"Accept", b"text/event-stream"),) + tuple(
+            session_headers(protocol_version=self.protocol_version, session_id=self.session_id,
+                            last_event_id=last_event_id))
+
+    def end_session(self) -> tuple[tuple[bytes, bytes], ...] | None:
+        """The headers of the DELETE ending the session (``None`` when the server issued no id:
+        nothing to end), and the session is forgotten."""
+        if self.session_id is None:
+            return None
+        headers = tuple(session_headers(protocol_version=self.protocol_version, session_id=self.session_id))
+        self.session_expired()
+        return headers
+
+    def as_session_request(self, request: OutgoingRequest) -> OutgoingRequest:
+        """``request`` (built for 2026-07-28, or for a session that expired) rebuilt for the
+        current initialize-era session, with a new id: the fallback resends what the probe
+        could not carry. A per-request ``logLevel`` is dropped (use :meth:`set_log_level`)."""
+        params = {k: v for k, v in request.params.items() if k not in _ROUND_KEYS}
+        meta = {k: v for k, v in dict(params.pop("_meta", None) or {}).items() if k not in _STATELESS_META}
+        if meta:
+            params["_meta"] = meta
+        if self.initialized is None:
+            raise LocalProtocolError(f"{request.method} before initialize: the session is not initialized")
+        return self._build(request.method, params, self.new_id())
+
+    def _session_headers(self, method: str | None) -> list[tuple[bytes, bytes]]:
+        return session_headers(
+            protocol_version=None if method == "initialize" else self.protocol_version,
+            session_id=None if method == "initialize" else self.session_id,
+        )
 
     def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes:
         """stdio only: the ``notifications/cancelled`` line for ``request``
@@ -346,3 +557,10 @@ class Paginator:
 
 def _snake(name: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
+def _offered(error: ErrorResult) -> list[str]:
+    """The versions a -32022 error names as supported (``data.supported``)."""
+    data = error.data if isinstance(error.data, dict) else {}
+    offered = data.get("supported")
+    return [v for v in offered if isinstance(v, str)] if isinstance(offered, list) else []

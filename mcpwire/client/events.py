@@ -10,6 +10,12 @@ Events of one request always end with exactly one final event (:class:`ResultRec
 :class:`ErrorResult` or :class:`InputRequired`); :class:`Progress` and :class:`LogMessage`
 only precede it. Listen streams yield :class:`ListenAck` first, then :class:`ListChanged` /
 :class:`ResourceUpdated`, and a :class:`ResultReceived` for ``subscriptions/listen`` on a graceful end.
+
+On an initialize-era session (the client fell back to ``initialize``) the server may also send
+requests of its own, on a response stream or the session's GET stream: each is a
+:class:`ServerRequest`, which the host answers with ``Client.answer`` and sends as an
+:class:`OutgoingMessage`; list_changed and resources/updated notifications then come from the
+GET stream with ``subscription_id=None``.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from ..types import InputRequest, SubscriptionFilter
 __all__ = [
     "ClientEvent",
     "ErrorResult",
+    "OutgoingMessage",
     "InputRequired",
     "ListChanged",
     "ListenAck",
@@ -33,6 +40,7 @@ __all__ = [
     "Progress",
     "ResourceUpdated",
     "ResultReceived",
+    "ServerRequest",
 ]
 
 #: The Struct each method's complete result decodes into (schema $defs.*Result).
@@ -57,6 +65,41 @@ class OutgoingRequest(msgspec.Struct, frozen=True, kw_only=True):
         """The request as one NDJSON line for stdio."""
         return encode_line(self.body)
 
+
+class OutgoingMessage(msgspec.Struct, frozen=True, kw_only=True):
+    """A notification or a response to a server request, ready to send (initialize era).
+
+    HTTP: POST ``body`` with ``headers`` (the server answers 202 Accepted with no body).
+    stdio: write ``line``.
+    """
+
+    body: bytes
+    headers: tuple[tuple[bytes, bytes], ...]
+
+    @property
+    def line(self) -> bytes:
+        """The message as one NDJSON line for stdio."""
+        return encode_line(self.body)
+
+
+class ServerRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A JSON-RPC request from the server on an initialize-era session (specification
+    2025-11-25: Client > Elicitation, Sampling and Roots; Basic > Utilities > Ping).
+
+    ``request`` is the typed input request (the same :class:`~mcpwire.types.ElicitRequest`,
+    ``CreateMessageRequest`` or ``ListRootsRequest`` an ``input_required`` round carries in
+    2026-07-28, so one set of handlers answers both), or ``None`` for ``ping`` and for methods the
+    client does not know or whose params break the schema. Answer with
+    ``client.answer(event, result)`` or ``client.answer_error(event, code, message)``.
+    ``request_id`` is the server's id; ``for_request`` is our request whose response stream
+    carried it (``None`` on the GET stream and on stdio).
+    """
+
+    request_id: RequestId
+    method: str
+    request: InputRequest | None
+    params: dict[str, Any]
+    for_request: RequestId | None = None
 
 
 class Progress(msgspec.Struct, frozen=True, kw_only=True):
@@ -141,17 +184,21 @@ class ListenAck(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ListChanged(msgspec.Struct, frozen=True, kw_only=True):
-    """A ``notifications/{tools,prompts,resources}/list_changed`` on a listen stream."""
+    """A ``notifications/{tools,prompts,resources}/list_changed`` on a listen stream
+    (``subscription_id=None``: on an initialize-era session's GET stream)."""
 
-    subscription_id: RequestId
+    subscription_id: RequestId | None
     kind: Literal["tools", "prompts", "resources"]
 
 
 class ResourceUpdated(msgspec.Struct, frozen=True, kw_only=True):
-    """A ``notifications/resources/updated`` on a listen stream."""
+    """A ``notifications/resources/updated`` on a listen stream (``subscription_id=None``: on an
+    initialize-era session's GET stream, for a ``resources/subscribe``)."""
 
-    subscription_id: RequestId
+    subscription_id: RequestId | None
     uri: str
 
 
-ClientEvent = Union[Progress, LogMessage, ResultReceived, ErrorResult, InputRequired, ListenAck, ListChanged, ResourceUpdated]
+ClientEvent = Union[
+    Progress, LogMessage, ResultReceived, ErrorResult, InputRequired, ListenAck, ListChanged, ResourceUpdated, ServerRequest,
+]

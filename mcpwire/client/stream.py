@@ -14,13 +14,22 @@ Progress and Subscriptions; Server > Utilities > Logging):
   notifications into :class:`Progress`, :class:`LogMessage`, :class:`ListenAck`,
   :class:`ListChanged`, :class:`ResourceUpdated` (the subscription id must be one of ours).
 
-A JSON-RPC request from the server (method and id) is a protocol violation in this revision
+A JSON-RPC request from the server (method and id) is a protocol violation in 2026-07-28
 (the server MUST NOT send requests on a response stream or on stdout: Basic > Transports >
 Streamable HTTP, Receiving Messages; stdio, Receiving Messages): over HTTP it raises
 :class:`RemoteProtocolError` -32600 ("Server sent request '<m>' on response stream; ..."), the
 official conformance runner's wording; on stdio, where the framing and the
 other requests survive, the line becomes an :class:`ErrorResult` with ``request_id=None``.
 Unknown notifications are ignored; malformed ones are dropped (notifications are never answered).
+
+On an initialize-era session (``client.initialize_era``) the same readers serve the older
+revisions (specification 2025-11-25: Basic > Transports > Streamable HTTP and stdio): a server
+request becomes a :class:`ServerRequest`; list_changed and resources/updated carry no
+subscription; results without the 2026-07-28 caching fields read as not cacheable (ttlMs 0,
+private) in their typed ``value``; and an SSE response that ends early after an event id is
+resumable (:attr:`HttpResponseParser.resume`: GET with ``Last-Event-ID`` after ``retry``
+milliseconds, and read the new response with ``HttpResponseParser(..., resumed=True)``).
+:class:`SessionStreamParser` reads the session's standalone GET stream.
 """
 
 from __future__ import annotations
@@ -41,16 +50,18 @@ from .events import (
     Progress,
     ResourceUpdated,
     ResultReceived,
+    ServerRequest,
 )
 from ..wire.envelope import Notification, Request, RequestId, Response, decode_message
 from ..wire.errors import ErrorCode, RemoteProtocolError
 from ..wire.meta import SUBSCRIPTION_ID_META_KEY
-from ..wire.methods import METHODS, MRTR_METHODS, NOTIFICATIONS
+from ..wire.methods import METHODS, MRTR_METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from ..wire.ndjson import LineReader, OversizeLine
 from ..wire.sse import SSEReader
 from .learned import Learned
 from .states import REQUEST, RequestState
 from ..types import (
+    InputRequest,
     InputRequiredResult,
     ListToolsResult,
     LoggingMessageNotificationParams,
@@ -60,12 +71,16 @@ from ..types import (
     Tool,
 )
 
-__all__ = ["TRANSPORT_ERROR", "ClientStdioConnection", "Engine", "HttpResponseParser", "MalformedResult"]
+__all__ = [
+    "TRANSPORT_ERROR", "ClientStdioConnection", "Engine", "HttpResponseParser", "MalformedResult", "Resume",
+    "SessionStreamParser",
+]
 
 TRANSPORT_ERROR: Final = ErrorCode.TRANSPORT_ERROR
 MAX_ENDED: Final = 256
 """Ended requests remembered per reader, with their final state: late messages for a cancelled
 one are dropped, and ``state_of`` can still answer for recent ones."""
+_NOT_CACHED: Final = {"ttlMs": 0, "cacheScope": "private"}  # what an initialize-era result means
 
 
 class Engine(Protocol):
@@ -73,6 +88,9 @@ class Engine(Protocol):
 
     @property
     def learned(self) -> Learned: ...
+
+    @property
+    def initialize_era(self) -> bool: ...
 
     def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes: ...
 
@@ -86,6 +104,7 @@ class _Tracker:
     events each message gives."""
 
     def __init__(self, client: Engine) -> None:
+        self.client = client
         self.learned = client.learned
         self.requests: dict[tuple[type, RequestId], OutgoingRequest] = {}
         self.states: dict[tuple[type, RequestId], RequestState] = {}
@@ -122,6 +141,8 @@ class _Tracker:
     def message(self, data: bytes | str) -> list[ClientEvent]:
         message = decode_message(data.encode("utf-8") if isinstance(data, str) else data)
         if isinstance(message, Request):
+            if self.client.initialize_era:
+                return [self._server_request(message)]
             raise RemoteProtocolError(
                 f"Server sent request '{message.method}' on response stream; stateless lifecycle "
                 "forbids this (use MRTR)",
@@ -131,6 +152,28 @@ class _Tracker:
         if isinstance(message, Notification):
             return self._notification(message)
         return self._response(message)
+
+    def _server_request(self, message: Request) -> ServerRequest:
+        # An initialize-era server's own request: typed as the input request the same handlers
+        # answer in 2026-07-28 (elicitation, sampling, roots); ping and unknown methods untyped.
+        params: Any = {}
+        if message.params is not UNSET:
+            try:
+                params = msgspec.json.decode(message.params)
+            except msgspec.DecodeError:
+                params = None
+        request: InputRequest | None = None
+        if message.method in SERVER_REQUESTS and type(params) is dict:
+            try:
+                request = msgspec.convert({"method": message.method, "params": params}, InputRequest)
+            except msgspec.ValidationError:
+                request = None
+        # On an HTTP response stream exactly one of our requests is in flight: the one it serves.
+        owner = next(iter(self.requests.values())).id if len(self.requests) == 1 else None
+        return ServerRequest(
+            request_id=message.id, method=message.method, request=request,
+            params=params if type(params) is dict else {}, for_request=owner,
+        )
 
     # -- responses --------------------------------------------------------------------------------
     def _response(self, response: Response) -> list[ClientEvent]:
@@ -179,11 +222,14 @@ class _Tracker:
         value: Any = None
         if result_type == "complete":
             spec = METHODS.get(request.method)
+            typed = data
+            if self.client.initialize_era and spec is not None and spec.cacheable:
+                typed = {**_NOT_CACHED, **data}
             if request.method == "tools/list":
-                value = self._tools(data)
+                value = self._tools(typed)
             elif spec is not None and spec.result is not None:
                 try:
-                    value = msgspec.convert(data, spec.result)
+                    value = msgspec.convert(typed, spec.result)
                 except msgspec.ValidationError:
                     value = None
         return ResultReceived(
@@ -201,7 +247,8 @@ class _Tracker:
                 tools.append(msgspec.convert(item, Tool))
             except msgspec.ValidationError:
                 continue
-        kept = self.learned.learn_tools(tools)
+        # x-mcp-header annotations are 2026-07-28's: an initialize-era session sends no Mcp-Param-*.
+        kept = tools if self.client.initialize_era else self.learned.learn_tools(tools)
         try:
             return msgspec.structs.replace(msgspec.convert({**data, "tools": []}, ListToolsResult), tools=kept)
         except msgspec.ValidationError:
@@ -236,7 +283,12 @@ class _Tracker:
     def _notification(self, note: Notification) -> list[ClientEvent]:
         method = note.method
         spec = NOTIFICATIONS.get(method)
-        if note.params is UNSET or spec is None or "server" not in spec.senders:
+        if spec is None or "server" not in spec.senders:
+            return []
+        if note.params is UNSET:
+            # Only a session's list_changed goes without params (as most servers send it).
+            if spec.list_changed is not None and self.client.initialize_era:
+                return [ListChanged(subscription_id=None, kind=spec.list_changed)]
             return []
         try:
             if method == "notifications/progress":
@@ -263,7 +315,8 @@ class _Tracker:
                                    logger=None if m.logger is UNSET else m.logger)]
             if method == "notifications/subscriptions/acknowledged":
                 a = msgspec.json.decode(note.params, type=SubscriptionsAcknowledgedNotificationParams)
-                return [ListenAck(subscription_id=self._subscription(a.meta), notifications=a.notifications)]
+                sid = self._subscription(a.meta)
+                return [] if sid is None else [ListenAck(subscription_id=sid, notifications=a.notifications)]
             kind = spec.list_changed if spec is not None else None
             if kind is not None:
                 meta = msgspec.json.decode(note.params).get("_meta")
@@ -275,7 +328,9 @@ class _Tracker:
             return []
         return []
 
-    def _subscription(self, meta: Any) -> RequestId:
+    def _subscription(self, meta: Any) -> RequestId | None:
+        if self.client.initialize_era:
+            return None  # a session's GET stream: no subscription id, nothing to attribute
         sid = meta.get(SUBSCRIPTION_ID_META_KEY) if isinstance(meta, dict) else None
         listen = self.requests.get(_key(sid)) if isinstance(sid, (str, int)) else None
         if listen is None or listen.method != "subscriptions/listen":
@@ -313,12 +368,18 @@ class HttpResponseParser:
         content_type: bytes | str | None,
         max_body_bytes: int = 4 * 1024 * 1024,
         max_event_bytes: int = 4 * 1024 * 1024,
+        resumed: bool = False,
     ) -> None:
         ctype = content_type.decode("latin-1") if isinstance(content_type, bytes) else (content_type or "")
         media = ctype.split(";", 1)[0].strip().lower()
         self.status = status
         self.request = request
+        self.resumed = resumed
+        """Whether this response is a GET resuming an earlier response to ``request``."""
         self.done = False
+        self.resume: Resume | None = None
+        """Set by :meth:`close` when an initialize-era SSE response ended before its final
+        message after an event id: how to resume it (2025-11-25: Streamable HTTP, Resumability)."""
         self._tracker = _Tracker(client)
         self._tracker.add(request)
         self._max = max_body_bytes
@@ -350,6 +411,10 @@ class HttpResponseParser:
         if self._sse is not None:
             out = self._events(self._sse.close())
             self._raise_pending()
+            last = self._sse.last_event_id
+            if not self.done and self._tracker.client.initialize_era and last is not None:
+                self.resume = Resume(last_event_id=last, retry_ms=self._sse.retry)
+                return out
         else:
             body = b"".join(self._body)
             self._body = []
@@ -363,6 +428,25 @@ class HttpResponseParser:
             raise RemoteProtocolError(f"response stream for {self.request.method} ended without a response",
                                       code=TRANSPORT_ERROR)
         return out
+
+    def interrupted(self) -> Resume | None:
+        """When the connection broke mid-body: how to resume, as for a stream the server ended
+        (an initialize-era SSE response without its final message, after an event id), else
+        ``None`` (the request failed)."""
+        last = self.last_event_id
+        if self.done or not self._tracker.client.initialize_era or last is None:
+            return None
+        return Resume(last_event_id=last, retry_ms=self.retry_ms)
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The id of the last SSE event read (``None`` for JSON or an SSE stream without ids)."""
+        return self._sse.last_event_id if self._sse is not None else None
+
+    @property
+    def retry_ms(self) -> int | None:
+        """The stream's latest ``retry`` field, in milliseconds."""
+        return self._sse.retry if self._sse is not None else None
 
     def _raise_pending(self) -> None:
         if self._pending is not None:
@@ -390,6 +474,63 @@ class HttpResponseParser:
         if any(isinstance(e, (ResultReceived, ErrorResult, InputRequired)) for e in events):
             self.done = True
         return events
+
+
+class Resume(msgspec.Struct, frozen=True, kw_only=True):
+    """How to resume an initialize-era SSE response that ended early: after ``retry_ms``
+    milliseconds (the host's own delay when ``None``), GET the endpoint with the session
+    headers and ``Last-Event-ID: last_event_id`` (``client.stream_headers(last_event_id)``)."""
+
+    last_event_id: str
+    retry_ms: int | None = None
+
+
+class SessionStreamParser:
+    """The events of an initialize-era session's standalone GET stream (specification
+    2025-11-25: Basic > Transports > Streamable HTTP, Listening for Messages from the Server).
+
+    Create it when the response head arrives (200 with ``text/event-stream``; a 405 means the
+    server offers no such stream). Feed it the body; it yields :class:`ServerRequest` (answer
+    each with ``client.answer``), :class:`LogMessage`, :class:`ListChanged` and
+    :class:`ResourceUpdated` (``subscription_id=None``). A response on this stream, which the
+    server must not send there, is dropped and counted in :attr:`dropped`. When the stream ends,
+    reconnect after :attr:`retry_ms` with ``client.stream_headers(parser.last_event_id)``.
+    """
+
+    def __init__(self, client: Engine, *, status: int, content_type: bytes | str | None,
+                 max_event_bytes: int = 4 * 1024 * 1024) -> None:
+        ctype = content_type.decode("latin-1") if isinstance(content_type, bytes) else (content_type or "")
+        if status != 200 or ctype.split(";", 1)[0].strip().lower() != "text/event-stream":
+            raise RemoteProtocolError(f"HTTP {status} ({ctype or 'no content type'}) instead of an event stream",
+                                      code=TRANSPORT_ERROR, data={"status": status})
+        self._tracker = _Tracker(client)
+        self._sse = SSEReader(max_event_bytes)
+        self.dropped = 0
+
+    @property
+    def last_event_id(self) -> str | None:
+        return self._sse.last_event_id
+
+    @property
+    def retry_ms(self) -> int | None:
+        return self._sse.retry
+
+    def feed(self, chunk: bytes) -> list[ClientEvent]:
+        return self._events(self._sse.feed(chunk))
+
+    def close(self) -> list[ClientEvent]:
+        return self._events(self._sse.close())
+
+    def _events(self, frames: list[Any]) -> list[ClientEvent]:
+        out: list[ClientEvent] = []
+        for frame in frames:
+            if not frame.data.strip():
+                continue  # a priming event
+            try:
+                out.extend(self._tracker.message(frame.data))
+            except RemoteProtocolError:
+                self.dropped += 1
+        return out
 
 
 class ClientStdioConnection:

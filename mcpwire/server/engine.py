@@ -25,7 +25,9 @@ from ..wire.envelope import (
     Notification, Request, RequestId, Response, UnansweredMessage, decode_message, encode_error, encode_result,
 )
 from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
-from ..wire.headers import HeaderMismatch, HeaderView, check_request_headers, protocol_version_header
+from ..wire.headers import (
+    LAST_EVENT_ID, MCP_SESSION_ID, HeaderMismatch, HeaderView, check_request_headers, protocol_version_header,
+)
 from ..wire.meta import (
     PROGRESS_TOKEN_META_KEY, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, check_client_capabilities,
     check_notification_meta, parse_request_meta,
@@ -39,17 +41,22 @@ from .catalog import (
 )
 from .context import CachePolicy, ServerContext
 from .era import session_result, tool_visible
-from .events import CompletionRequest, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall
+from .events import (
+    Cancelled, CompletionRequest, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall,
+)
 from .exchange import Exchange, HttpExchange, StdioExchange
 from .http import (
     HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, admit_target, as_text, content_length, empty_reply,
     error_reply, json_reply,
 )
 from .listen import (
-    LIST_FLAGS, HttpListenStream, ListenStream, ResumedStream, SessionStream, StdioListenStream, check_list_kind, check_uri,
-    parse_filter,
+    LIST_FLAGS, HttpListenStream, ListenStream, ResumedStream, SessionStream, StdioListenStream, StdioSessionStream,
+    check_list_kind, check_uri, parse_filter,
 )
-from .session import MemorySessionStore, Session, SessionStore, check_initialize, check_session_id, negotiate_version
+from .session import (
+    EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore, check_initialize, check_session_id,
+    negotiate_version,
+)
 from .listeners import Listeners
 from .states import ListenState
 from .mrtr import check_answers, check_input_responses, check_request_state, open_round
@@ -78,10 +85,9 @@ class _Listen(msgspec.Struct, frozen=True):
 
 _Admitted = Union[bytes, tuple[ServerEvent, Any], _Listen]
 
-HttpAnswer = Union[HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed]
+HttpAnswer = Union[HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed, Cancelled]
 """What :meth:`Server.receive_http` returns."""
 
-_SESSION_HEADER: Final = b"mcp-session-id"
 _OLDEST: Final = INITIALIZE_ERA[-1]
 
 
@@ -133,6 +139,7 @@ class Server:
         request_state_ttl: float = 300,
         session_ids: Iterator[str] | None = None,
         sessions: SessionStore | None = None,
+        event_store: Callable[[], EventStore] = MemoryEventStore,
     ) -> None:
         if page_size < 1:
             raise LocalProtocolError("page_size must be at least 1")
@@ -146,8 +153,12 @@ class Server:
         # what server/discover and -32022 list, the versions a request's _meta may name.
         self._stateless_versions = tuple(v for v in supported_versions if v not in INITIALIZE_ERA)
         self._era = tuple(v for v in supported_versions if v in INITIALIZE_ERA)
+        # What a -32022 names: a server of the initialize era only names those revisions, so
+        # the client knows to open a session (and a person reading it, why).
+        self._offered = self._stateless_versions or self._era
         self._session_ids = session_ids
         self.sessions: SessionStore = sessions if sessions is not None else MemorySessionStore()
+        self._event_store = event_store  # makes each new session's EventStore
         self.page_size = page_size
         self.max_listen_streams = max_listen_streams
         self._validator = validator
@@ -329,14 +340,15 @@ class Server:
         answers, or an :class:`HttpListenStream` to keep open (write ``stream.start()`` first;
         a :class:`SessionStream` is an initialize-era session's GET stream). Initialize era
         also: :class:`InputArrived` (send its ``reply``; resume its exchange when ``ready``) and
-        :class:`SessionClosed` (a DELETE).
+        :class:`SessionClosed` (a DELETE) and :class:`Cancelled` (a posted
+        ``notifications/cancelled``: send its ``reply``, cancel that request's work).
         """
         check_now(now)
         view = HeaderView(request.headers)
         method = request.method
         if (
             method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE")
-            and view.first(_SESSION_HEADER) is not None
+            and view.first(MCP_SESSION_ID) is not None
         ):
             # Only a session has a GET stream and can be deleted: without the header, GET and
             # DELETE get the stateless answer (405).
@@ -385,9 +397,14 @@ class Server:
             header_version = protocol_version_header(view)
         except HeaderMismatch:
             return None  # the stateless admission answers it (-32020)
+        session_ids = view.all(MCP_SESSION_ID)
         if header_version is not None and header_version not in INITIALIZE_ERA:
+            if session_ids and self._sessions_on and header_version not in self._stateless_versions:
+                # A session's request naming a revision nobody speaks (2025-11-25: Streamable
+                # HTTP, Protocol Version Header: 400 for an unsupported version).
+                return _refuse(400, f"Bad Request: unsupported protocol version {header_version}",
+                               getattr(message, "id", None))
             return None
-        session_ids = view.all(_SESSION_HEADER)
         if isinstance(message, Request) and _names_version(message):
             return None
         if not session_ids:
@@ -416,6 +433,9 @@ class Server:
         if isinstance(message, Notification):
             if message.method == "notifications/initialized":
                 session.move("initialized")
+            cancelled = Cancelled.parse(message)
+            if cancelled is not None:  # the host cancels that request's work, if it still runs
+                return msgspec.structs.replace(cancelled, session_id=str(session.id), reply=empty_reply(202))
             return empty_reply(202)
         if isinstance(message, Response):
             arrived = self._answer(session, message)
@@ -428,7 +448,7 @@ class Server:
             session, result = self._initialize(message, now, self._session_ids)
         except ProtocolError as exc:
             return error_reply(exc, message.id)
-        extra = ((_SESSION_HEADER, session.id.encode()),) if session.id is not None else ()
+        extra = ((MCP_SESSION_ID, session.id.encode()),) if session.id is not None else ()
         return json_reply(200, encode_result(message.id, result), extra)
 
     def _session_http(self, message: Request, session: Session, revision: str, now: float) -> HttpAnswer:
@@ -454,7 +474,7 @@ class Server:
             accept = b",".join(view.all(b"accept")).lower()
             if b"text/event-stream" not in accept and b"*/*" not in accept and b"text/*" not in accept:
                 return _refuse(406, "Not Acceptable: a GET stream needs Accept: text/event-stream")
-        ids = view.all(_SESSION_HEADER)
+        ids = view.all(MCP_SESSION_ID)
         if len(ids) > 1:
             return _refuse(400, "Bad Request: repeated Mcp-Session-Id header")
         session = self.sessions.get(ids[0].decode("latin-1"), now)
@@ -467,17 +487,26 @@ class Server:
             for exchange in waiting:
                 exchange.cancel()
             return SessionClosed(session_id=str(session.id), reply=empty_reply(200), waiting=waiting, stream=stream)
-        last_event = view.first(b"last-event-id")
+        last_event = view.first(LAST_EVENT_ID)
         if last_event is not None:
-            replay = session.replay(last_event.decode("latin-1").strip())
+            replay = session.events.replay(last_event.decode("latin-1").strip())
             if replay is not None:
                 return ResumedStream(self._context, session, *replay)
         if session.stream is not None:
             return _refuse(409, "Conflict: the session already has an open GET stream")
         if len(self._listeners) >= self.max_listen_streams:
             return error_reply(ProtocolError("Too many open streams", code=ErrorCode.INTERNAL_ERROR, http_status=503))
-        kinds = frozenset(k for k in self._list_changed if self._enabled[k])
-        return SessionStream(self._context, session, kinds)
+        return SessionStream(self._context, session, self._session_kinds())
+
+    def _session_kinds(self) -> frozenset[str]:
+        return frozenset(k for k in self._list_changed if self._enabled[k])
+
+    def stdio_session_stream(self, session: Session) -> StdioSessionStream | None:
+        """The stream of what an initialize-era stdio session hears unasked (list_changed,
+        resources/updated), from ``notifications/initialized`` on; ``None`` when it has one."""
+        if session.stream is not None:
+            return None
+        return StdioSessionStream(self._context, session, self._session_kinds())
 
     # -- initialize era: the handshake and the session's requests ------------------------------------
     def _initialize(self, message: Request, now: float, ids: Iterator[str] | None) -> tuple[Session, dict[str, Any]]:
@@ -486,7 +515,8 @@ class Server:
         check_client_capabilities(caps)
         revision = negotiate_version(requested, self._era)
         assert revision is not None  # only called when the era is enabled
-        session = Session(None if ids is None else check_session_id(next(ids)), revision, caps, info, now)
+        session = Session(None if ids is None else check_session_id(next(ids)), revision, caps, info, now,
+                          self._event_store())
         if session.id is not None and not self.sessions.add(session, now):
             raise ProtocolError("Too many sessions: try again later", code=ErrorCode.INTERNAL_ERROR, http_status=503)
         result: dict[str, Any] = {
@@ -585,7 +615,7 @@ class Server:
         head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
         if (
             self._sessions_on and as_text("method", method) in ("GET", "DELETE")
-            and view.first(_SESSION_HEADER) is not None
+            and view.first(MCP_SESSION_ID) is not None
         ):
             return admit_target(head, self.http, view)  # the rest is receive_http's
         refusal = admit(head, self.http, view, content_length(view) or 0)
@@ -613,6 +643,11 @@ class Server:
             return StdioListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
         event, params = admitted
         return StdioExchange(self._context, event, params, now, session=session, revision=session.revision if session else None)
+
+    @property
+    def serves_stateless(self) -> bool:
+        """Whether a stateless (2026-07-28 or later) revision is enabled."""
+        return bool(self._stateless_versions)
 
     def opens_session(self, message: Request) -> bool:
         """Whether ``message`` opens an initialize-era session: an ``initialize`` whose
@@ -678,7 +713,7 @@ class Server:
                 raise RemoteProtocolError(
                     "Unsupported protocol version",
                     code=ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
-                    data={"requested": body_version, "supported": list(self._stateless_versions)},
+                    data={"requested": body_version, "supported": list(self._offered)},
                 )
         mirrored: dict[str, Any] = {}
         annotations: tuple[Any, ...] = ()
@@ -712,7 +747,8 @@ class Server:
             params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, message.params, message.id)
         if spec is None or PROTOCOL_VERSION not in spec.revisions or not self._method_enabled(spec):
             raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
-        meta = parse_request_meta(params.meta, supported_versions=self._stateless_versions)
+        meta = parse_request_meta(params.meta, supported_versions=self._stateless_versions,
+                                  offered_versions=self._offered)
         return self._handlers[method](message, params, meta, now)
 
     # -- answers the engine gives itself ------------------------------------------------------------

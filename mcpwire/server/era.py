@@ -14,16 +14,51 @@ from typing import Any, Final
 
 import msgspec
 
+from ..wire.era_shapes import MEMBERS, VARIANTS
 from ..wire.meta import SERVER_INFO_META_KEY
+from ..wire.methods import METHODS
 
 __all__ = ["session_result", "shape_request", "tool_visible"]
 
-_STATELESS_ONLY: Final = ("resultType", "ttlMs", "cacheScope")
+_DROP: Final = object()  # a union member the revision has no variant for: left out of its list
+
+
+def _prune(value: Any, sub: Any, members: dict[str, dict[str, Any]],
+           variants: dict[str, tuple[str | None, tuple[str, ...]]]) -> Any:
+    """``value`` with only what the revision defines (``sub``: see mcpwire/wire/era_shapes.py)."""
+    if sub is None:
+        return value
+    if type(sub) is str:
+        if type(value) is not dict:
+            return value
+        known = members[sub]
+        return {k: _prune(v, known[k], members, variants) for k, v in value.items() if k in known}
+    kind, inner = sub
+    if kind == "list":
+        if type(value) is not list:
+            return value
+        out = [_prune(item, inner, members, variants) for item in value]
+        return [item for item in out if item is not _DROP]
+    if kind == "any":
+        if type(value) is not dict:
+            return value
+        for name in inner:
+            constant, required = variants[name]
+            if (constant is None or value.get("type") == constant) and all(k in value for k in required):
+                return _prune(value, name, members, variants)
+        return _DROP  # e.g. a resource_link block for a 2025-03-26 client
+    if kind == "map":
+        if type(value) is not dict:
+            return value
+        return {k: _prune(v, inner, members, variants) for k, v in value.items()}
+    assert kind == "params"
+    if type(value) is not dict:
+        return value
+    known = dict(inner)
+    return {k: _prune(v, known[k], members, variants) for k, v in value.items() if k in known}
 
 
 def _strip(result: dict[str, Any]) -> dict[str, Any]:
-    for key in _STATELESS_ONLY:
-        result.pop(key, None)
     meta = result.get("_meta")
     if type(meta) is dict and SERVER_INFO_META_KEY in meta:
         meta = {k: v for k, v in meta.items() if k != SERVER_INFO_META_KEY}
@@ -35,16 +70,34 @@ def _strip(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def session_result(revision: str, method: str, result: Any) -> dict[str, Any]:
-    """``result`` (a wire type or JSON builtins) as a session of ``revision`` receives it."""
+    """``result`` (a wire type or JSON builtins) as a session of ``revision`` receives it: the
+    members of the method's result type in that revision's schema, recursively (named types
+    only: JSON Schemas, ``_meta`` and ``structuredContent`` go as they are)."""
     plain = msgspec.to_builtins(result)
     if type(plain) is not dict:
         return {}
-    return _strip(dict(plain))
+    spec = METHODS.get(method)
+    members, variants = MEMBERS.get(revision), VARIANTS.get(revision)
+    if spec is None or spec.result is None or members is None or variants is None:
+        return _strip(dict(plain))
+    pruned = _prune(plain, spec.result.__name__, members, variants)
+    return _strip(pruned if type(pruned) is dict else {})
+
+
+_REQUEST_TYPES: Final = {"elicitation/create": "ElicitRequest", "sampling/createMessage": "CreateMessageRequest",
+                         "roots/list": "ListRootsRequest"}
 
 
 def shape_request(revision: str, request: dict[str, Any]) -> Any:
-    """The params of a server-to-client request (an input request as plain JSON) for ``revision``."""
-    return request.get("params", {})
+    """The params of a server-to-client request (an input request as plain JSON) for
+    ``revision``: only what its schema defines (2025-06-18 has no elicitation ``mode``)."""
+    params = request.get("params", {})
+    name = _REQUEST_TYPES.get(str(request.get("method")))
+    members, variants = MEMBERS.get(revision), VARIANTS.get(revision)
+    if name is None or members is None or variants is None or name not in members:
+        return params
+    shaped = _prune({"params": params}, name, members, variants).get("params", params)
+    return params if shaped is _DROP else shaped
 
 
 def tool_visible(revision: str, tool: dict[str, Any]) -> bool:

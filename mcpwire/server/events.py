@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Union
 
 import msgspec
 
-from ..wire.envelope import RequestId
+from ..wire.envelope import Notification, RequestId, check_request_id
 from ..wire.meta import RequestMeta
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 
@@ -99,10 +99,31 @@ class CompletionRequest(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Cancelled(msgspec.Struct, frozen=True, kw_only=True):
-    """A ``notifications/cancelled`` for a request in flight on this stdio connection."""
+    """A ``notifications/cancelled`` for a request in flight: on this stdio connection, or
+    (HTTP, initialize era) on session ``session_id``, where the host sends ``reply`` (202) and
+    cancels that request's work, which then sends no response (specification 2025-11-25:
+    Basic > Utilities > Cancellation)."""
 
     request_id: RequestId
     reason: str | None = None
+    session_id: str | None = None
+    reply: Any = None
+
+    @classmethod
+    def parse(cls, message: Notification) -> Cancelled | None:
+        """The cancellation ``message`` asks for, or ``None`` when it is not a valid
+        ``notifications/cancelled`` (ignored: notifications are never answered)."""
+        if message.method != "notifications/cancelled" or message.params is msgspec.UNSET:
+            return None
+        try:
+            params = msgspec.json.decode(message.params)
+        except (msgspec.DecodeError, RecursionError):
+            return None
+        request_id = check_request_id(params.get("requestId")) if type(params) is dict else None
+        reason = params.get("reason") if type(params) is dict else None
+        if request_id is None or (reason is not None and type(reason) is not str):
+            return None
+        return cls(request_id=request_id, reason=reason)
 
 
 ServerEvent = Union[ToolCall, ResourceRead, PromptGet, CompletionRequest]

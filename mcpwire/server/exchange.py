@@ -406,15 +406,15 @@ class HttpExchange(Exchange[HttpOutput]):
     def _key(self) -> str:
         if self.stream_key is None:
             assert self.session is not None
-            self.stream_key = self.session.new_stream()
+            self.stream_key = self.session.events.new_stream()
         return self.stream_key
 
     def _event(self, message: bytes, last: bool = False) -> ResponseBody:
         if self.session is None:
             return ResponseBody(data=encode_event(message), more=not last)
         key = self._key()
-        frame = encode_event(message, id=self.session.next_event_id(key))
-        self.session.record(key, frame, last=last)
+        frame = encode_event(message, id=self.session.events.next_event_id(key))
+        self.session.events.record(key, frame, last=last)
         return ResponseBody(data=frame, more=not last)
 
     def _open(self) -> HttpOutput:

@@ -29,7 +29,7 @@ from .http import HttpOutput, ResponseBody, sse_head
 from .states import LISTEN, ListenState
 
 __all__ = [
-    "ListenStream", "HttpListenStream", "StdioListenStream", "SessionStream", "ResumedStream", "parse_filter", "check_list_kind", "check_uri",
+    "ListenStream", "HttpListenStream", "StdioListenStream", "SessionStream", "StdioSessionStream", "ResumedStream", "parse_filter", "check_list_kind", "check_uri",
     "MAX_RESOURCE_SUBSCRIPTIONS",
 ]
 
@@ -166,15 +166,11 @@ class StdioListenStream(ListenStream[bytes]):
         return encode_line(message)
 
 
-class SessionStream(HttpListenStream):
-    """The standalone SSE stream of an initialize-era session: the answer to a GET with the
-    session's ``Mcp-Session-Id`` (Streamable HTTP, listening for messages from the server).
-
-    One per session. It carries what the server announces unasked: list_changed for every list
-    whose ``listChanged`` the server advertises, and resources/updated for the session's
+class _SessionEvents(ListenStream[O]):
+    """What an initialize-era session hears unasked: list_changed for every list whose
+    ``listChanged`` the server advertises, and resources/updated for the session's
     subscriptions (``resources/subscribe``). No acknowledgement, no subscription id, no
-    result: :meth:`start` opens the SSE response and :meth:`close` ends it.
-    """
+    result. One per session (``session.stream``)."""
 
     def __init__(self, context: ServerContext, session: Any, kinds: frozenset[str]) -> None:
         super().__init__(context, 0, RequestMeta(protocol_version=session.revision, client_capabilities={}), {})
@@ -182,41 +178,32 @@ class SessionStream(HttpListenStream):
         self._kinds = kinds
         session.stream = self
 
-    def _empty(self) -> HttpOutput:
-        return []
-
-    def _frame(self, message: bytes, first: bool = False, last: bool = False) -> HttpOutput:
-        body = ResponseBody(data=encode_event(message), more=not last)
-        return [sse_head(), body] if first else [body]
-
-    def start(self) -> HttpOutput:
-        if not self._move("start"):
-            return []
-        return [sse_head(), ResponseBody(data=b": stream open\n\n", more=True)]
-
     def wants(self, kind: ListKind) -> bool:
         return self.state is ListenState.OPEN and kind in self._kinds
 
-    def list_changed(self, kind: ListKind) -> HttpOutput:
+    def list_changed(self, kind: ListKind) -> O:
         check_list_kind(kind)
         if not self._move("event") or not self.wants(kind):
-            return []
+            return self._empty()
         return self._frame(encode_notification(LIST_CHANGED[kind].name))
 
     def covers(self, uri: str) -> bool:
         return self.state is ListenState.OPEN and bool(self.session.covers(uri))
 
-    def resource_updated(self, uri: str) -> HttpOutput:
+    def resource_updated(self, uri: str) -> O:
         check_uri(uri)
         if not self._move("event") or not self.covers(uri):
-            return []
+            return self._empty()
         return self._frame(encode_notification("notifications/resources/updated", {"uri": uri}))
 
-    def close(self) -> HttpOutput:
+    def close(self) -> O:
         if not self._move("close"):
-            return []
+            return self._empty()
         self._release()
-        return [ResponseBody(data=b"", more=False)]
+        return self._end()
+
+    def _end(self) -> O:
+        raise NotImplementedError
 
     def cancel(self) -> None:
         super().cancel()
@@ -226,6 +213,33 @@ class SessionStream(HttpListenStream):
         self._context.listeners.discard(self)
         if self.session.stream is self:
             self.session.stream = None
+
+
+class SessionStream(_SessionEvents[HttpOutput], HttpListenStream):
+    """The standalone SSE stream of an initialize-era session: the answer to a GET with the
+    session's ``Mcp-Session-Id`` (Streamable HTTP, listening for messages from the server).
+    :meth:`start` opens the SSE response and :meth:`close` ends it."""
+
+    def start(self) -> HttpOutput:
+        if not self._move("start"):
+            return []
+        return [sse_head(), ResponseBody(data=b": stream open\n\n", more=True)]
+
+    def _end(self) -> HttpOutput:
+        return [ResponseBody(data=b"", more=False)]
+
+
+class StdioSessionStream(_SessionEvents[bytes], StdioListenStream):
+    """The notifications an initialize-era stdio connection hears unasked, as lines on
+    stdout, from ``notifications/initialized`` on (stdio has one channel: this is its
+    counterpart of the GET stream). :meth:`start` and :meth:`close` write nothing."""
+
+    def start(self) -> bytes:
+        self._move("start")
+        return b""
+
+    def _end(self) -> bytes:
+        return b""
 
 
 class ResumedStream(HttpListenStream):

@@ -31,8 +31,8 @@ from ..wire.versions import INITIALIZE_ERA
 from .states import SESSION, SessionState
 
 __all__ = [
-    "Session", "SessionStore", "MemorySessionStore", "negotiate_version", "check_initialize", "check_session_id",
-    "MAX_SUBSCRIPTIONS", "MAX_PENDING_INPUTS",
+    "Session", "SessionStore", "MemorySessionStore", "EventStore", "MemoryEventStore", "negotiate_version",
+    "check_initialize", "check_session_id", "MAX_SUBSCRIPTIONS", "MAX_PENDING_INPUTS", "MAX_STREAMS", "MAX_EVENTS",
 ]
 
 MAX_SUBSCRIPTIONS: Final = 1000
@@ -89,12 +89,12 @@ class Session:
 
     __slots__ = (
         "id", "revision", "client_capabilities", "client_info", "log_level", "subscriptions", "state",
-        "created", "last_seen", "stream", "_pending", "_next_id", "_streams", "_events", "_ended",
+        "created", "last_seen", "stream", "events", "_pending", "_next_id",
     )
 
     def __init__(
         self, session_id: str | None, revision: str, client_capabilities: dict[str, Any],
-        client_info: dict[str, Any] | None, now: float,
+        client_info: dict[str, Any] | None, now: float, events: EventStore | None = None,
     ) -> None:
         self.id = session_id
         self.revision = revision
@@ -111,12 +111,8 @@ class Session:
         # input key). Typed loosely so that this module needs nothing from exchange.py.
         self._pending: dict[tuple[type, RequestId], tuple[Any, str]] = {}
         self._next_id = 0
-        # SSE streams of the session's POSTs, for resumption with Last-Event-ID: the frames
-        # each sent (event ids "<stream>-<n>"), the newest MAX_STREAMS streams, and which
-        # have sent their final frame.
-        self._streams = 0
-        self._events: dict[str, list[bytes]] = {}
-        self._ended: set[str] = set()
+        self.events: EventStore = events if events is not None else MemoryEventStore()
+        """The SSE events of the session's POST streams, for resumption with Last-Event-ID."""
 
     # -- lifecycle --------------------------------------------------------------------------------
     def move(self, verb: str) -> None:
@@ -185,9 +181,42 @@ class Session:
     def waiting(self) -> int:
         return len(self._pending)
 
-    # -- SSE streams and resumption ---------------------------------------------------------------
+
+class EventStore(Protocol):
+    """Where a session keeps the SSE events it sent, for resumption with ``Last-Event-ID``
+    (2025-11-25: Streamable HTTP, Resumability and Redelivery). One per session; the default
+    is :class:`MemoryEventStore`. Event ids are ``<stream>-<n>``."""
+
     def new_stream(self) -> str:
-        """A key for a new SSE stream of this session (the part of its event ids before "-")."""
+        """A key for a new SSE stream (the part of its event ids before "-")."""
+        ...
+
+    def next_event_id(self, key: str) -> str:
+        """The id of the next event of stream ``key``."""
+        ...
+
+    def record(self, key: str, frame: bytes, *, last: bool = False) -> None:
+        """Keep a frame sent on stream ``key`` (``last``: the stream's final frame)."""
+        ...
+
+    def replay(self, last_event_id: str) -> tuple[str, list[bytes], bool] | None:
+        """What a GET with ``Last-Event-ID`` resumes: the stream's key, the frames sent after
+        that event, and whether the stream had ended; ``None`` for an id not kept."""
+        ...
+
+
+class MemoryEventStore:
+    """A session's events in this process's memory, bounded: the newest :data:`MAX_STREAMS`
+    streams, at most :data:`MAX_EVENTS` frames each (later ones are sent but not kept)."""
+
+    __slots__ = ("_streams", "_events", "_ended")
+
+    def __init__(self) -> None:
+        self._streams = 0
+        self._events: dict[str, list[bytes]] = {}
+        self._ended: set[str] = set()
+
+    def new_stream(self) -> str:
         self._streams += 1
         key = str(self._streams)
         self._events[key] = []
@@ -197,21 +226,17 @@ class Session:
             self._ended.discard(oldest)
         return key
 
+    def next_event_id(self, key: str) -> str:
+        return f"{key}-{len(self._events.get(key, ())) + 1}"
+
     def record(self, key: str, frame: bytes, *, last: bool = False) -> None:
-        """Keep a frame sent on stream ``key`` (at most MAX_EVENTS a stream) for replay."""
         events = self._events.get(key)
         if events is not None and len(events) < MAX_EVENTS:
             events.append(frame)
         if last:
             self._ended.add(key)
 
-    def next_event_id(self, key: str) -> str:
-        return f"{key}-{len(self._events.get(key, ())) + 1}"
-
     def replay(self, last_event_id: str) -> tuple[str, list[bytes], bool] | None:
-        """What a GET with ``Last-Event-ID`` resumes: the stream's key, the frames sent after
-        that event, and whether the stream had ended; ``None`` for an id this session did not
-        send (or no longer keeps)."""
         key, _, seq = last_event_id.rpartition("-")
         events = self._events.get(key)
         if events is None or not seq.isdigit() or int(seq) > len(events):

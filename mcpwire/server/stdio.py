@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Union
 
-import msgspec
 
-from ..wire.envelope import Notification, Request, Response, UnansweredMessage, check_request_id, decode_message, encode_error
+from ..wire.envelope import Notification, Request, Response, UnansweredMessage, decode_message, encode_error
 from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
 from .events import Cancelled, InputArrived
 from .exchange import StdioExchange
@@ -96,7 +95,7 @@ class StdioConnection:
         if isinstance(message, Notification):
             if message.method == "notifications/initialized" and self.session is not None:
                 self.session.move("initialized")
-                return None
+                return self.server.stdio_session_stream(self.session)
             return self._notification(message)
         if self._dialect is None:
             if self.server.opens_session(message):
@@ -105,7 +104,11 @@ class StdioConnection:
                 if self.session is None:
                     self._dialect = None  # refused: the next request decides again
                 return encode_line(answer)
-            self._dialect = "stateless"
+            if self.server.serves_stateless:
+                # A server of the initialize era only stays undecided: its refusal of a
+                # client's server/discover probe is followed by initialize (2026-07-28: stdio,
+                # Backward Compatibility).
+                self._dialect = "stateless"
         return self._request(message, now)
 
     def _request(self, message: Request, now: float) -> StdioOutput:
@@ -124,19 +127,12 @@ class StdioConnection:
         return admitted
 
     def _notification(self, message: Notification) -> Cancelled | None:
-        if message.method != "notifications/cancelled" or message.params is msgspec.UNSET:
+        cancelled = Cancelled.parse(message)
+        if cancelled is None:
             return None
-        try:
-            params = msgspec.json.decode(message.params)
-        except (msgspec.DecodeError, RecursionError):
-            return None
-        request_id = check_request_id(params.get("requestId")) if type(params) is dict else None
-        reason = params.get("reason") if type(params) is dict else None
-        if request_id is None or (reason is not None and type(reason) is not str):
-            return None  # invalid cancellations are ignored: notifications are never answered
         self._prune()  # a request that already finished is not cancelled
-        target = self._in_flight.pop((type(request_id), request_id), None)
+        target = self._in_flight.pop((type(cancelled.request_id), cancelled.request_id), None)
         if target is None:
             return None
         target.cancel()
-        return Cancelled(request_id=request_id, reason=reason)
+        return cancelled

@@ -76,7 +76,7 @@ from ._content import (
     ToolResultContent,
     ToolUseContent,
 )
-from ._discover import DiscoverResult
+from ._discover import DiscoverResult, InitializeResult
 from ._elicitation import (
     BooleanSchema,
     ElicitRequestFormParams,
@@ -192,6 +192,7 @@ __all__ = [
     "CreateMessageResult",
     "Cursor",
     "DiscoverResult",
+    "InitializeResult",
     "ElicitRequest",
     "ElicitRequestFormParams",
     "ElicitRequestParams",

@@ -1,7 +1,9 @@
-"""server/discover.
+"""How a client learns the server: server/discover, and initialize in the older revisions.
 
-Owns: $defs DiscoverResult (specification: Server > Discovery). The request's params are
-RequestParams (``_base``).
+Owns: $defs DiscoverResult (specification: Server > Discovery; the request's params are
+RequestParams, ``_base``) and the initialize-era InitializeResult (specification 2025-11-25:
+Basic > Lifecycle, schema $defs.InitializeResult), which a client reads when it falls back to
+the handshake.
 """
 
 from __future__ import annotations
@@ -9,10 +11,10 @@ from __future__ import annotations
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ._base import CacheScope, MetaObject, NonNegativeInt, ResultType, WireType
+from ._base import CacheScope, Implementation, MetaObject, NonNegativeInt, ResultType, WireType
 from ._capabilities import ServerCapabilities
 
-__all__ = ["DiscoverResult"]
+__all__ = ["DiscoverResult", "InitializeResult"]
 
 
 class DiscoverResult(WireType, frozen=True, kw_only=True):
@@ -29,4 +31,16 @@ class DiscoverResult(WireType, frozen=True, kw_only=True):
     instructions: str | UnsetType = UNSET
     ttl_ms: NonNegativeInt
     cache_scope: CacheScope
+    meta: MetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class InitializeResult(WireType, frozen=True, kw_only=True):
+    """$defs.InitializeResult of 2025-11-25, 2025-06-18 and 2025-03-26: the revision the server
+    chose, its capabilities and identity, fixed for the session. Read by a client that fell back
+    to the ``initialize`` handshake; it has no ``resultType``, ``ttlMs`` or ``cacheScope``."""
+
+    protocol_version: str
+    capabilities: ServerCapabilities
+    server_info: Implementation
+    instructions: str | UnsetType = UNSET
     meta: MetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")

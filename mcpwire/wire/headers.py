@@ -8,6 +8,9 @@ validation; Server > Tools, x-mcp-header; SEP-2243):
 * ``x-mcp-header`` annotations of a tool's ``inputSchema`` (:func:`param_headers`), checked
   once when a tool is registered (server) or listed (client), never per call;
 * the value encoding (plain ASCII, or ``=?base64?<UTF-8 as base64>?=``) both ways;
+* the initialize-era session headers ``Mcp-Session-Id`` and ``Last-Event-ID`` (specification
+  2025-11-25: Basic > Transports > Streamable HTTP, session management and resumability) and
+  what a client sends on a session (:func:`session_headers`);
 * what a client sends (:func:`request_headers`) and what a server checks
   (:func:`check_request_headers`); every failure there is -32020 with HTTP 400 (schema $defs HeaderMismatchError).
 
@@ -37,6 +40,8 @@ __all__ = [
     "MCP_NAME",
     "MCP_PARAM_PREFIX",
     "MCP_PROTOCOL_VERSION",
+    "MCP_SESSION_ID",
+    "LAST_EVENT_ID",
     "NAMED_METHODS",
     "HeaderMismatch",
     "HeaderView",
@@ -49,6 +54,7 @@ __all__ = [
     "param_headers",
     "protocol_version_header",
     "request_headers",
+    "session_headers",
 ]
 
 # Lowercase, as looked up; emitted names use the display case below.
@@ -56,6 +62,8 @@ MCP_PROTOCOL_VERSION = b"mcp-protocol-version"
 MCP_METHOD = b"mcp-method"
 MCP_NAME = b"mcp-name"
 MCP_PARAM_PREFIX = b"mcp-param-"
+MCP_SESSION_ID = b"mcp-session-id"
+LAST_EVENT_ID = b"last-event-id"
 
 #: Methods whose ``Mcp-Name`` mirrors a params field, and which field (server validation).
 NAMED_METHODS: Mapping[str, str] = {name: spec.name_param for name, spec in METHODS.items() if spec.name_param}
@@ -435,6 +443,24 @@ def request_headers(
             value = _lookup(arguments, ann)
             if value is not None:
                 out.append((ann.header_name.encode("ascii"), _client_value(ann, value)))
+    return out
+
+
+def session_headers(
+    *, protocol_version: str | None, session_id: str | None, last_event_id: str | None = None,
+) -> list[tuple[bytes, bytes]]:
+    """What an initialize-era client sends with every message after ``initialize``: the
+    negotiated ``MCP-Protocol-Version`` (2025-06-18 and later require it; a 2025-03-26 server
+    ignores it), the ``Mcp-Session-Id`` the server issued (if any), and on a GET that resumes a
+    stream, ``Last-Event-ID``. Raises :class:`LocalProtocolError` for a value that cannot be a
+    plain header value."""
+    out: list[tuple[bytes, bytes]] = []
+    if protocol_version is not None:
+        out.append((b"MCP-Protocol-Version", _plain(protocol_version, "protocol version")))
+    if session_id is not None:
+        out.append((b"Mcp-Session-Id", _plain(session_id, "session id")))
+    if last_event_id is not None:
+        out.append((b"Last-Event-ID", _plain(last_event_id, "event id")))
     return out
 
 

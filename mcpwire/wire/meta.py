@@ -146,9 +146,11 @@ def parse_request_meta(
     meta: Any,
     *,
     supported_versions: tuple[str, ...] = (PROTOCOL_VERSION,),
+    offered_versions: tuple[str, ...] | None = None,
 ) -> RequestMeta:
     """Validate a request's ``_meta`` (already JSON-decoded) in mcpwire's order (the module
-    docstring's steps 1-5 and 7-9).
+    docstring's steps 1-5 and 7-9). A -32022 names ``offered_versions`` (by default
+    ``supported_versions``) as the supported ones.
 
     ``meta`` is ``msgspec.UNSET`` when the request had none (``None``, a JSON ``null``, is
     -32602 like any other non-object, as a ``null`` clientCapabilities is). Raises
@@ -166,7 +168,8 @@ def parse_request_meta(
         raise RemoteProtocolError(
             "Unsupported protocol version",
             code=ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
-            data={"requested": version, "supported": list(supported_versions)},
+            data={"requested": version, "supported": list(supported_versions if offered_versions is None
+                                                          else offered_versions)},
         )
     info = meta.get(CLIENT_INFO_META_KEY, msgspec.UNSET)  # step 8
     if info is not msgspec.UNSET:

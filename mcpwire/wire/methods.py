@@ -23,8 +23,8 @@ from typing import Any, Final, Literal
 import msgspec
 
 from ..types import (
-    CallToolResult, CompleteResult, CreateMessageResult, DiscoverResult, ElicitResult, ListRootsResult, GetPromptResult, ListPromptsResult,
-    ListResourcesResult, ListResourceTemplatesResult, ListToolsResult, Prompt, ReadResourceResult,
+    CallToolResult, CompleteResult, CreateMessageResult, DiscoverResult, ElicitResult, InitializeResult, ListRootsResult,
+    GetPromptResult, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult, ListToolsResult, Prompt, ReadResourceResult,
     Resource, ResourceTemplate, SubscriptionsListenResult, Tool,
 )
 from .params import (
@@ -103,7 +103,9 @@ METHODS: Final[dict[str, MethodSpec]] = {
     spec.name: spec
     for spec in (
         MethodSpec(name="server/discover", result=DiscoverResult, cacheable=True, revisions=_STATELESS),
-        MethodSpec(name="initialize", params=InitializeParams, revisions=_SESSIONS, session=True),
+        MethodSpec(
+            name="initialize", params=InitializeParams, result=InitializeResult, revisions=_SESSIONS, session=True,
+        ),
         MethodSpec(name="ping", revisions=_SESSIONS, session=True),
         MethodSpec(
             name="logging/setLevel", params=SetLevelParams, capability="logging", revisions=_SESSIONS, session=True,

@@ -451,3 +451,71 @@ def test_table_keeps_names_whole_and_cuts_to_the_width() -> None:
     lines = table(("NAME", "ARGUMENTS", "DESCRIPTION"), rows, width=50)
     assert lines == ["  NAME                     ARGUMENTS  DESCRIPTION",
                      "  a_rather_long_tool_name  x          a descri..."]  # 49: no wrap at 50
+
+
+# -- initialize-era servers, over HTTP and stdio --------------------------------------------------------
+STDIO_APP = f"{sys.executable} {REPO / 'tests' / 'stdio_app.py'} --versions 2025-11-25,2025-06-18"
+
+
+@pytest.fixture(scope="module")
+def era_url() -> Iterator[str]:
+    """The stdio test app's tools served over HTTP, initialize era only."""
+    script = (
+        "import sys, trio\n"
+        f"sys.path.insert(0, {str(REPO / 'tests')!r})\n"
+        "from stdio_app import build_app\n"
+        "from mcpwire_adapters.http_server import serve_http\n"
+        "async def main():\n"
+        "    async with trio.open_nursery() as n:\n"
+        "        host, port = await n.start(serve_http, build_app('era-http', ('2025-06-18',)))\n"
+        "        print(f'http://{host}:{port}/mcp', flush=True)\n"
+        "        await trio.to_thread.run_sync(sys.stdin.read)\n"
+        "        n.cancel_scope.cancel()\n"
+        "trio.run(main)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None and process.stdin is not None
+    try:
+        yield LineQueue(process.stdout).wait_for(r"^http://\S+$").group(0)
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_inspect_and_call_an_initialize_era_server_over_http(era_url: str) -> None:
+    done = run_cli("inspect", era_url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("era-http 1.0\n")
+    assert "  protocol      2025-06-18 (initialize-era session)\n" in done.stdout
+    assert re.search(r"\n  session       \S+\n", done.stdout) and "\nTools (7)" in done.stdout
+    report = json.loads(run_cli("inspect", era_url, "--json").stdout)
+    assert report["initialize"]["serverInfo"]["name"] == "era-http" and "discover" not in report
+    done = run_cli("call", era_url, "greet", stdin="a\nAda\n")
+    assert done.returncode == 0 and done.stdout == "Hello, Ada\n", done.stderr
+    assert "The server asks (1): Name?" in done.stderr
+
+
+def test_inspect_and_call_over_stdio_either_generation() -> None:
+    done = run_cli("inspect", "--stdio", STDIO_APP)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("stdio-test 1.0\n")
+    assert "  protocol      2025-11-25 (initialize-era session)\n" in done.stdout
+    modern = run_cli("inspect", "--stdio", f"{sys.executable} {REPO / 'tests' / 'stdio_app.py'}")
+    assert modern.returncode == 0 and "  protocol      2026-07-28\n" in modern.stdout, modern.stderr
+    done = run_cli("call", "--stdio", STDIO_APP, "greet", stdin="a\nBo\n")
+    assert done.returncode == 0 and done.stdout == "Hello, Bo\n", done.stderr
+    done = run_cli("call", "--stdio", STDIO_APP, "progress")
+    assert done.returncode == 0 and done.stdout == "done\n" and "3/3" in done.stderr, done.stderr
+
+
+def test_stdio_command_lines_that_cannot_work() -> None:
+    assert "--header is for HTTP" in expected_failure(run_cli("inspect", "--stdio", "x", "-H", "A: b"), 4)
+    assert "needs a command" in expected_failure(run_cli("inspect", "--stdio", "  "), 4)
+    assert "bad command" in expected_failure(run_cli("inspect", "--stdio", "'unclosed"), 4)
+    stderr = expected_failure(run_cli("inspect", "--stdio", "/nonexistent/server"), 3)
+    assert "cannot start '/nonexistent/server': No such file or directory" in stderr

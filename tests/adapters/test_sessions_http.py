@@ -46,6 +46,8 @@ async def http(address: tuple[str, int], method: str, headers: dict[str, str], b
     while chunk := await stream.receive_some(65536):
         raw += chunk
     await stream.aclose()
+    if not raw:
+        return 0, {}, b""  # the server closed the connection without a response
     top, _, rest = raw.partition(b"\r\n\r\n")
     lines = top.decode().split("\r\n")
     status = int(lines[0].split()[1])
@@ -139,6 +141,78 @@ def test_a_stream_closed_mid_call_is_resumed_with_last_event_id() -> None:
             resumed = [json.loads(e["data"]) for e in events(body) if e.get("data")]
             assert status == 200 and resumed == [{"jsonrpc": "2.0", "id": 5, "result": {
                 "content": [{"type": "text", "text": "after reconnection"}]}}]
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
+def test_a_posted_cancellation_stops_that_request_and_it_sends_no_response() -> None:
+    async def main() -> None:
+        app = make_app()
+        cancelled = trio.Event()
+        started = trio.Event()
+
+        @app.tool(description="waits until cancelled")
+        async def forever(ctx: Context, arguments: dict[str, Any]) -> str:
+            started.set()
+            try:
+                await trio.sleep(60)
+            except trio.Cancelled:
+                cancelled.set()
+                raise
+            return "never"
+
+        async with trio.open_nursery() as nursery:
+            address = await nursery.start(serve_http, app)
+            session = await open_session(address)
+            result: dict[str, Any] = {}
+
+            async def call() -> None:
+                call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "forever", "arguments": {}}}
+                result["call"] = await http(address, "POST", {**POST, **session}, call)
+
+            nursery.start_soon(call)
+            with trio.fail_after(5):
+                await started.wait()
+            unknown = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}
+            status, _, body = await http(address, "POST", {**POST, **session}, unknown)
+            assert status == 202 and body == b"" and not cancelled.is_set()
+            note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "no"}}
+            status, _, body = await http(address, "POST", {**POST, **session}, note)
+            assert status == 202 and body == b""
+            with trio.fail_after(5):
+                await cancelled.wait()
+                while "call" not in result:
+                    await trio.sleep(0.02)
+            status, _, body = result["call"]
+            messages = [json.loads(e["data"]) for e in events(body) if e.get("data")]
+            # No response for it: the POST ends without one (here: before its head was sent).
+            assert status in (0, 200) and not any(m.get("id") == 7 for m in messages), (status, messages)
+            # The session goes on: another request is answered.
+            status, _, body = await http(address, "POST", {**POST, **session}, {"jsonrpc": "2.0", "id": 8, "method": "ping"})
+            assert status == 200 and json.loads(body) == {"jsonrpc": "2.0", "id": 8, "result": {}}
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
+def test_a_client_that_never_answers_gets_32603_after_the_input_timeout() -> None:
+    async def main() -> None:
+        app = make_app()
+        app.input_timeout = 0.3
+        async with trio.open_nursery() as nursery:
+            address = await nursery.start(serve_http, app)
+            session = await open_session(address)
+            call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "greet", "arguments": {}}}
+            with trio.fail_after(10):
+                status, _, body = await http(address, "POST", {**POST, **session}, call)
+            messages = [json.loads(e["data"]) for e in events(body) if e.get("data")]
+            assert status == 200 and messages[0]["method"] == "elicitation/create"
+            assert messages[-1]["id"] == 4 and messages[-1]["error"]["code"] == -32603
+            # The late answer finds nothing waiting: accepted (202) and dropped.
+            late = {"jsonrpc": "2.0", "id": messages[0]["id"], "result": {"action": "accept", "content": {"name": "X"}}}
+            status, _, body = await http(address, "POST", {**POST, **session}, late)
+            assert status == 202 and body == b""
             nursery.cancel_scope.cancel()
 
     trio.run(main)

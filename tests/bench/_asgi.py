@@ -38,6 +38,7 @@ class AsgiDriver:
         self.loop = asyncio.new_event_loop()
         self._stop: asyncio.Event | None = None
         self._started: asyncio.Event | None = None
+        self.last_headers: dict[bytes, bytes] = {}
         self._holder = self.loop.create_task(self._hold())
         self.loop.run_until_complete(self._wait_started())
 
@@ -57,6 +58,7 @@ class AsgiDriver:
             await self._stop.wait()
 
     async def call(self, body: bytes, hdrs: list[tuple[bytes, bytes]]) -> tuple[int, bytes]:
+        """POST ``body``; the status and body (the response headers are kept in ``last_headers``)."""
         sent = False
         status = 0
         chunks: list[bytes] = []
@@ -73,6 +75,7 @@ class AsgiDriver:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                self.last_headers = {k.lower(): v for k, v in message.get("headers", [])}
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
 

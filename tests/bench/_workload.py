@@ -91,6 +91,23 @@ def headers(method: str, name: str | None, body: bytes) -> list[tuple[bytes, byt
 
 
 CALL_HEADERS: Final = headers("tools/call", "echo", CALL)
+
+# The same call on an initialize-era session (2025-11-25): opened once by INIT + INITIALIZED,
+# then the call carries the session's headers and no stateless _meta.
+SESSION_VERSION: Final = "2025-11-25"
+INIT: Final = _body(0, "initialize", {"protocolVersion": SESSION_VERSION, "capabilities": {},
+                                       "clientInfo": {"name": "bench", "version": "1.0"}})
+INITIALIZED: Final = _enc.encode({"jsonrpc": "2.0", "method": "notifications/initialized"})
+SESSION_CALL: Final = _body(1, "tools/call", {"name": "echo", "arguments": {"text": "hello"}})
+
+
+def session_headers(body: bytes, session_id: str | None) -> list[tuple[bytes, bytes]]:
+    """What an initialize-era client sends: no Mcp-Method, the session's version and id."""
+    out = [(b"host", HOST), (b"content-type", b"application/json"),
+           (b"accept", b"application/json, text/event-stream")]
+    if session_id is not None:
+        out += [(b"mcp-protocol-version", SESSION_VERSION.encode()), (b"mcp-session-id", session_id.encode())]
+    return out + [(b"content-length", str(len(body)).encode())]
 PROGRESS_HEADERS: Final = headers("tools/call", "echo", PROGRESS)
 READ_HEADERS: Final = headers("resources/read", BIG_URI, READ)
 MRTR_HEADERS: Final = headers("tools/call", "confirm", MRTR_1)
@@ -201,6 +218,11 @@ def sdk_list_server() -> Any:
     for i in range(LIST_TOOLS):
         srv.add_tool(make(i), name=f"tool_{i:04d}", description=f"Tool number {i}: doubles x", structured_output=False)
     return srv
+
+
+def sdk_session_asgi(srv: Any) -> Any:
+    """The SDK's Streamable HTTP ASGI app with sessions (its default), JSON responses."""
+    return srv.streamable_http_app(json_response=True)
 
 
 def sdk_asgi(srv: Any, *, json_response: bool = True) -> Any:

@@ -8,6 +8,7 @@ runs the operation ``n`` times. Output is produced and dropped, as a host would 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 from time import perf_counter_ns
 from collections.abc import Callable
 from typing import Any
@@ -20,9 +21,10 @@ from mcpwire import HttpExchange, ResponseBody, ResponseHead, StdioConnection, S
 from ._asgi import AsgiDriver
 from ._harness import Variant
 from ._workload import (
-    BIG_TEXT, BIG_URI, CALL, CALL_HEADERS, ELICIT, INFO, LIST_TOOLS, MRTR_1, MRTR_HEADERS, NOW, PROGRESS,
-    PROGRESS_FRAMES, PROGRESS_HEADERS, READ, READ_HEADERS, SERVER_INFO_META_KEY, big_result, echo_result, headers, http,
-    list_page, list_server, mrtr_round_2, our_app, schema_server, small_server,
+    BIG_TEXT, BIG_URI, CALL, CALL_HEADERS, ELICIT, INFO, INIT, INITIALIZED, LIST_TOOLS, MRTR_1, MRTR_HEADERS, NOW,
+    PROGRESS, PROGRESS_FRAMES, PROGRESS_HEADERS, READ, READ_HEADERS, SERVER_INFO_META_KEY, SESSION_CALL, big_result,
+    echo_result, headers, http, list_page, list_server, mrtr_round_2, our_app, schema_server, session_headers,
+    small_server,
 )
 
 # -- the floor: msgspec alone, typed envelope in, the same response bytes out ---------------------
@@ -174,6 +176,32 @@ def engine_call_variant() -> Variant:
         return perf_counter_ns() - t0
 
     return Variant("ours.call", batch)
+
+
+def engine_session_call_variant() -> Variant:
+    """The same call on an initialize-era session (2025-11-25): opened once, then each call
+    finds the session in the store, is admitted for its revision, answered and shaped."""
+    server = small_server(session_ids=(f"session-{i}" for i in itertools.count()))
+    opened = server.receive_http(http(INIT, session_headers(INIT, None)), now=NOW)
+    assert isinstance(opened, tuple) and isinstance(opened[0], ResponseHead), opened
+    session_id = dict(opened[0].headers)[b"mcp-session-id"].decode()
+    note = server.receive_http(http(INITIALIZED, session_headers(INITIALIZED, session_id)), now=NOW)
+    assert isinstance(note, tuple) and note[0].status == 202, note
+    req = http(SESSION_CALL, session_headers(SESSION_CALL, session_id))
+    ex = server.receive_http(req, now=NOW)
+    assert isinstance(ex, HttpExchange)
+    assert _body_of(ex.complete(echo_result("hello"))) == (
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}')
+
+    def batch(n: int) -> int:
+        receive = server.receive_http
+        t0 = perf_counter_ns()
+        for _ in range(n):
+            ex = receive(req, now=NOW)
+            ex.complete(echo_result(ex.event.arguments.text))  # type: ignore[union-attr]
+        return perf_counter_ns() - t0
+
+    return Variant("ours.session_call", batch)
 
 
 def engine_call_schema_variant() -> Variant:
@@ -391,6 +419,7 @@ def factories(drivers: list[AsgiDriver]) -> list[tuple[str, Callable[[], Variant
     that fails to build can be reported without stopping the others)."""
     return [
         ("floor.call", floor_call_variant), ("ours.call", engine_call_variant),
+        ("ours.session_call", engine_session_call_variant),
         ("ours.call_jsonschema", engine_call_schema_variant), ("ours.app_call", app_call_variant),
         ("ours.asgi_call", lambda: asgi_call_variant(drivers)), ("ours.stdio_call", stdio_call_variant),
         ("ours.list_1000", engine_list_variant), ("floor.read_1mib", floor_read_variant),

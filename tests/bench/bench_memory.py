@@ -184,7 +184,7 @@ def asgi_in_flight(n: int) -> float:
 
 
 def listen_streams(n: int) -> float:
-    server = Server(INFO, keyring=Keyring.single(SECRET), max_listen_streams=n + 10)
+    server = Server(INFO, keyring=Keyring.single(SECRET), max_listen_streams=n + 10, list_changed=True)
 
     def build() -> list[Any]:
         out = []

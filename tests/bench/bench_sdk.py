@@ -16,7 +16,10 @@ from typing import Any
 
 from ._asgi import AsgiDriver
 from ._harness import Variant
-from ._workload import CALL, CALL_HEADERS, LIST_FIRST, LIST_TOOLS, headers, sdk_asgi, sdk_list_server, sdk_small_server
+from ._workload import (
+    CALL, CALL_HEADERS, INIT, INITIALIZED, LIST_FIRST, LIST_TOOLS, SESSION_CALL, headers, sdk_asgi, sdk_list_server,
+    sdk_session_asgi, sdk_small_server, session_headers,
+)
 
 
 def sdk_driver(server: Any, *, json_response: bool = True) -> AsgiDriver:
@@ -37,6 +40,22 @@ def call_sse_mode_variant(drivers: list[AsgiDriver]) -> Variant:
     status, body = d.run(d.call(CALL, CALL_HEADERS))
     assert status == 200 and b'"text":"hello"' in body, (status, body)
     return d.variant("sdk.call_sse_mode", CALL, CALL_HEADERS)
+
+
+def session_call_variant(drivers: list[AsgiDriver]) -> Variant:
+    """The same call on a 2025-11-25 session of the SDK's app (its default, stateful mode)."""
+    srv = sdk_small_server()
+    d = AsgiDriver(sdk_session_asgi(srv), srv.session_manager.run)
+    drivers.append(d)
+    status, body = d.run(d.call(INIT, session_headers(INIT, None)))
+    session_id = d.last_headers.get(b"mcp-session-id", b"").decode()
+    assert status == 200 and session_id and b'"protocolVersion":"2025-11-25"' in body, (status, body)
+    status, _ = d.run(d.call(INITIALIZED, session_headers(INITIALIZED, session_id)))
+    assert status == 202, status
+    hdrs = session_headers(SESSION_CALL, session_id)
+    status, body = d.run(d.call(SESSION_CALL, hdrs))
+    assert status == 200 and b'"text":"hello"' in body and b"resultType" not in body, (status, body)
+    return d.variant("sdk.session_call", SESSION_CALL, hdrs)
 
 
 def list_variant(drivers: list[AsgiDriver]) -> Variant:
@@ -77,5 +96,6 @@ def types_variant() -> Variant:
 def factories(drivers: list[AsgiDriver]) -> list[tuple[str, Callable[[], Variant]]]:
     return [
         ("sdk.call", lambda: call_variant(drivers)), ("sdk.call_sse_mode", lambda: call_sse_mode_variant(drivers)),
+        ("sdk.session_call", lambda: session_call_variant(drivers)),
         ("sdk.list_1000", lambda: list_variant(drivers)), ("sdk.types_call", types_variant),
     ]

@@ -172,6 +172,8 @@ INPROCESS_ROWS = [
      "response bytes", "us/op", None, ""),
     ("ours.call", "ours: small tools/call, HttpRequest -> Server.receive_http -> HttpExchange.complete -> bytes "
      "(Struct-typed tool)", "us/op", "floor.call", "x floor"),
+    ("ours.session_call", "ours: same call on a 2025-11-25 session (Mcp-Session-Id; store lookup, era shaping)",
+     "us/op", "floor.call", "x floor"),
     ("ours.call_jsonschema", "ours: same call, tool declared by raw JSON Schema (jsonschema validator)", "us/op",
      "floor.call", "x floor"),
     ("ours.stdio_call", "ours: same call as an NDJSON line through StdioConnection", "us/op", "floor.call", "x floor"),
@@ -198,6 +200,8 @@ INPROCESS_ROWS = [
      "x ours engine"),
     ("sdk.call_sse_mode", "SDK: same, default response mode (json_response=False, SSE-capable)", "us/op", "ours.call",
      "x ours engine"),
+    ("sdk.session_call", "SDK: same call on a 2025-11-25 session of its ASGI app (stateful, json_response=True)",
+     "us/op", "ours.session_call", "x ours session"),
     ("sdk.call@asgi", "SDK ASGI tools/call vs our ASGI app (same driver, both run the handler)", "", "ours.asgi_call",
      "x ours ASGI"),
     ("sdk.list_1000", f"SDK: tools/list of {LIST_TOOLS:,} tools into its ASGI app (one page: it does not paginate)",

@@ -79,8 +79,8 @@ async def test_http_listen_ack_list_changed_and_close_cancels() -> None:
                 # Entering waited for the acknowledgement: the server is listening now.
                 assert app.server.open_listeners == 1
                 honoured = SubscriptionFilter(tools_list_changed=True, resource_subscriptions=["test://static-text"])
-                assert sub.acknowledged == honoured
-                assert await next_event(sub) == ListenAck(subscription_id=sub.subscription_id, notifications=honoured)
+                assert sub.acknowledged == honoured and sub.request is not None
+                assert await next_event(sub) == ListenAck(subscription_id=sub.request.id, notifications=honoured)
                 # Requests keep flowing on the client's own connection while the stream is open.
                 await c.call_tool("test_trigger_tool_change")
                 assert await next_event(sub) == ListChanged(subscription_id=sub.request.id, kind="tools")
@@ -159,7 +159,7 @@ async def test_http_listen_errors_and_version_fallback() -> None:
         async with HttpClient(url, fallback) as c:
             await wait_for(lambda: app.server.open_listeners == 0)
             async with c.listen({"toolsListChanged": True}) as sub:
-                assert sub.acknowledged == SubscriptionFilter(tools_list_changed=True)
+                assert sub.acknowledged == SubscriptionFilter(tools_list_changed=True) and sub.request is not None
                 assert json.loads(sub.request.body)["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == (
                     "2026-07-28"
                 )
@@ -181,6 +181,7 @@ async def test_stdio_listen_ack_list_changed_and_exit_cancels() -> None:
     async with RecordingStdioClient(FIXTURE, make_client()) as c:
         async with c.listen({"toolsListChanged": True, "promptsListChanged": True}) as sub:
             honoured = SubscriptionFilter(tools_list_changed=True, prompts_list_changed=True)
+            assert sub.subscription_id is not None
             assert await next_event(sub) == ListenAck(subscription_id=sub.subscription_id, notifications=honoured)
             await c.call_tool("test_trigger_tool_change")  # concurrently on the same pipes
             assert await next_event(sub) == ListChanged(subscription_id=sub.subscription_id, kind="tools")

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from schema_check import NOW, check_error, ev, lines_of, make_server, meta, request
 
 import mcpwire
+import mcpwire.sessions
 from mcpwire import Cancelled, ExchangeState, StdioConnection, StdioExchange, StdioListenStream
 from mcpwire.types import Tool
 
@@ -333,3 +334,46 @@ def test_deeply_nested_line_is_answered() -> None:
     message = answer(conn, raw)
     assert message["error"] == {"code": -32700, "message": "Parse error: JSON nested too deeply"}
     assert message["id"] is None
+
+
+# -- initialize era on stdio ------------------------------------------------------------------------
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}
+
+
+def era_answer(conn: StdioConnection, obj: Any) -> Any:
+    """One initialize-era line answered (checked by the initialize-era suites, not the 2026 schema)."""
+    out = one(conn, obj)
+    assert isinstance(out, bytes) and out.endswith(b"\n") and out.count(b"\n") == 1, out
+    return json.loads(out)
+
+
+def test_a_server_of_the_initialize_era_only_answers_the_probe_then_initialize() -> None:
+    server = make_server(list_changed=True, supported_versions=("2025-11-25", "2025-06-18"))
+    conn = StdioConnection(server)
+    refused = answer(conn, request("server/discover", {"_meta": meta()}, id=0))
+    assert refused["error"]["code"] == -32022
+    assert refused["error"]["data"]["supported"] == ["2025-11-25", "2025-06-18"]
+    opened = era_answer(conn, INIT)
+    assert opened["result"]["protocolVersion"] == "2025-11-25" and conn.session is not None
+
+
+def test_a_dual_server_decides_stateless_on_the_first_modern_request() -> None:
+    conn = StdioConnection(make_server())
+    assert "result" in answer(conn, request("server/discover", {"_meta": meta()}, id=0))
+    assert answer(conn, INIT)["error"]["code"] == -32601 and conn.session is None
+
+
+def test_initialized_opens_the_session_stream_once() -> None:
+    server = make_server(list_changed=True, supported_versions=("2025-11-25",))
+    conn = StdioConnection(server)
+    era_answer(conn, INIT)
+    stream = one(conn, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert isinstance(stream, mcpwire.sessions.StdioSessionStream) and stream.start() == b""
+    assert conn.receive_data(line({"jsonrpc": "2.0", "method": "notifications/initialized"}), now=NOW) == []
+    ((target, out),) = server.list_changed("tools")
+    assert target is stream
+    assert json.loads(out) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    assert stream.close() == b"" and server.list_changed("tools") == []
+    assert conn.session is not None and conn.session.stream is None

@@ -107,12 +107,28 @@ INLINE: dict[type[msgspec.Struct], str] = {
 STAND_INS: set[type[msgspec.Struct]] = {t.ResourceContents, t.ElicitRequestParams}
 
 
+# Structs of an initialize-era revision only (not in the 2026-07-28 schema), with that revision.
+OLDER_REVISION: dict[type[msgspec.Struct], str] = {t.InitializeResult: "2025-11-25"}
+
+
 def _exported_structs() -> list[type[msgspec.Struct]]:
     return [
         obj
         for name in t.__all__
         if inspect.isclass(obj := getattr(t, name)) and issubclass(obj, t.WireType) and obj is not t.WireType
+        and obj not in OLDER_REVISION
     ]
+
+
+@pytest.mark.parametrize("cls", list(OLDER_REVISION), ids=[c.__name__ for c in OLDER_REVISION])
+def test_older_revision_struct_matches_its_schema(cls: type[msgspec.Struct]) -> None:
+    revision = OLDER_REVISION[cls]
+    assert cls.__name__ not in DEFS
+    older = json.loads((_SCHEMA_PATH.parent / f"schema-{revision}.json").read_text())
+    node = older.get("$defs", older.get("definitions"))[cls.__name__]
+    fields = _fields(cls)
+    assert set(fields) == set(node["properties"])
+    assert {n for n, f in fields.items() if not _has_default(f)} == set(node.get("required", []))
 
 
 def location(cls: type[msgspec.Struct]) -> str:
@@ -560,7 +576,7 @@ def test_all_names_exist_and_every_struct_is_exported() -> None:
         for obj in vars(module).values()
         if inspect.isclass(obj) and issubclass(obj, t.WireType) and obj.__module__ == module.__name__
     }
-    assert defined - {t.WireType} == set(STRUCTS)
+    assert defined - {t.WireType} == set(STRUCTS) | set(OLDER_REVISION)
 
 
 @pytest.mark.parametrize("cls", STRUCTS, ids=STRUCT_IDS)

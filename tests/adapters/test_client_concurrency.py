@@ -1,0 +1,90 @@
+"""Concurrent requests on one HttpClient: each in flight on a keep-alive connection of its own,
+at most ``max_connections`` at once, idle connections reused. Shown without timing: the tool
+waits until every call is inside it at once, which a client that sent one request at a time
+could never bring about."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+
+from mcpwire_adapters import App, Context
+from mcpwire_adapters.http_client import HttpClient
+from mcpwire_adapters.http_server import serve_http
+
+CALLS = 8
+
+
+def make_app(together: int) -> tuple[App, dict[str, int]]:
+    app = App("concurrency", "1.0")
+    seen = {"inside": 0, "most": 0}
+    everyone = trio.Event()
+
+    @app.tool(description="returns once `together` calls are inside it at once")
+    async def meet(ctx: Context, arguments: dict[str, Any]) -> str:
+        seen["inside"] += 1
+        seen["most"] = max(seen["most"], seen["inside"])
+        if seen["inside"] >= together:
+            everyone.set()
+        await everyone.wait()
+        seen["inside"] -= 1
+        return "met"
+
+    @app.tool(description="holds a while, counting the calls inside it")
+    async def hold(ctx: Context, arguments: dict[str, Any]) -> str:
+        seen["inside"] += 1
+        seen["most"] = max(seen["most"], seen["inside"])
+        await trio.sleep(0.05)
+        seen["inside"] -= 1
+        return "held"
+
+    return app, seen
+
+
+def test_eight_calls_are_in_flight_at_once_and_their_connections_are_kept() -> None:
+    async def main() -> None:
+        app, seen = make_app(CALLS)
+        async with trio.open_nursery() as nursery:
+            host, port = await nursery.start(serve_http, app)
+            async with HttpClient(f"http://{host}:{port}/mcp") as c:
+                results: list[str] = []
+
+                async def call() -> None:
+                    result = await c.call_tool("meet", {})
+                    results.append(result.data["content"][0]["text"])
+
+                with trio.fail_after(20):  # serialised calls would wait here forever
+                    async with trio.open_nursery() as calls:
+                        for _ in range(CALLS):
+                            calls.start_soon(call)
+                assert results == ["met"] * CALLS and seen["most"] == CALLS
+                assert c.connections_opened == CALLS
+                await c.call_tool("hold", {})  # an idle keep-alive connection is reused
+                assert c.connections_opened == CALLS
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_max_connections_bounds_the_requests_in_flight(limit: int) -> None:
+    async def main() -> None:
+        app, seen = make_app(CALLS)
+        async with trio.open_nursery() as nursery:
+            host, port = await nursery.start(serve_http, app)
+            async with HttpClient(f"http://{host}:{port}/mcp", max_connections=limit) as c:
+                with trio.fail_after(20):
+                    async with trio.open_nursery() as calls:
+                        for _ in range(6):
+                            calls.start_soon(c.call_tool, "hold", {})
+                assert seen["most"] == limit and c.connections_opened == limit
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
+def test_max_connections_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        HttpClient("http://127.0.0.1:1/mcp", max_connections=0)

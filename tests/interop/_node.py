@@ -1,0 +1,36 @@
+"""The pinned TypeScript SDK v1 and Node 22 for the interop tests, installed on first use
+(``conformance/npm.py``) into their own folder of the cache, beside the conformance runner."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "conformance"))
+from npm import CACHE, NpmError, ensure_node, ensure_package  # noqa: E402 - conformance/ is not a package
+
+__all__ = ["PEERS", "TS_SDK_VERSION", "NodeSetup", "node_setup"]
+
+TS_SDK, TS_SDK_VERSION = "@modelcontextprotocol/sdk", "1.32.2"
+PEERS = Path(__file__).resolve().parent / "peers"
+PREFIX = CACHE / "interop-ts-sdk"
+
+
+class NodeSetup:
+    def __init__(self, node: Path, modules: Path) -> None:
+        self.node = node
+        self.modules = modules
+        self.env = {**os.environ, "NODE_PATH": str(modules)}
+
+    def command(self, script: str, *args: str) -> list[str]:
+        return [str(self.node), str(PEERS / script), *args]
+
+
+def node_setup() -> NodeSetup:
+    """Node 22 and the SDK pinned at TS_SDK_VERSION (raises NpmError when they cannot be had)."""
+    ensure_package(TS_SDK, TS_SDK_VERSION, prefix=PREFIX)
+    return NodeSetup(ensure_node(), PREFIX / "node_modules")
+
+
+__all__ += ["NpmError"]

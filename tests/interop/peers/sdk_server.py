@@ -1,0 +1,98 @@
+"""The official Python SDK (``mcp`` 2.3.0) as a server for mcpwire's client: the same features as
+our_server.py, on MCPServer. Streamable HTTP prints {"url": ...} and stops at the end of stdin:
+
+    python tests/interop/peers/sdk_server.py http|stdio
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import threading
+from typing import Any
+
+from pydantic import BaseModel
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import Completion, SamplingMessage, TextContent
+
+NAMES = ("Ada", "Alan", "Grace")
+
+
+class Name(BaseModel):
+    name: str
+
+
+def build() -> MCPServer:
+    server = MCPServer("python-sdk-interop", version="2.3.0", log_level="WARNING")
+
+    @server.tool(description="Echo the text back")
+    async def echo(text: str) -> str:
+        return text
+
+    @server.tool(description="Report progress 1..3")
+    async def count(ctx: Context) -> str:
+        for step in (1, 2, 3):
+            await ctx.report_progress(step, 3, f"step {step}")
+        return "counted"
+
+    @server.tool(description="Log a debug and a warning message")
+    async def chatty(ctx: Context) -> str:
+        await ctx.debug("quiet detail")
+        await ctx.warning("loud news")
+        return "logged"
+
+    @server.tool(description="Ask the client for a name")
+    async def greet(ctx: Context) -> str:
+        answer = await ctx.elicit("Your name?", Name)
+        return f"Hello, {answer.data.name}!" if answer.action == "accept" and answer.data else f"no name ({answer.action})"
+
+    @server.tool(description="Ask the client's model")
+    async def ask_llm(ctx: Context) -> str:
+        answer = await ctx.session.create_message(
+            messages=[SamplingMessage(role="user", content=TextContent(type="text", text="Capital of France?"))],
+            max_tokens=50)
+        content: Any = answer.content
+        return f"The model said: {content.text}"
+
+    @server.resource("test://note", mime_type="text/plain", description="A note")
+    def note() -> str:
+        return "a note"
+
+    @server.prompt(description="Greets someone")
+    def greeting(name: str) -> str:
+        return f"Say hello to {name}"
+
+    @server.completion()  # type: ignore[untyped-decorator, no-untyped-call]  # the SDK leaves it untyped
+    async def complete(ref: Any, argument: Any, context: Any) -> Completion:
+        return Completion(values=[n for n in NAMES if n.startswith(argument.value)])
+
+    return server
+
+
+def main(transport: str) -> None:
+    server = build()
+    if transport == "stdio":
+        server.run("stdio")
+        return
+    import uvicorn
+
+    app = server.streamable_http_app()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # connections queue from now on, before uvicorn accepts them
+    config = uvicorn.Config(app, log_level="warning")
+    runner = uvicorn.Server(config)
+
+    def stop_at_eof() -> None:
+        sys.stdin.read()
+        runner.should_exit = True
+
+    threading.Thread(target=stop_at_eof, daemon=True).start()
+    print(json.dumps({"url": f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"}), flush=True)
+    runner.run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "http")

@@ -1,0 +1,84 @@
+// The TypeScript SDK v1 (@modelcontextprotocol/sdk, pinned by tests/interop) as a client of
+// mcpwire's server (tests/interop/peers/our_server.py). Runs every feature once and prints one
+// JSON object of what it saw; the Python test asserts on it.
+//   node ts_client.cjs http URL
+//   node ts_client.cjs stdio COMMAND [ARG]...
+"use strict";
+const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
+const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
+const {
+  CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema,
+} = require("@modelcontextprotocol/sdk/types.js");
+
+function waitFor(check, what) {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const timer = setInterval(() => {
+      if (check()) { clearInterval(timer); resolve(); }
+      else if (Date.now() - started > 10000) { clearInterval(timer); reject(new Error(`timed out waiting for ${what}`)); }
+    }, 20);
+  });
+}
+
+const text = (result) => result.content.map((c) => c.text).join("");
+
+async function main() {
+  const [kind, ...target] = process.argv.slice(2);
+  const transport = kind === "http"
+    ? new StreamableHTTPClientTransport(new URL(target[0]))
+    : new StdioClientTransport({ command: target[0], args: target.slice(1), stderr: "inherit" });
+  const client = new Client({ name: "ts-sdk-interop-client", version: "1.32.2" },
+    { capabilities: { elicitation: { form: {} }, sampling: {} } });
+  const logs = [];
+  const updates = [];
+  client.setRequestHandler(ElicitRequestSchema, async (req) => ({ action: "accept", content: { name: "Ada" } }));
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => ({
+    role: "assistant", model: "test-model", content: { type: "text", text: "Paris" } }));
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (note) => { logs.push(note.params.data); });
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (note) => { updates.push(note.params.uri); });
+
+  await client.connect(transport);
+  const out = {
+    protocolVersion: kind === "http" ? transport.protocolVersion : undefined,
+    sessionId: kind === "http" ? transport.sessionId : undefined,
+    server: client.getServerVersion(),
+    capabilities: client.getServerCapabilities(),
+  };
+  out.tools = (await client.listTools()).tools.map((t) => t.name).sort();
+  out.echo = text(await client.callTool({ name: "echo", arguments: { text: "hi there" } }));
+  const progress = [];
+  out.count = text(await client.callTool({ name: "count", arguments: {} }, undefined,
+    { onprogress: (p) => progress.push([p.progress, p.total, p.message]) }));
+  out.progress = progress;
+  await client.setLoggingLevel("warning");
+  out.chattyWarning = text(await client.callTool({ name: "chatty", arguments: {} }));
+  await waitFor(() => logs.length >= 1, "the warning log message");
+  out.logsAtWarning = logs.splice(0);
+  await client.setLoggingLevel("debug");
+  await client.callTool({ name: "chatty", arguments: {} });
+  await waitFor(() => logs.length >= 2, "both log messages");
+  out.logsAtDebug = logs.splice(0);
+  out.greet = text(await client.callTool({ name: "greet", arguments: {} }));
+  out.askLlm = text(await client.callTool({ name: "ask_llm", arguments: {} }));
+  out.resources = (await client.listResources()).resources.map((r) => r.uri);
+  out.note = (await client.readResource({ uri: "test://note" })).contents[0].text;
+  await client.subscribeResource({ uri: "test://note" });
+  await client.callTool({ name: "touch", arguments: {} });
+  await waitFor(() => updates.length >= 1, "notifications/resources/updated");
+  out.updates = updates.splice(0);
+  await client.unsubscribeResource({ uri: "test://note" });
+  out.prompts = (await client.listPrompts()).prompts.map((p) => p.name);
+  out.prompt = (await client.getPrompt({ name: "greeting", arguments: { name: "Grace" } })).messages[0].content.text;
+  out.completion = (await client.complete({ ref: { type: "ref/prompt", name: "greeting" },
+    argument: { name: "name", value: "A" } })).completion.values;
+  out.ping = await client.ping();
+  if (kind === "http") {
+    await transport.terminateSession();
+    out.terminated = transport.sessionId === undefined;
+  }
+  await client.close();
+  process.stdout.write(JSON.stringify(out) + "\n");
+}
+
+main().catch((err) => { console.error(err && err.stack || err); process.exit(1); });

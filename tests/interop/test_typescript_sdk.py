@@ -1,0 +1,210 @@
+"""Interop with the TypeScript SDK v1 (``@modelcontextprotocol/sdk`` 1.32.2, the most used MCP
+SDK), both directions, over Streamable HTTP and stdio, on the initialize-era revision it speaks
+(2025-11-25):
+
+- its ``Client`` (``peers/ts_client.cjs``) against our server (``peers/our_server.py``): every
+  feature once, reported as one JSON object;
+- our ``HttpClient`` and ``StdioClient`` against its ``McpServer`` (``peers/ts_server.cjs``,
+  which sends elicitation, sampling and log messages on the session's GET stream over HTTP).
+
+Node 22 and the SDK are installed on first use into the cache folder (``conformance/npm.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from _node import TS_SDK_VERSION, NodeSetup, NpmError, node_setup
+from mcpwire import Client, LogMessage, Progress, ResourceUpdated
+from mcpwire.types import (
+    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Implementation, InputRequest, TextContent,
+)
+from mcpwire_adapters.http_client import HttpClient, Session
+from mcpwire_adapters.stdio_client import StdioClient
+
+OUR_SERVER = str(Path(__file__).resolve().parent / "peers" / "our_server.py")
+TIMEOUT = 60.0
+
+
+@pytest.fixture(scope="module")
+def node() -> NodeSetup:
+    try:
+        return node_setup()
+    except NpmError as exc:  # pragma: no cover - a machine without npm
+        pytest.skip(f"Node 22 and the TypeScript SDK cannot be installed: {exc}")
+
+
+@pytest.fixture
+def our_http_server() -> Iterator[str]:
+    process = subprocess.Popen([sys.executable, OUR_SERVER, "http"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True)
+    assert process.stdout is not None and process.stdin is not None
+    try:
+        yield str(json.loads(process.stdout.readline())["url"])
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            process.kill()
+            process.wait()
+
+
+# -- the TypeScript SDK's client, our server -------------------------------------------------------
+
+
+def run_ts_client(node: NodeSetup, *target: str) -> dict[str, Any]:
+    done = subprocess.run(node.command("ts_client.cjs", *target), env=node.env, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def check_ts_client_report(report: dict[str, Any]) -> None:
+    assert report["server"] == {"name": "mcpwire-interop", "version": "1.0"}
+    assert report["capabilities"]["resources"] == {"subscribe": True, "listChanged": True}
+    assert report["tools"] == ["ask_llm", "chatty", "count", "echo", "greet", "touch"]
+    assert report["echo"] == "hi there" and report["count"] == "counted"
+    assert report["progress"] == [[1, 3, "step 1"], [2, 3, "step 2"], [3, 3, "step 3"]]
+    assert report["logsAtWarning"] == ["loud news"]
+    assert report["logsAtDebug"] == ["quiet detail", "loud news"]
+    assert report["greet"] == "Hello, Ada!"  # elicitation/create answered by the SDK's handler
+    assert report["askLlm"] == "The model said: Paris"  # sampling/createMessage likewise
+    assert report["resources"] == ["test://note"] and report["note"] == "a note"
+    assert report["updates"] == ["test://note"]
+    assert report["prompts"] == ["greeting"] and report["prompt"] == "Say hello to Grace"
+    assert report["completion"] == ["Ada", "Alan"] and report["ping"] == {}
+
+
+def test_the_ts_client_over_http(node: NodeSetup, our_http_server: str) -> None:
+    report = run_ts_client(node, "http", our_http_server)
+    check_ts_client_report(report)
+    assert report["protocolVersion"] == "2025-11-25" and report["sessionId"]
+    assert report["terminated"] is True  # DELETE ended the session
+
+
+def test_the_ts_client_over_stdio(node: NodeSetup) -> None:
+    check_ts_client_report(run_ts_client(node, "stdio", sys.executable, OUR_SERVER, "stdio"))
+
+
+# -- our client, the TypeScript SDK's server -------------------------------------------------------
+
+
+def answer(requests: dict[str, InputRequest]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, request in requests.items():
+        if isinstance(request, ElicitRequest):
+            out[key] = ElicitResult(action="accept", content={"name": "Ada"})
+        else:
+            assert isinstance(request, CreateMessageRequest)
+            out[key] = CreateMessageResult(role="assistant", content=TextContent(text="Paris"), model="test-model")
+    return out
+
+
+def make_client() -> Client:
+    return Client(Implementation(name="mcpwire-interop", version="1.0"),
+                  capabilities={"elicitation": {"form": {}}, "sampling": {}})
+
+
+def text(result: Any) -> str:
+    return "".join(block["text"] for block in result.data["content"])
+
+
+async def drive(c: Session, logs: list[LogMessage]) -> None:
+    opened = await c.connect()
+    assert opened.method == "initialize" and c.protocol_version == "2025-11-25"
+    assert c.server_info is not None and (c.server_info.name, c.server_info.version) == ("ts-sdk-interop", "1.32.2")
+    assert c.server_capabilities is not None and c.server_capabilities.logging is not None
+    assert sorted(t.name for t in await c.list_tools()) == ["ask_llm", "chatty", "count", "echo", "greet", "touch"]
+    assert text(await c.call_tool("echo", {"text": "hi there"})) == "hi there"
+    progress: list[Progress] = []
+    assert text(await c.call_tool("count", {}, on_progress=progress.append)) == "counted"
+    assert [(p.progress, p.total, p.message) for p in progress] == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    assert text(await c.call_tool("chatty", {}, on_log=logs.append, log_level="warning")) == "logged"
+    with trio.fail_after(10):  # over HTTP the SDK logs on the GET stream: it may come after the answer
+        while not logs:
+            await trio.sleep(0.01)
+    assert [m.data for m in logs] == ["loud news"] and logs[0].level == "warning"
+    assert text(await c.call_tool("greet", {}, on_input=answer)) == "Hello, Ada!"
+    assert text(await c.call_tool("ask_llm", {}, on_input=answer)) == "The model said: Paris"
+    assert [r.uri for r in await c.list_resources()] == ["test://note"]
+    assert (await c.read_resource("test://note")).data["contents"][0]["text"] == "a note"
+    async with c.listen({"resourceSubscriptions": ["test://note"], "toolsListChanged": True}) as sub:
+        await c.call_tool("touch", {})
+        with trio.fail_after(10):
+            event = await sub.__anext__()
+    assert isinstance(event, ResourceUpdated) and event.uri == "test://note" and event.subscription_id is None
+    assert [p.name for p in await c.list_prompts()] == ["greeting"]
+    prompt = await c.get_prompt("greeting", {"name": "Grace"})
+    assert prompt.data["messages"][0]["content"]["text"] == "Say hello to Grace"
+    completion = await c.send(c.client.request("completion/complete", {
+        "ref": {"type": "ref/prompt", "name": "greeting"}, "argument": {"name": "name", "value": "A"}}))
+    assert completion.data["completion"]["values"] == ["Ada", "Alan"]
+    await c.ping()
+
+
+def test_our_http_client_against_the_ts_server(node: NodeSetup) -> None:
+    async def main() -> None:
+        logs: list[LogMessage] = []
+        async with ts_server(node) as url:
+            with trio.fail_after(TIMEOUT):
+                async with HttpClient(url, make_client(), on_log=logs.append) as c:
+                    await drive(c, logs)
+                    assert c.client.session_id is not None and c.sessions_started == 1
+                assert c.client.session_id is None  # leaving sent DELETE
+
+    trio.run(main)
+
+
+def test_our_stdio_client_against_the_ts_server(node: NodeSetup) -> None:
+    async def main() -> None:
+        logs: list[LogMessage] = []
+        with trio.fail_after(TIMEOUT):
+            async with StdioClient(node.command("ts_server.cjs", "stdio"), make_client(), env=node.env,
+                                   on_log=logs.append) as c:
+                await drive(c, logs)
+            assert c.returncode is not None
+
+    trio.run(main)
+
+
+@asynccontextmanager
+async def ts_server(node: NodeSetup) -> AsyncIterator[str]:
+    process = await trio.lowlevel.open_process(node.command("ts_server.cjs", "http"), env=node.env,
+                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        line = b""
+        with trio.fail_after(TIMEOUT):
+            while not line.endswith(b"\n"):
+                chunk = await process.stdout.receive_some(4096)
+                assert chunk, "the TypeScript server exited before printing its URL"
+                line += chunk
+        yield str(json.loads(line)["url"])
+    finally:
+        with trio.CancelScope(shield=True):
+            await process.stdin.aclose()
+            with trio.move_on_after(5):
+                await process.wait()
+            if process.returncode is None:  # pragma: no cover
+                process.kill()
+                await process.wait()
+
+
+def test_the_peers_load_the_pinned_sdk(node: NodeSetup) -> None:
+    script = "console.log(require.resolve('@modelcontextprotocol/sdk/server/mcp.js'))"
+    probe = subprocess.run([str(node.node), "-e", script], env=node.env, capture_output=True, text=True, timeout=30)
+    resolved = Path(probe.stdout.strip())
+    assert resolved.is_relative_to(node.modules), (resolved, probe.stderr)
+    package = json.loads((node.modules / "@modelcontextprotocol" / "sdk" / "package.json").read_text())
+    assert package["version"] == TS_SDK_VERSION == "1.32.2"

@@ -1,0 +1,199 @@
+"""Bad input on the initialize-era surface of the server engine, over HTTP, sans-IO: every case
+gets the specified status and JSON-RPC error, and nothing leaks (the store holds only the
+sessions that are open). Specification 2025-11-25: Basic > Transports > Streamable HTTP
+(Session Management, Protocol Version Header), Basic > Lifecycle."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import pytest
+
+import mcpwire
+from mcpwire import HttpRequest, Keyring, ResponseBody, ResponseHead, SessionClosed
+from mcpwire.sessions import MemoryEventStore, MemorySessionStore, SessionStream
+from mcpwire.types import Implementation, Tool
+
+NOW = 1_800_000_000.0
+BASE = [(b"content-type", b"application/json"), (b"accept", b"application/json, text/event-stream")]
+INIT: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}
+
+
+def make_server(**kw: Any) -> mcpwire.Server:
+    server = mcpwire.Server(Implementation(name="s", version="1"), keyring=Keyring.single(b"k" * 32),
+                            session_ids=(f"sid-{i}" for i in itertools.count()), list_changed=True, **kw)
+    server.add_tool(Tool(name="t", title="T", input_schema={"type": "object"}))
+    return server
+
+
+def send(server: mcpwire.Server, body: Any, headers: list[tuple[bytes, bytes]] | None = None,
+         method: str = "POST", now: float = NOW) -> Any:
+    data = json.dumps(body).encode() if body is not None else b""
+    return server.receive_http(HttpRequest(method=method, target="/mcp", headers=BASE + (headers or []), body=data),
+                               now=now)
+
+
+def reply(answer: Any) -> tuple[int, dict[bytes, bytes], Any]:
+    assert isinstance(answer, tuple), answer
+    head = next(part for part in answer if isinstance(part, ResponseHead))
+    body = b"".join(part.data for part in answer if isinstance(part, ResponseBody))
+    return head.status, dict(head.headers), json.loads(body) if body else None
+
+
+def open_session(server: mcpwire.Server, version: str = "2025-11-25") -> list[tuple[bytes, bytes]]:
+    init = {**INIT, "params": {**INIT["params"], "protocolVersion": version}}
+    status, headers, body = reply(send(server, init))
+    assert status == 200 and body["result"]["protocolVersion"] == version
+    session = [(b"mcp-session-id", headers[b"mcp-session-id"]), (b"mcp-protocol-version", version.encode())]
+    assert reply(send(server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))[0] == 202
+    return session
+
+
+def error(answer: Any, status: int, code: int, message: str) -> None:
+    got_status, _, body = reply(answer)
+    assert (got_status, body["error"]["code"], body["error"]["message"]) == (status, code, message), body
+
+
+PING: dict[str, Any] = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+
+
+def test_a_session_request_without_its_session_id_is_400() -> None:
+    server = make_server()
+    error(send(server, PING, [(b"mcp-protocol-version", b"2025-11-25")]), 400, -32600,
+          "Bad Request: Mcp-Session-Id header is required")
+    assert len(server.sessions) == 0
+
+
+def test_a_second_initialize_on_a_session_is_refused_and_the_session_goes_on() -> None:
+    server = make_server()
+    session = open_session(server)
+    error(send(server, INIT, session), 200, -32600, "The session is already initialized")
+    assert reply(send(server, PING, session))[2] == {"jsonrpc": "2.0", "id": 9, "result": {}}
+    assert len(server.sessions) == 1
+
+
+def test_unknown_deleted_and_repeated_session_ids() -> None:
+    server = make_server()
+    session = open_session(server)
+    unknown = [(b"mcp-session-id", b"nope"), (b"mcp-protocol-version", b"2025-11-25")]
+    error(send(server, PING, unknown), 404, -32600, "Session not found")
+    error(send(server, None, unknown, "GET"), 404, -32600, "Session not found")
+    error(send(server, None, unknown, "DELETE"), 404, -32600, "Session not found")
+    error(send(server, PING, session + session[:1]), 400, -32600, "Bad Request: repeated Mcp-Session-Id header")
+    closed = send(server, None, session, "DELETE")
+    assert isinstance(closed, SessionClosed) and reply(closed.reply)[0] == 200
+    error(send(server, PING, session), 404, -32600, "Session not found")
+    error(send(server, None, session, "DELETE"), 404, -32600, "Session not found")
+    assert len(server.sessions) == 0
+
+
+def test_a_missing_version_header_on_a_session_is_2025_03_26() -> None:
+    server = make_server()
+    session = open_session(server)
+    status, _, body = reply(send(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, session[:1]))
+    assert status == 200 and body["result"]["tools"] == [{"name": "t", "inputSchema": {"type": "object"}}]  # no title
+    status, _, body = reply(send(server, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, session))
+    assert body["result"]["tools"][0]["title"] == "T"
+
+
+@pytest.mark.parametrize("version", [b"2024-11-05", b"1999-01-01", b"nonsense"])
+def test_an_unsupported_version_header_on_a_session_is_400(version: bytes) -> None:
+    server = make_server()
+    session = open_session(server)
+    error(send(server, PING, [session[0], (b"mcp-protocol-version", version)]), 400, -32600,
+          f"Bad Request: unsupported protocol version {version.decode()}")
+
+
+def test_a_revision_the_server_does_not_serve_is_400() -> None:
+    server = make_server(supported_versions=("2026-07-28", "2025-11-25"))
+    session = open_session(server)
+    error(send(server, PING, [session[0], (b"mcp-protocol-version", b"2025-06-18")]), 400, -32600,
+          "Bad Request: unsupported protocol version 2025-06-18")
+
+
+def test_the_store_at_its_bound_refuses_initialize_with_503_and_frees_on_delete() -> None:
+    server = make_server(sessions=MemorySessionStore(max_sessions=2, idle_timeout=60))
+    first, _ = open_session(server), open_session(server)
+    error(send(server, INIT), 503, -32603, "Internal error")
+    assert len(server.sessions) == 2
+    assert isinstance(send(server, None, first, "DELETE"), SessionClosed)
+    assert len(server.sessions) == 1
+    open_session(server)  # room again
+    assert len(server.sessions) == 2
+
+
+def test_idle_sessions_expire_and_make_room() -> None:
+    server = make_server(sessions=MemorySessionStore(max_sessions=1, idle_timeout=10))
+    session = open_session(server)
+    error(send(server, PING, session, now=NOW + 11), 404, -32600, "Session not found")
+    assert len(server.sessions) == 0
+    status, _, _ = reply(send(server, INIT, now=NOW + 12))
+    assert status == 200 and len(server.sessions) == 1
+
+
+def test_responses_to_unknown_server_requests_are_dropped() -> None:
+    server = make_server()
+    session = open_session(server)
+    for stray in ({"jsonrpc": "2.0", "id": 77, "result": {}},
+                  {"jsonrpc": "2.0", "id": "x", "error": {"code": -32601, "message": "no"}}):
+        status, _, body = reply(send(server, stray, session))
+        assert status == 202 and body is None
+
+
+def test_get_streams_one_per_session_and_none_without_a_session() -> None:
+    server = make_server()
+    session = open_session(server)
+    error(send(server, None, [(b"accept", b"text/event-stream")], "GET"), 405, -32600,
+          "Streamable HTTP accepts POST only")
+    stream = send(server, None, session + [(b"accept", b"text/event-stream")], "GET")
+    assert isinstance(stream, SessionStream)
+    error(send(server, None, session, "GET"), 409, -32600, "Conflict: the session already has an open GET stream")
+    stream.cancel()
+    assert isinstance(send(server, None, session, "GET"), SessionStream)
+
+
+def test_multi_round_trip_params_on_a_session_are_32602() -> None:
+    server = make_server()
+    session = open_session(server)
+    call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "t", "arguments": {}, "inputResponses": {}}}
+    error(send(server, call, session), 200, -32602,
+          "Tasks and multi-round-trip inputs are not supported in protocol revision 2025-11-25")
+
+
+class CountingEventStore(MemoryEventStore):
+    """The default store, counting what the engine keeps in it."""
+
+    made: list[CountingEventStore] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recorded = 0
+        CountingEventStore.made.append(self)
+
+    def record(self, key: str, frame: bytes, *, last: bool = False) -> None:
+        self.recorded += 1
+        super().record(key, frame, last=last)
+
+
+def test_each_session_keeps_its_events_in_the_store_the_host_gives() -> None:
+    CountingEventStore.made = []
+    server = make_server(event_store=CountingEventStore)
+    first, _ = open_session(server), open_session(server)
+    assert len(CountingEventStore.made) == 2
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "t", "arguments": {}, "_meta": {"progressToken": "p"}}}
+    exchange = send(server, call, first)
+    assert isinstance(exchange, mcpwire.HttpExchange)
+    streamed = exchange.progress(1, total=2) + exchange.complete(mcpwire.types.CallToolResult(content=[]))
+    frames = [part.data for part in streamed if isinstance(part, ResponseBody) and part.data]
+    store, other = CountingEventStore.made
+    # Every message is kept; the priming event (the stream's first id, no data) is not.
+    assert store.recorded == len(frames) - 1 == 2 and other.recorded == 0
+    # A GET with the first event's id replays the rest, from the host's store.
+    first_id = frames[0].split(b"\n")[0].removeprefix(b"id: ").decode()
+    key, rest, ended = store.replay(first_id) or ("", [], False)
+    assert rest == frames[1:] and ended and key == first_id.split("-")[0]
+    assert store.replay("999-1") is None and store.replay("garbage") is None

@@ -1,0 +1,191 @@
+"""The initialize-era session surface under a hypothesis state machine: our client engine
+opens sessions on the fuzz server (every initialize-era revision), sends requests built for
+them, notifications, stray responses, GET and DELETE, with headers dropped, repeated, wrong
+or stale, and bodies of arbitrary bytes, and the test plays the host (completing exchanges).
+
+Invariants: the engine never raises; every reply is a well-formed HTTP answer with a status
+the transport specification allows and, when it has a body, one JSON-RPC message; an open
+session answers, a deleted one answers 404 and is gone from the store; the store never holds
+more than its bound.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, invariant, rule
+
+import mcpwire
+from fuzz.bounds import budget
+from fuzz.targets import CLIENT_CAPS, NOW, make_server
+from mcpwire import HttpExchange, HttpRequest, InputArrived, ResponseBody, ResponseHead, SessionClosed
+from mcpwire.sessions import MemorySessionStore, SessionStream
+from mcpwire.types import CallToolResult, Implementation, TextContent
+
+ERA = ("2025-11-25", "2025-06-18", "2025-03-26")
+STATUSES = {200, 202, 400, 404, 405, 406, 409, 413, 415, 503}
+MAX_SESSIONS = 4
+METHODS = ("ping", "tools/list", "resources/list", "prompts/list", "tools/call", "logging/setLevel",
+           "resources/subscribe", "completion/complete", "nope/nope")
+
+
+def check_reply(answer: Any) -> tuple[int, Any]:
+    assert isinstance(answer, tuple), answer
+    heads = [part for part in answer if isinstance(part, ResponseHead)]
+    assert len(heads) == 1 and heads[0].status in STATUSES, heads
+    body = b"".join(part.data for part in answer if isinstance(part, ResponseBody))
+    if not body:
+        return heads[0].status, None
+    message = json.loads(body)
+    assert message["jsonrpc"] == "2.0" and "id" in message and ("result" in message) != ("error" in message), message
+    return heads[0].status, message
+
+
+class Open:
+    def __init__(self, client: mcpwire.Client, session_id: str) -> None:
+        self.client = client
+        self.session_id = session_id
+
+
+class Sessions(RuleBasedStateMachine):
+    sessions = Bundle("sessions")
+
+    @initialize()
+    def setup(self) -> None:
+        self.server = make_server(session_ids=(f"s{i}" for i in itertools.count()),
+                                  sessions=MemorySessionStore(max_sessions=MAX_SESSIONS, idle_timeout=3600))
+        self.open: set[str] = set()
+        self.deleted: set[str] = set()
+
+    def _send(self, method: str, headers: list[tuple[bytes, bytes]], body: bytes) -> Any:
+        answer = self.server.receive_http(HttpRequest(method=method, target="/mcp", headers=headers, body=body), now=NOW)
+        if isinstance(answer, HttpExchange):  # the host answers: a tool's result, else a minimal fit
+            event = answer.event
+            result = CallToolResult(content=[TextContent(text="ok")]) if isinstance(event, mcpwire.ToolCall) else None
+            try:
+                out = answer.complete(result) if result is not None else answer.fail(RuntimeError("host"))
+            except mcpwire.LocalProtocolError:
+                return None
+            heads = [part for part in out if isinstance(part, ResponseHead)]
+            assert not heads or heads[0].status in STATUSES
+            return None
+        if isinstance(answer, SessionStream):
+            answer.start()
+            answer.cancel()
+            return None
+        if isinstance(answer, SessionClosed):
+            return check_reply(answer.reply)
+        if isinstance(answer, (InputArrived, mcpwire.Cancelled)):
+            return check_reply(answer.reply)
+        return check_reply(answer)
+
+    @rule(target=sessions, version=st.sampled_from(ERA))
+    def open_session(self, version: str) -> Any:
+        client = mcpwire.Client(Implementation(name="fuzz", version="1"), capabilities=CLIENT_CAPS,
+                                protocol_version=version)
+        request = client.initialize()
+        answer = self.server.receive_http(HttpRequest(method="POST", target="/mcp", headers=list(request.headers),
+                                                      body=request.body), now=NOW)
+        status, message = check_reply(answer)
+        assert isinstance(answer, tuple)
+        if len(self.open) >= MAX_SESSIONS:
+            assert status == 503 and message["error"]["code"] == -32603
+            return None
+        assert status == 200 and message["result"]["protocolVersion"] == version
+        session_id = dict(answer[0].headers)[b"mcp-session-id"].decode()
+        assert session_id not in self.open | self.deleted
+        self.open.add(session_id)
+        parsed = mcpwire.HttpResponseParser(client, request, status=200, content_type=b"application/json")
+        event = (parsed.feed(answer[1].data) + parsed.close())[-1]
+        assert isinstance(event, mcpwire.ResultReceived)
+        note = client.accept_initialize(event, session_id)
+        assert self._send("POST", list(note.headers), note.body) == (202, None)
+        return Open(client, session_id)
+
+    @rule(session=sessions, method=st.sampled_from(METHODS), level=st.sampled_from(["debug", "warning", "loud"]),
+          headers=st.sampled_from(["as built", "no version", "no session", "repeated session", "bad version"]))
+    def request(self, session: Open | None, method: str, level: str, headers: str) -> None:
+        if session is None:
+            return
+        params: dict[str, Any] = {"level": level} if method == "logging/setLevel" else {}
+        if method == "tools/call":
+            params = {"name": "echo", "arguments": {"text": "x"}}
+        elif method == "resources/subscribe":
+            params = {"uri": "test://static"}
+        elif method == "completion/complete":
+            params = {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "A"}}
+        request = session.client.request(method, params) if session.client.initialized else None
+        if request is None:
+            return
+        sent = [(k, v) for k, v in request.headers]
+        if headers == "no version":
+            sent = [(k, v) for k, v in sent if k.lower() != b"mcp-protocol-version"]
+        elif headers == "no session":
+            sent = [(k, v) for k, v in sent if k.lower() != b"mcp-session-id"]
+        elif headers == "repeated session":
+            sent += [(b"Mcp-Session-Id", session.session_id.encode())]
+        elif headers == "bad version":
+            sent = [(k, v) for k, v in sent if k.lower() != b"mcp-protocol-version"] + [(b"MCP-Protocol-Version", b"2024-11-05")]
+        outcome = self._send("POST", sent, request.body)
+        if outcome is None:
+            return
+        status, message = outcome
+        if session.session_id in self.deleted:
+            assert status in (404, 400), outcome
+        elif headers in ("no session", "repeated session", "bad version"):
+            assert status == 400, outcome
+        else:
+            assert status == 200, outcome  # after admission, errors travel with 200
+
+    @rule(session=sessions, body=st.binary(max_size=64) | st.sampled_from([b"[]", b"{}", b"null", b'{"jsonrpc":"2.0"}']))
+    def garbage(self, session: Open | None, body: bytes) -> None:
+        if session is None:
+            return
+        headers = [(b"Content-Type", b"application/json"), (b"Accept", b"application/json, text/event-stream"),
+                   (b"Mcp-Session-Id", session.session_id.encode()), (b"MCP-Protocol-Version", b"2025-11-25")]
+        self._send("POST", headers, body)
+
+    @rule(session=sessions, rid=st.integers(0, 5) | st.text(max_size=3))
+    def stray_response(self, session: Open | None, rid: Any) -> None:
+        if session is None or session.session_id in self.deleted:
+            return
+        answer = session.client.answer(mcpwire.ServerRequest(request_id=rid, method="roots/list", request=None,
+                                                             params={}, for_request=None), {"roots": []})
+        assert self._send("POST", list(answer.headers), answer.body) == (202, None)
+
+    @rule(session=sessions)
+    def get_stream(self, session: Open | None) -> None:
+        if session is None or not session.client.initialized:
+            return
+        outcome = self._send("GET", list(session.client.stream_headers()), b"")
+        if session.session_id in self.deleted:
+            assert outcome is not None and outcome[0] == 404
+        else:
+            assert outcome is None  # a SessionStream (opened, then dropped by the test host)
+
+    @rule(session=consumes(sessions))
+    def delete(self, session: Open | None) -> None:
+        if session is None:
+            return
+        headers = session.client.end_session()
+        if headers is None:
+            return
+        was_open = session.session_id in self.open
+        outcome = self._send("DELETE", list(headers), b"")
+        assert outcome is not None and outcome[0] == (200 if was_open else 404), outcome
+        self.open.discard(session.session_id)
+        self.deleted.add(session.session_id)
+
+    @invariant()
+    def store_matches(self) -> None:
+        if hasattr(self, "server"):
+            assert len(self.server.sessions) == len(self.open) <= MAX_SESSIONS
+
+
+TestSessions = Sessions.TestCase
+TestSessions.settings = settings(max_examples=budget(60), stateful_step_count=30, deadline=None,
+                                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
