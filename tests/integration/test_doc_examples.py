@@ -51,6 +51,7 @@ import mcpwire_adapters
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 PAGE_TIMEOUT = 120  # seconds for one page, its exercise included
+PUBLIC_MODULES = frozenset({"mcpwire.framing", "mcpwire.sessions", "mcpwire.auth"})  # their __all__ is public
 
 _FENCE = re.compile(r"^(?P<fence>```|~~~)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
 _MARKER = re.compile(r"<!--\s*(?P<kind>not-run|excerpt):\s*(?P<arg>.*?)\s*-->\s*$")
@@ -184,11 +185,12 @@ def _public_name_problems(code: str) -> list[str]:
                         problems.append(f"from {module} import {n}: import it from mcpwire_adapters")
                     elif n not in exported:
                         problems.append(f"from {module} import {n}: not public")
-            elif module == "mcpwire.framing":
-                problems += [f"from mcpwire.framing import {n}: not public" for n in names
-                             if n not in mcpwire.framing.__all__]
+            elif module in PUBLIC_MODULES:
+                exported = set(importlib.import_module(module).__all__)
+                problems += [f"from {module} import {n}: not public" for n in names if n not in exported]
             elif module.split(".")[0] == "mcpwire":
-                problems.append(f"from {module}: only mcpwire, mcpwire.types and mcpwire.framing are public")
+                problems.append(f"from {module}: only mcpwire, mcpwire.types and {', '.join(sorted(PUBLIC_MODULES))} "
+                                "are public")
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "mcpwire":
             if node.attr in wire:
                 problems.append(f"mcpwire.{node.attr}: a wire type, use mcpwire.types.{node.attr}")
@@ -210,13 +212,15 @@ def test_public_name_check() -> None:
     ]
     assert _public_name_problems("import mcpwire._client") == ["import mcpwire._client: private module"]
     assert _public_name_problems("from mcpwire._client import Client") == [
-        "from mcpwire._client: only mcpwire, mcpwire.types and mcpwire.framing are public"
+        "from mcpwire._client: only mcpwire, mcpwire.types and mcpwire.auth, mcpwire.framing, mcpwire.sessions are public"
     ]
+    assert _public_name_problems("from mcpwire.auth import ClientAuth\nfrom mcpwire.sessions import INITIALIZE_ERA") == []
+    assert _public_name_problems("from mcpwire.auth import _b64url") == ["from mcpwire.auth import _b64url: not public"]
     assert _public_name_problems("from mcpwire_adapters.app import App") == [
         "from mcpwire_adapters.app import App: import it from mcpwire_adapters"
     ]
     assert _public_name_problems("from mcpwire.server.engine import Server") == [
-        "from mcpwire.server.engine: only mcpwire, mcpwire.types and mcpwire.framing are public"
+        "from mcpwire.server.engine: only mcpwire, mcpwire.types and mcpwire.auth, mcpwire.framing, mcpwire.sessions are public"
     ]
     assert _public_name_problems("from mcpwire.framing import SSEReader\nmcpwire.framing.SSEReader") == []
     assert _public_name_problems("x = mcpwire.Implementation") == [

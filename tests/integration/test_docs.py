@@ -141,6 +141,7 @@ SPEC = "https://modelcontextprotocol.io/specification/2026-07-28"
 # anchor here only after checking it in that repository.
 SPEC_ANCHORS: dict[str, frozenset[str]] = {
     "basic": frozenset({"error-codes", "ref-resolution", "responses", "messages", "json-schema-usage"}),
+    "basic/authorization": frozenset(),
     "basic/versioning": frozenset({"protocol-version-negotiation", "extension-negotiation",
                                    "backward-compatibility-with-initialization-based-versions"}),
     "basic/transports/streamable-http": frozenset({
