@@ -197,3 +197,35 @@ def test_each_session_keeps_its_events_in_the_store_the_host_gives() -> None:
     key, rest, ended = store.replay(first_id) or ("", [], False)
     assert rest == frames[1:] and ended and key == first_id.split("-")[0]
     assert store.replay("999-1") is None and store.replay("garbage") is None
+
+
+def test_stateless_legacy_mode_serves_initialize_era_requests_without_sessions() -> None:
+    server = mcpwire.Server(Implementation(name="s", version="1"), keyring=Keyring.single(b"k" * 32))
+    server.add_tool(Tool(name="t", input_schema={"type": "object"}))
+    status, headers, body = reply(send(server, INIT))
+    assert status == 200 and b"mcp-session-id" not in headers and body["result"]["protocolVersion"] == "2025-11-25"
+    version = [(b"mcp-protocol-version", b"2025-11-25")]
+    status, _, body = reply(send(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, version))
+    assert status == 200 and [t["name"] for t in body["result"]["tools"]] == ["t"]
+    assert "resultType" not in body["result"]
+    assert len(server.sessions) == 0
+
+
+def test_tools_with_schemas_an_older_client_cannot_take_are_hidden_and_refused() -> None:
+    server = make_server()
+    server.add_tool(Tool(name="listy", input_schema={"type": "object"}, output_schema={"type": "array"}))
+    session = open_session(server)
+    _, _, listed = reply(send(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, session))
+    assert [t["name"] for t in listed["result"]["tools"]] == ["t"]
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "listy", "arguments": {}}}
+    status, _, body = reply(send(server, call, session))
+    assert status == 200 and body["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize("origin", [b"https://evil.example", b"null"])
+def test_origin_checks_apply_to_sessions(origin: bytes) -> None:
+    server = make_server()
+    session = open_session(server)
+    error(send(server, INIT, [(b"origin", origin)]), 403, -32600, "Origin is not allowed")
+    error(send(server, PING, session + [(b"origin", origin)]), 403, -32600, "Origin is not allowed")
+    assert len(server.sessions) == 1
