@@ -2,9 +2,9 @@
 
     mcpwire serve MODULE:APP [--transport http|stdio] [--host 127.0.0.1] [--port 8000]
     mcpwire inspect URL [--json]
-    mcpwire inspect --stdio 'COMMAND [ARG]...' [--json]
+    mcpwire inspect --stdio 'COMMAND [ARG]...' [--json]       (or: mcpwire inspect -- COMMAND [ARG]...)
     mcpwire call URL TOOL [JSON] [--log-level LEVEL] [--root URI]... [--no-input] [--json]
-    mcpwire call --stdio 'COMMAND [ARG]...' TOOL [JSON] ...
+    mcpwire call --stdio 'COMMAND [ARG]...' TOOL [JSON] ...    (or: mcpwire call TOOL [JSON] -- COMMAND [ARG]...)
 
 ``inspect`` and ``call`` speak 2026-07-28 to servers that do, and fall back to an
 initialize-era session (2025-11-25 and older) with servers that do not
@@ -123,14 +123,18 @@ def _session(args: argparse.Namespace, capabilities: Mapping[str, Any] | None = 
     if args.stdio:
         if args.header:
             raise CliError("--header is for HTTP servers, not --stdio", EXIT_USAGE)
+    elif args.env or args.cwd:
+        raise CliError("--env and --cwd are for a server started with --stdio", EXIT_USAGE)
+    if args.stdio:
         try:
             command = shlex.split(args.url)
         except ValueError as exc:
             raise CliError(f"bad command {args.url!r}: {exc}", EXIT_USAGE) from None
         if not command:
             raise CliError("--stdio needs a command that starts the server", EXIT_USAGE)
-        # The server's stderr is ours: its diagnostics show where ours do.
-        return StdioClient(command, client, probe_timeout=min(args.timeout, 10.0))
+        # The server's stderr is ours: its diagnostics show where ours do. Its environment is
+        # the safe default set plus what --env gives (no secret it was not given).
+        return StdioClient(command, client, probe_timeout=min(args.timeout, 10.0), env=_env(args.env), cwd=args.cwd)
     try:
         return HttpClient(_url(args.url), client, read_timeout=args.timeout, connect_timeout=min(args.timeout, 10.0),
                           extra_headers=_headers(args.header))
@@ -447,7 +451,12 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("url", metavar="URL", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp "
                              "(with --stdio: the command that starts the server)")
         command.add_argument("--stdio", action="store_true",
-                             help="URL is a command (split as a shell would) starting a server that speaks stdio")
+                             help="URL is a command (split as a shell would) starting a server that speaks stdio; "
+                                  "or give the command after --")
+        command.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                             help="--stdio: a variable for the server (repeatable); it gets only PATH, HOME and "
+                                  "the like otherwise")
+        command.add_argument("--cwd", metavar="DIR", help="--stdio: the server's working directory")
         command.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
                              help="an extra HTTP header (repeatable), e.g. 'Authorization: Bearer ...'")
         command.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
@@ -511,8 +520,32 @@ def _trio_run(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         raise leaf from None
 
 
+def _stdio_after_dashes(argv: Sequence[str]) -> list[str]:
+    """``inspect ... -- COMMAND ARGS`` and ``call TOOL [JSON] ... -- COMMAND ARGS``: the words
+    after ``--`` are the server command, given to the parser as ``--stdio 'COMMAND ARGS'``."""
+    argv = list(argv)
+    if "--" not in argv:
+        return argv
+    cut = argv.index("--")
+    head, command = argv[:cut], argv[cut + 1:]
+    verb = next((i for i, word in enumerate(head) if word in ("inspect", "call")), None)
+    if verb is None or not command:
+        return argv
+    return [*head[:verb + 1], "--stdio", shlex.join(command), *head[verb + 1:]]
+
+
+def _env(values: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for value in values:
+        name, sep, content = value.partition("=")
+        if not sep or not name:
+            raise CliError(f"--env needs NAME=VALUE, got {value!r}", EXIT_USAGE)
+        out[name] = content
+    return out
+
+
 def run(argv: Sequence[str] | None, term: Terminal) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_stdio_after_dashes(sys.argv[1:] if argv is None else argv))
     try:
         if args.command == "serve":
             return _serve(args, term)

@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Self
 
@@ -50,11 +52,30 @@ from mcpwire import (
 from .feed import FeedListen, SessionFeed
 from .session import EventHandler, InputHandler, Session, Subscription, TransportError, _NoAnswer
 
-__all__ = ["StdioClient"]
+__all__ = ["DEFAULT_ENV_KEYS", "StdioClient", "default_environment"]
+
+
+DEFAULT_ENV_KEYS: tuple[str, ...] = (
+    ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE",
+     "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE")
+    if sys.platform == "win32" else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+)
+"""What a server process inherits from ours by default: enough to run, nothing secret."""
+
+
+def default_environment() -> dict[str, str]:
+    """The variables of :data:`DEFAULT_ENV_KEYS` that are set here (values that look like shell
+    functions, ``()`` first, are left out, as the official SDKs do)."""
+    return {k: v for k in DEFAULT_ENV_KEYS if (v := os.environ.get(k)) is not None and not v.startswith("()")}
 
 
 class StdioClient(Session):
-    """MCP over a subprocess's stdin/stdout. ``stderr`` is passed to the process as is."""
+    """MCP over a subprocess's stdin/stdout.
+
+    The process starts in ``cwd`` (default: ours) with :func:`default_environment` plus ``env``
+    (``inherit_env=True``: our whole environment plus ``env``): a server gets no secret it was
+    not given. ``stderr`` is passed to the process as is (``None``: ours).
+    """
 
     _probe_first = True
 
@@ -64,6 +85,8 @@ class StdioClient(Session):
         client: Client | None = None,
         *,
         env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        inherit_env: bool = False,
         stderr: int | None = None,
         max_rounds: int = 8,
         max_line_bytes: int = 4 * 1024 * 1024,
@@ -77,7 +100,8 @@ class StdioClient(Session):
         self._setup_lock = trio.Lock()
         self.probe_timeout = probe_timeout
         self.command = list(command)
-        self._env = dict(env) if env is not None else None
+        self._env = {**(dict(os.environ) if inherit_env else default_environment()), **(env or {})}
+        self._cwd = cwd
         self._stderr = stderr
         self._conn = ClientStdioConnection(self.client, max_line_bytes=max_line_bytes)
         self._exit_timeout = exit_timeout
@@ -92,7 +116,8 @@ class StdioClient(Session):
 
     async def __aenter__(self) -> Self:
         self._process = await trio.lowlevel.open_process(
-            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=self._env
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=self._env,
+            cwd=self._cwd
         )
         self._stack = contextlib.AsyncExitStack()
         nursery = await self._stack.enter_async_context(trio.open_nursery())

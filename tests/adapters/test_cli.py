@@ -519,3 +519,35 @@ def test_stdio_command_lines_that_cannot_work() -> None:
     assert "bad command" in expected_failure(run_cli("inspect", "--stdio", "'unclosed"), 4)
     stderr = expected_failure(run_cli("inspect", "--stdio", "/nonexistent/server"), 3)
     assert "cannot start '/nonexistent/server': No such file or directory" in stderr
+
+
+ENV_SERVER = (
+    "import json, os, sys\n"
+    "for line in sys.stdin:\n"
+    "    m = json.loads(line)\n"
+    "    if m.get('method') == 'initialize':\n"
+    "        r = {'protocolVersion': '2025-06-18', 'capabilities': {'tools': {}}, 'serverInfo': {'name': 'env', 'version': '1'}}\n"
+    "    elif m.get('method') == 'tools/list':\n"
+    "        r = {'tools': [{'name': 'env', 'inputSchema': {'type': 'object'}}]}\n"
+    "    elif m.get('method') == 'tools/call':\n"
+    "        seen = {k: os.environ.get(k) for k in ('MCPWIRE_TEST_SECRET', 'GREETING')}\n"
+    "        r = {'content': [{'type': 'text', 'text': json.dumps([seen, os.getcwd()])}]}\n"
+    "    else:\n"
+    "        continue\n"
+    "    print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}), flush=True)\n"
+)
+
+
+def test_stdio_after_dashes_with_env_and_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCPWIRE_TEST_SECRET", "do not leak")
+    script = tmp_path / "env_server.py"
+    script.write_text(ENV_SERVER)
+    done = run_cli("call", "env", "--env", "GREETING=hi", "--cwd", str(tmp_path), "--", sys.executable, str(script))
+    assert done.returncode == 0, done.stderr
+    seen, cwd = json.loads(done.stdout)
+    assert seen == {"MCPWIRE_TEST_SECRET": None, "GREETING": "hi"}  # only the safe set, plus --env
+    assert Path(cwd) == tmp_path
+    inspected = run_cli("inspect", "--", sys.executable, str(script))
+    assert inspected.returncode == 0 and "  protocol      2025-06-18 (initialize-era session)\n" in inspected.stdout
+    assert "--env needs NAME=VALUE" in expected_failure(run_cli("inspect", "--env", "x", "--", sys.executable, str(script)), 4)
+    assert "are for a server started with --stdio" in expected_failure(run_cli("inspect", "http://127.0.0.1:1/mcp", "--cwd", "."), 4)
