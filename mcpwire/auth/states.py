@@ -35,7 +35,7 @@ class FlowState(Enum):
 
 
 _F = FlowState
-FLOW: Final = StateMachine("Authorization flow (client)", _F.START, {
+FLOW: Final = StateMachine[FlowState]("Authorization flow (client)", _F.START, {
     (_F.START, "start"): _F.RESOURCE_METADATA,
     (_F.RESOURCE_METADATA, "try_next"): _F.RESOURCE_METADATA,
     (_F.RESOURCE_METADATA, "found"): _F.SERVER_METADATA,
