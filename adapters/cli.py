@@ -1,6 +1,6 @@
 """The ``mcpwire`` command line: serve an App, inspect any MCP server, call a tool.
 
-    mcpwire serve MODULE:APP [--transport http|stdio] [--host 127.0.0.1] [--port 8000]
+    mcpwire serve MODULE:APP [--transport http|stdio] [--host 127.0.0.1] [--port 8000] [--oauth-issuer URL ...]
     mcpwire inspect URL [--json]
     mcpwire inspect --stdio 'COMMAND [ARG]...' [--json]       (or: mcpwire inspect -- COMMAND [ARG]...)
     mcpwire call URL TOOL [JSON] [--log-level LEVEL] [--root URI]... [--no-input] [--json]
@@ -39,7 +39,7 @@ import signal
 import socket
 import sys
 import traceback
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -51,6 +51,7 @@ import trio
 
 import mcpwire
 from mcpwire import Client, ErrorCode, LocalProtocolError, RemoteProtocolError
+from mcpwire.auth import AuthError
 from mcpwire.types import Implementation
 from mcpwire.types import SERVER_INFO_META_KEY
 
@@ -118,7 +119,29 @@ def _headers(values: Sequence[str]) -> list[tuple[bytes, bytes]]:
     return out
 
 
-def _session(args: argparse.Namespace, capabilities: Mapping[str, Any] | None = None) -> HttpClient | StdioClient:
+@contextlib.asynccontextmanager
+async def _connection(args: argparse.Namespace, term: Terminal, capabilities: Mapping[str, Any] | None = None,
+                      ) -> AsyncIterator[HttpClient | StdioClient]:
+    """The client for the command line's target, entered; with ``--oauth``, authorized through
+    the browser (adapters/_cli_oauth.py)."""
+    if not args.oauth:
+        async with _session(args, capabilities) as session:
+            yield session
+        return
+    if args.stdio:
+        raise CliError("--oauth is for HTTP servers, not --stdio", EXIT_USAGE)
+    from ._cli_oauth import browser_oauth
+
+    oauth, listener = await browser_oauth(args, term)
+    try:
+        async with _session(args, capabilities, auth=oauth) as session:
+            yield session
+    finally:
+        await listener.aclose()
+
+
+def _session(args: argparse.Namespace, capabilities: Mapping[str, Any] | None = None, auth: Any = None,
+             ) -> HttpClient | StdioClient:
     client = Client(Implementation(name="mcpwire-cli", version=mcpwire.__version__), capabilities=capabilities)
     if args.stdio:
         if args.header:
@@ -137,7 +160,7 @@ def _session(args: argparse.Namespace, capabilities: Mapping[str, Any] | None = 
         return StdioClient(command, client, probe_timeout=min(args.timeout, 10.0), env=_env(args.env), cwd=args.cwd)
     try:
         return HttpClient(_url(args.url), client, read_timeout=args.timeout, connect_timeout=min(args.timeout, 10.0),
-                          extra_headers=_headers(args.header))
+                          extra_headers=_headers(args.header), auth=auth)
     except (ValueError, UnicodeError) as exc:
         raise CliError(f"bad URL {args.url!r}: {exc}", EXIT_USAGE) from None
 
@@ -170,7 +193,7 @@ def _error_text(error: ServerError) -> str:
 async def inspect_server(args: argparse.Namespace, term: Terminal) -> int:
     status = EXIT_OK
     report: dict[str, Any] = {}
-    async with _session(args) as session:
+    async with _connection(args, term) as session:
         try:
             discovered: dict[str, Any] | None = (await session.connect()).data
         except ServerError as exc:
@@ -265,7 +288,7 @@ async def call_tool(args: argparse.Namespace, term: Terminal) -> int:
         logger = f" {clean(event.logger)}:" if event.logger else ""
         term.say(f"log [{event.level}]{logger} {clean(event.data)}")
 
-    async with _session(args, capabilities) as session:
+    async with _connection(args, term, capabilities) as session:
         try:  # learn the tools' x-mcp-header annotations (the engine mirrors them into headers)
             await list_all(session, "tools/list", "tools")
         except ServerError:
@@ -351,15 +374,18 @@ def load_app(spec: str) -> App:
     raise CliError(f"{spec} is a {type(obj).__name__}, not a mcpwire_adapters.App", EXIT_USAGE)
 
 
-async def serve_http(app: App, host: str, port: int, grace: float, term: Terminal) -> None:
-    from .http_server import serve_http_until
+async def serve_http(app: App, host: str, port: int, grace: float, term: Terminal, guard: Any = None) -> None:
+    from .http_server import HttpServerConfig, serve_http_until
+
+    config = HttpServerConfig(auth=guard)
 
     stop = trio.Event()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
 
             async def run_server(task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
-                await serve_http_until(app, host, port, stop=stop, grace_period=grace, task_status=task_status)
+                await serve_http_until(app, host, port, stop=stop, grace_period=grace, task_status=task_status,
+                                       config=config)
                 nursery.cancel_scope.cancel()  # stopped: end the signal watcher too
 
             bound = await nursery.start(run_server)
@@ -402,9 +428,14 @@ def _serve(args: argparse.Namespace, term: Terminal) -> int:
         with contextlib.redirect_stdout(term.stderr):
             _trio_run(serve_stdio, load_app(args.app), args.grace_period, term)
     else:
+        guard = None
+        if args.oauth_issuer or args.oauth_jwks_url or args.oauth_resource or args.oauth_scope:
+            from ._cli_oauth import resource_guard
+
+            guard = resource_guard(args)
         app = load_app(args.app)
         try:
-            _trio_run(serve_http, app, args.host, args.port, args.grace_period, term)
+            _trio_run(serve_http, app, args.host, args.port, args.grace_period, term, guard)
         except OSError as exc:
             raise CliError(f"cannot listen on {args.host}:{args.port}: {_os_reason(exc)}", EXIT_UNREACHABLE) from None
     term.say("mcpwire: stopped")
@@ -444,6 +475,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=("http", "stdio"), default="http")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=_port, default=8000, help="0 picks a free port (default 8000)")
+    serve.add_argument("--oauth-issuer", metavar="URL",
+                       help="protect the server: accept only JWT access tokens from this authorization server")
+    serve.add_argument("--oauth-jwks-url", metavar="URL", help="the issuer's key set (its jwks_uri)")
+    serve.add_argument("--oauth-resource", metavar="URL",
+                       help="the URL clients use, the tokens' audience (default http://HOST:PORT/mcp)")
+    serve.add_argument("--oauth-scope", action="append", default=[], metavar="SCOPE",
+                       help="a scope every request needs (repeatable)")
     serve.add_argument("--grace-period", type=_seconds, default=10.0, metavar="SECONDS",
                        help="time requests in flight get to finish when stopping (default 10)")
 
@@ -457,6 +495,12 @@ def build_parser() -> argparse.ArgumentParser:
                              help="--stdio: a variable for the server (repeatable); it gets only PATH, HOME and "
                                   "the like otherwise")
         command.add_argument("--cwd", metavar="DIR", help="--stdio: the server's working directory")
+        command.add_argument("--oauth", action="store_true",
+                             help="authorize through the browser when the server asks (OAuth; docs/auth.md)")
+        command.add_argument("--token-store", metavar="PATH",
+                             help="--oauth: where tokens are kept (default ~/.mcpwire/tokens.json, mode 0600)")
+        command.add_argument("--oauth-scope", action="append", default=[], metavar="SCOPE",
+                             help="--oauth: a scope to ask for (repeatable; default: what the server names)")
         command.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
                              help="an extra HTTP header (repeatable), e.g. 'Authorization: Bearer ...'")
         command.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
@@ -504,6 +548,8 @@ def _protocol_text(exc: RemoteProtocolError | h11.RemoteProtocolError) -> str:
     data = getattr(exc, "data", None)
     if isinstance(data, dict) and data.get("status") in (404, 405):
         text += " (is the URL the server's MCP endpoint?)"
+    elif isinstance(data, dict) and data.get("status") in (401, 403):
+        text += " (the server requires authorization: try --oauth)"
     return text
 
 
@@ -561,6 +607,9 @@ def run(argv: Sequence[str] | None, term: Terminal) -> int:
         return EXIT_UNREACHABLE
     except (RemoteProtocolError, h11.RemoteProtocolError) as exc:
         term.say(f"error: {_protocol_text(exc)}")
+        return EXIT_UNREACHABLE
+    except AuthError as exc:  # --oauth: the authorization was refused (exc.reason names the rule)
+        term.say(f"error: authorization failed ({exc.reason}): {clean(str(exc))}")
         return EXIT_UNREACHABLE
     except LocalProtocolError as exc:  # e.g. no common protocol version
         term.say(f"error: {clean(exc)}")

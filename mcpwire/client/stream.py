@@ -418,12 +418,18 @@ class HttpResponseParser:
         else:
             body = b"".join(self._body)
             self._body = []
+            no_body = RemoteProtocolError(
+                f"HTTP {self.status} response to {self.request.method} has no JSON-RPC body",
+                code=TRANSPORT_ERROR, data={"status": self.status, "body": body[:512].decode("utf-8", "replace")},
+            )
             if not self._json or not body.strip():
-                raise RemoteProtocolError(
-                    f"HTTP {self.status} response to {self.request.method} has no JSON-RPC body",
-                    code=TRANSPORT_ERROR, data={"status": self.status, "body": body[:512].decode("utf-8", "replace")},
-                )
-            out = self._events_json(body)
+                raise no_body
+            try:
+                out = self._events_json(body)
+            except RemoteProtocolError:
+                if 200 <= self.status < 300:
+                    raise
+                raise no_body from None  # an error status with some other JSON (an OAuth error, say)
         if not self.done and self.request.method != "subscriptions/listen":
             raise RemoteProtocolError(f"response stream for {self.request.method} ended without a response",
                                       code=TRANSPORT_ERROR)
