@@ -96,7 +96,8 @@ class AuthServer:
         if path == "/authorize":
             code = f"code-{next(self._ids)}"
             self.codes[code] = query
-            location = query["redirect_uri"] + "?" + urlencode({"code": code, "state": query["state"], "iss": self.issuer})
+            back = {"code": code, **({"state": query["state"]} if "state" in query else {}), "iss": self.issuer}
+            location = query["redirect_uri"] + "?" + urlencode(back)  # state is the client's choice with PKCE
             return 302, {"location": location}, b""
         if path == "/token" and method == "POST":
             self.token_requests.append(form)

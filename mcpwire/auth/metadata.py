@@ -40,8 +40,9 @@ OIDC_WELL_KNOWN: Final = "/.well-known/openid-configuration"
 MAX_DOCUMENT: Final = 256 * 1024  # bytes of any one discovery document, registration or token response
 
 
-class ProtectedResourceMetadata(msgspec.Struct, frozen=True, kw_only=True):
-    """RFC 9728 section 2 (the members mcpwire reads or publishes; others are ignored)."""
+class ProtectedResourceMetadata(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """RFC 9728 section 2 (the members mcpwire reads or publishes; others are ignored). Members
+    left at their default are not published: an optional member is absent, never null."""
 
     resource: str
     authorization_servers: list[str] = []

@@ -215,3 +215,32 @@ async def test_a_client_refuses_metadata_for_another_resource() -> None:
                 await session.list_tools()
         assert auth.token_requests == [] and ("GET", "/authorize") not in auth.requests
         nursery.cancel_scope.cancel()
+
+
+@run
+async def test_the_typescript_sdk_auth_client_against_our_resource_server() -> None:
+    """The TypeScript SDK v1's own OAuth provider (tests/interop/peers/ts_auth_client.cjs):
+    registered dynamically, authorized with PKCE and the resource indicator, its token
+    accepted by our guard and its principal seen by the tool."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
+    from _node import NpmError, node_setup
+
+    try:
+        node = node_setup()
+    except NpmError as exc:  # pragma: no cover - a machine without npm
+        pytest.skip(f"Node 22 and the TypeScript SDK cannot be installed: {exc}")
+    auth = AuthServer()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(auth.serve)
+        url = await start_mcp(nursery, auth)
+        # An optional member is absent, never null: strict clients (this one) refuse a null.
+        prm = await fetch(HttpCall(method="GET", url=url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")))
+        assert prm.status == 200 and None not in json.loads(prm.body).values()
+        done = await trio.run_process(node.command("ts_auth_client.cjs", url), env=node.env, capture_stdout=True,
+                                      capture_stderr=True, check=False)
+        assert done.returncode == 0, done.stderr.decode()
+        report = json.loads(done.stdout)
+        assert report["authorizations"] == 1  # one 401, one authorization, then the call
+        assert "mcp:basic" in report["text"].split() and report["text"].endswith(" False")  # a bearer token
+        assert ("POST", "/register") in auth.requests and ("POST", "/token") in auth.requests
+        nursery.cancel_scope.cancel()
