@@ -45,6 +45,7 @@ import mcpwire
 from mcpwire.types import CallToolResult, CompleteResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
 from mcpwire import CompletionRequest, Exchange, HttpListenStream, ListenStream, PromptGet, ResourceRead, ResponseBody, Server, ToolCall, resource_not_found
 from mcpwire import InputArrived, SessionClosed
+from mcpwire.sessions import HttpBatch
 from mcpwire.sessions import ResumedStream
 from mcpwire.framing import encode_comment
 
@@ -474,6 +475,70 @@ class App:
         scope = self._session_work.get(cancelled.session_id, {}).get(_key(cancelled.request_id))
         if scope is not None:
             scope.cancel()
+
+    async def run_batch(
+        self,
+        batch: HttpBatch,
+        emit: Send,
+        watch: Callable[[Callable[[], None]], Coroutine[Any, Any, None]],
+    ) -> bool:
+        """Answer a JSON-RPC batch of a 2025-03-26 session on one response (``HttpBatch``):
+        its answers and cancellations are handed in, its requests run concurrently, and every
+        message each sends goes on one event stream, which ends when the last is answered
+        (202 when the batch holds no request). ``watch`` watches the connection once for all of
+        them. Returns True when the client went away."""
+        for answer in batch.answers:
+            if isinstance(answer, InputArrived):
+                self.input_arrived(answer)
+            elif isinstance(answer, mcpwire.Cancelled):
+                self.request_cancelled(answer)
+        if not batch.has_requests:
+            await emit(batch.no_requests)
+            return False
+        lock = anyio.Lock()
+        peer_gone = False
+
+        async def send(outputs: Any) -> None:
+            frames = batch.frames(outputs)
+            if frames:
+                async with lock:
+                    await emit(frames)
+
+        async def unwatched(gone: Callable[[], None]) -> None:
+            await anyio.sleep_forever()
+
+        async with anyio.create_task_group() as tasks:
+
+            def gone() -> None:
+                nonlocal peer_gone
+                peer_gone = True
+                for answer in batch.answers:
+                    if isinstance(answer, mcpwire.HttpExchange):
+                        answer.cancel()
+                tasks.cancel_scope.cancel()
+
+            async def run(exchange: mcpwire.HttpExchange) -> None:
+                nonlocal peer_gone
+                peer_gone |= await self.run_exchange(exchange, send, unwatched)
+
+            await emit([batch.head()])
+            watcher = anyio.CancelScope()
+
+            async def watching() -> None:
+                with watcher:
+                    await watch(gone)
+
+            tasks.start_soon(watching)
+            async with anyio.create_task_group() as work:
+                for answer in batch.answers:
+                    if isinstance(answer, mcpwire.HttpExchange):
+                        work.start_soon(run, answer)
+                    elif isinstance(answer, tuple):
+                        await send(answer)
+            watcher.cancel()
+        if not peer_gone:
+            await emit([ResponseBody(data=b"", more=False)])
+        return peer_gone
 
     def _report(self, exchange: Exchange[Any], error: BaseException) -> None:
         _log.error("request %r answered -32603 Internal error", exchange.request_id, exc_info=error)

@@ -46,6 +46,7 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
+from mcpwire.sessions import HttpBatch
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
@@ -201,6 +202,8 @@ class _Request:
             elif isinstance(reply, Cancelled):
                 self.app.request_cancelled(reply)
                 await self._emit(reply.reply)
+            elif isinstance(reply, HttpBatch):
+                await self.app.run_batch(reply, self._emit, self._watch_disconnect)
             else:
                 await self._emit(reply)
         except _PeerGone:

@@ -44,6 +44,7 @@ import h11
 import msgspec
 import trio
 
+from mcpwire.sessions import HttpBatch
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
@@ -274,6 +275,9 @@ class _Connection:
         elif isinstance(reply, Cancelled):
             self.app.request_cancelled(reply)
             await self._emit(reply.reply)
+        elif isinstance(reply, HttpBatch):
+            if await self.app.run_batch(reply, self._emit, self._watch_peer):
+                raise _PeerGone
         else:
             await self._emit(reply)
         return (

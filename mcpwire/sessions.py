@@ -11,11 +11,12 @@ events (for resumption with ``Last-Event-ID``) in what ``event_store=MemoryEvent
 """
 
 from .client.stream import Resume
+from .server.events import HttpBatch
 from .server.listen import ResumedStream, SessionStream, StdioSessionStream
 from .server.session import EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore
 from .wire.versions import INITIALIZE_ERA
 
 __all__ = [
     "Session", "SessionStore", "MemorySessionStore", "EventStore", "MemoryEventStore", "SessionStream",
-    "StdioSessionStream", "ResumedStream", "Resume", "INITIALIZE_ERA",
+    "StdioSessionStream", "ResumedStream", "HttpBatch", "Resume", "INITIALIZE_ERA",
 ]

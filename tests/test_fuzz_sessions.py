@@ -23,7 +23,7 @@ import mcpwire
 from fuzz.bounds import budget
 from fuzz.targets import CLIENT_CAPS, NOW, make_server
 from mcpwire import HttpExchange, HttpRequest, InputArrived, ResponseBody, ResponseHead, SessionClosed
-from mcpwire.sessions import MemorySessionStore, SessionStream
+from mcpwire.sessions import HttpBatch, MemorySessionStore, SessionStream
 from mcpwire.types import CallToolResult, Implementation, TextContent
 
 ERA = ("2025-11-25", "2025-06-18", "2025-03-26")
@@ -63,6 +63,13 @@ class Sessions(RuleBasedStateMachine):
 
     def _send(self, method: str, headers: list[tuple[bytes, bytes]], body: bytes) -> Any:
         answer = self.server.receive_http(HttpRequest(method=method, target="/mcp", headers=headers, body=body), now=NOW)
+        return self._handle(answer)
+
+    def _handle(self, answer: Any) -> Any:
+        if isinstance(answer, HttpBatch):  # a 2025-03-26 batch: every answer handled, one stream
+            outcomes = [self._handle(part) for part in answer.answers]
+            assert answer.has_requests == any(o is None or o[0] != 202 for o in outcomes), outcomes
+            return None
         if isinstance(answer, HttpExchange):  # the host answers: a tool's result, else a minimal fit
             event = answer.event
             result = CallToolResult(content=[TextContent(text="ok")]) if isinstance(event, mcpwire.ToolCall) else None
@@ -148,6 +155,22 @@ class Sessions(RuleBasedStateMachine):
         headers = [(b"Content-Type", b"application/json"), (b"Accept", b"application/json, text/event-stream"),
                    (b"Mcp-Session-Id", session.session_id.encode()), (b"MCP-Protocol-Version", b"2025-11-25")]
         self._send("POST", headers, body)
+
+    @rule(session=sessions, size=st.integers(0, 4), notes=st.integers(0, 2))
+    def batch(self, session: Open | None, size: int, notes: int) -> None:
+        if session is None or not session.client.initialized:
+            return
+        requests = [session.client.request("ping") for _ in range(size)]
+        note = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+        body = json.dumps([json.loads(r.body) for r in requests] + [note] * notes).encode()
+        headers = list(requests[0].headers) if requests else list(session.client.notification("x").headers)
+        outcome = self._send("POST", headers, body)
+        if session.session_id in self.deleted:
+            assert outcome is not None and outcome[0] == 404
+        elif session.client.protocol_version != "2025-03-26" or size + notes == 0:
+            assert outcome is not None and outcome[0] == 400, outcome  # no batches there; an empty one
+        else:
+            assert outcome is None  # an HttpBatch, handled
 
     @rule(session=sessions, rid=st.integers(0, 5) | st.text(max_size=3))
     def stray_response(self, session: Open | None, rid: Any) -> None:

@@ -42,7 +42,7 @@ from .catalog import (
 from .context import CachePolicy, ServerContext
 from .era import session_result, tool_visible
 from .events import (
-    Cancelled, CompletionRequest, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall,
+    Cancelled, CompletionRequest, HttpBatch, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall,
 )
 from .exchange import Exchange, HttpExchange, StdioExchange
 from .http import (
@@ -54,7 +54,7 @@ from .listen import (
     check_list_kind, check_uri, parse_filter,
 )
 from .session import (
-    EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore, check_initialize, check_session_id,
+    BATCH_REVISIONS, MAX_BATCH, EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore, check_initialize, check_session_id,
     negotiate_version,
 )
 from .listeners import Listeners
@@ -85,7 +85,7 @@ class _Listen(msgspec.Struct, frozen=True):
 
 _Admitted = Union[bytes, tuple[ServerEvent, Any], _Listen]
 
-HttpAnswer = Union[HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed, Cancelled]
+HttpAnswer = Union[HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed, Cancelled, HttpBatch]
 """What :meth:`Server.receive_http` returns."""
 
 _OLDEST: Final = INITIALIZE_ERA[-1]
@@ -356,6 +356,8 @@ class Server:
         body = admit(request, self.http, view)
         if not isinstance(body, bytes):
             return body
+        if body[:1] == b"[" and self._batches_allowed(view):
+            return self._batch_http(request, body, now)
         try:
             message = decode_message(body)
         except UnansweredMessage:
@@ -382,6 +384,47 @@ class Server:
         return HttpExchange(self._context, event, params, now)
 
     # -- initialize era over HTTP -------------------------------------------------------------------
+    def _batches_allowed(self, view: HeaderView) -> bool:
+        """Batches are a 2025-03-26 feature: a request on a session of that revision (its header,
+        or none, which means 2025-03-26). Anywhere else an array is refused like any non-object."""
+        if not BATCH_REVISIONS & set(self._era) or not self._sessions_on or view.first(MCP_SESSION_ID) is None:
+            return False
+        try:
+            version = protocol_version_header(view)
+        except HeaderMismatch:
+            return False
+        return (version or _OLDEST) in BATCH_REVISIONS
+
+    def _batch_http(self, request: HttpRequest, body: bytes, now: float) -> HttpAnswer:
+        session_ids = HeaderView(request.headers).all(MCP_SESSION_ID)
+        if len(session_ids) > 1:
+            return _refuse(400, "Bad Request: repeated Mcp-Session-Id header", None)
+        if self.sessions.get(session_ids[0].decode("latin-1"), now) is None:
+            return _refuse(404, "Session not found", None)  # the batch as a whole: nothing to answer on
+        try:
+            raws = msgspec.json.decode(body, type=list[msgspec.Raw])
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return error_reply(RemoteProtocolError("Parse error", code=ErrorCode.PARSE_ERROR))
+        if not raws:  # JSON-RPC 2.0: an empty array is one Invalid Request
+            return error_reply(RemoteProtocolError("Invalid Request: empty batch", code=ErrorCode.INVALID_REQUEST))
+        if len(raws) > MAX_BATCH:
+            return error_reply(RemoteProtocolError(f"Invalid Request: more than {MAX_BATCH} messages in a batch",
+                                                   code=ErrorCode.INVALID_REQUEST))
+        answers: list[Any] = []
+        has_requests = False
+        for raw in raws:
+            item = bytes(raw)
+            if item[:1] == b"[":  # a batch in a batch is not a message
+                answers.append(error_reply(RemoteProtocolError("Invalid Request", code=ErrorCode.INVALID_REQUEST)))
+                has_requests = True
+                continue
+            answer = self.receive_http(HttpRequest(method=request.method, target=request.target,
+                                                   headers=request.headers, body=item), now=now)
+            answers.append(answer)
+            if isinstance(answer, HttpExchange) or (isinstance(answer, tuple) and answer[0].status != 202):
+                has_requests = True
+        return HttpBatch(answers=answers, has_requests=has_requests, no_requests=empty_reply(202))
+
     @property
     def _sessions_on(self) -> bool:
         return bool(self._era) and self._session_ids is not None

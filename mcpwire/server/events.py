@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Union
 import msgspec
 
 from ..wire.envelope import Notification, RequestId, check_request_id
+from .http import ResponseBody, ResponseHead, batch_frames, sse_head
 from ..wire.meta import RequestMeta
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 
@@ -152,3 +153,27 @@ class SessionClosed(msgspec.Struct, frozen=True, kw_only=True):
     reply: Any
     waiting: list[Any] = msgspec.field(default_factory=list)
     stream: Any = None
+
+
+class HttpBatch(msgspec.Struct, frozen=True, kw_only=True):
+    """A JSON-RPC batch posted on a 2025-03-26 session (specification 2025-03-26: Basic >
+    Transports > Streamable HTTP, Sending Messages to the Server: a server MUST support
+    receiving batches). ``answers`` holds what :meth:`Server.receive_http` answers for each
+    message, in order. Handle each as usual (run the exchanges; hand in the arrived answers and
+    cancellations) but send one response: when :attr:`has_requests`, an event stream:
+    :meth:`head`, then :meth:`frames` of each answer's outputs as they come (a request's
+    progress, the server's own requests, its response), then ``ResponseBody(b"", more=False)``
+    once every answer is complete; else :attr:`no_requests` (202, no body)."""
+
+    answers: list[Any]
+    has_requests: bool
+    no_requests: Any
+
+    @staticmethod
+    def head() -> ResponseHead:
+        return sse_head()
+
+    @staticmethod
+    def frames(outputs: Any) -> list[ResponseBody]:
+        """One answer's outputs (a reply, or what an exchange sends) as events of the stream."""
+        return batch_frames(outputs)

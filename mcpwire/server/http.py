@@ -32,6 +32,7 @@ import msgspec
 from ..wire.envelope import RequestId, encode_error
 from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ..wire.headers import HeaderView
+from ..wire.sse import encode_event
 
 __all__ = [
     "Headers",
@@ -51,6 +52,7 @@ __all__ = [
     "error_reply",
     "empty_reply",
     "sse_head",
+    "batch_frames",
 ]
 
 Headers = Sequence[tuple[bytes, bytes]]
@@ -161,6 +163,20 @@ def error_reply(
 def empty_reply(status: int) -> HttpReply:
     """A response with no body (202 for notifications and posted responses)."""
     return ResponseHead(status=status, headers=((b"content-length", b"0"),)), ResponseBody(data=b"")
+
+
+def batch_frames(outputs: list[Any] | tuple[Any, ...]) -> list[ResponseBody]:
+    """One answer of an :class:`~mcpwire.sessions.HttpBatch` as events of the batch's stream:
+    a JSON body becomes one event, an event stream's frames pass as they are, and no frame ends
+    the stream (the host ends it once every answer has been sent)."""
+    frames: list[ResponseBody] = []
+    json_body = False
+    for item in outputs:
+        if isinstance(item, ResponseHead):
+            json_body = dict(item.headers).get(b"content-type", b"").startswith(b"application/json")
+        elif isinstance(item, ResponseBody) and item.data:
+            frames.append(ResponseBody(data=encode_event(item.data) if json_body else item.data, more=True))
+    return frames
 
 
 def sse_head() -> ResponseHead:

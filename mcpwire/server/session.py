@@ -33,12 +33,17 @@ from .states import SESSION, SessionState
 __all__ = [
     "Session", "SessionStore", "MemorySessionStore", "EventStore", "MemoryEventStore", "negotiate_version",
     "check_initialize", "check_session_id", "MAX_SUBSCRIPTIONS", "MAX_PENDING_INPUTS", "MAX_STREAMS", "MAX_EVENTS",
+    "BATCH_REVISIONS", "MAX_BATCH",
 ]
 
 MAX_SUBSCRIPTIONS: Final = 1000
 """Resource subscriptions one session may hold; more is -32602."""
 MAX_PENDING_INPUTS: Final = 64
 """Server-to-client requests one session may have waiting for answers at once."""
+BATCH_REVISIONS: Final = frozenset({"2025-03-26"})
+"""Revisions whose receivers take JSON-RPC batches (2025-03-26: a MUST; 2025-06-18 removed them)."""
+MAX_BATCH: Final = 64
+"""Messages in one batch; a longer one is refused whole (-32600)."""
 MAX_STREAMS: Final = 32
 """SSE streams of one session kept for resumption (the newest)."""
 MAX_EVENTS: Final = 256

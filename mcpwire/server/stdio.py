@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Union
 
+import msgspec
 
 from ..wire.envelope import Notification, Request, Response, UnansweredMessage, decode_message, encode_error
 from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
@@ -19,7 +20,7 @@ from .exchange import StdioExchange
 from .listen import StdioListenStream
 from ..wire.ndjson import LineReader, OversizeLine, encode_line
 from .engine import Server
-from .session import Session
+from .session import BATCH_REVISIONS, MAX_BATCH, Session
 from .states import ExchangeState, ListenState
 from .tokens import check_now
 
@@ -66,7 +67,29 @@ class StdioConnection:
                 error = RemoteProtocolError(f"Message exceeds {self.max_line_bytes} bytes", code=ErrorCode.INVALID_REQUEST)
                 out.append(encode_line(encode_error(None, error)))
                 continue
+            if line[:1] == b"[" and self.session is not None and self.session.revision in BATCH_REVISIONS:
+                out.extend(self._batch(line, now))
+                continue
             item = self.receive_line(line, now=now)
+            if item is not None:
+                out.append(item)
+        return out
+
+    def _batch(self, line: bytes, now: float) -> list[StdioOutput]:
+        """A JSON-RPC batch on a 2025-03-26 connection (that revision: a receiver MUST take
+        batches): each message is handled as if it came on its own line, and each answer is a
+        line of its own, as over HTTP, where a batch's answers are events of one stream."""
+        try:
+            raws = msgspec.json.decode(line, type=list[msgspec.Raw])
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return [encode_line(encode_error(None, RemoteProtocolError("Parse error", code=ErrorCode.PARSE_ERROR)))]
+        if not raws or len(raws) > MAX_BATCH:
+            why = "empty batch" if not raws else f"more than {MAX_BATCH} messages in a batch"
+            return [encode_line(encode_error(None, RemoteProtocolError(f"Invalid Request: {why}",
+                                                                       code=ErrorCode.INVALID_REQUEST)))]
+        out: list[StdioOutput] = []
+        for raw in raws:
+            item = self.receive_line(bytes(raw), now=now)  # a nested array is refused there
             if item is not None:
                 out.append(item)
         return out

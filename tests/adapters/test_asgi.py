@@ -757,3 +757,21 @@ def test_fixture_serves_through_asgi_until_stdin_eof(server: str) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.anyio
+async def test_a_2025_03_26_batch_through_the_asgi_app(app: App) -> None:
+    asgi = AsgiApp(app)
+    json_headers = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    opened = await request(asgi, json.dumps(init).encode(), json_headers)
+    session_id = opened.header(b"mcp-session-id")
+    assert opened.status == 200 and session_id
+    session = [*json_headers, ("mcp-session-id", session_id.decode()), ("mcp-protocol-version", "2025-03-26")]
+    messages = [{"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}]
+    call = await request(asgi, json.dumps(messages).encode(), session)
+    answers = {m["id"]: m for m in sse_messages(call.body)}
+    assert call.status == 200 and call.complete and sorted(answers) == [2, 3]
+    assert answers[3]["result"]["content"] == [{"type": "text", "text": "hi"}]

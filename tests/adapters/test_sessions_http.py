@@ -216,3 +216,33 @@ def test_a_client_that_never_answers_gets_32603_after_the_input_timeout() -> Non
             nursery.cancel_scope.cancel()
 
     trio.run(main)
+
+
+def test_a_2025_03_26_batch_is_answered_on_one_event_stream() -> None:
+    async def main() -> None:
+        app = make_app()
+        async with trio.open_nursery() as nursery:
+            address = await nursery.start(serve_http, app)
+            params = {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+            status, headers, body = await http(address, "POST", POST, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                                                        "params": params})
+            assert status == 200 and json.loads(body)["result"]["protocolVersion"] == "2025-03-26"
+            session = {"mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-03-26"}
+            messages = [
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "reconnect_free", "arguments": {}}},
+                {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
+            ]
+            status, headers, body = await http(address, "POST", {**POST, **session}, messages)
+            answers = {m["id"]: m for m in (json.loads(e["data"]) for e in events(body) if e.get("data"))}
+            assert status == 200 and headers["content-type"] == "text/event-stream"
+            assert sorted(answers) == [2, 3, 4] and answers[2]["result"] == {}
+            assert answers[3]["error"]["code"] == -32602  # an unknown tool: its error is one of the answers
+            assert "greet" in {t["name"] for t in answers[4]["result"]["tools"]}
+            notes = [{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]
+            status, _, body = await http(address, "POST", {**POST, **session}, notes)
+            assert status == 202 and body == b""
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)

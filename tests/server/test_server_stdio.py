@@ -338,7 +338,7 @@ def test_deeply_nested_line_is_answered() -> None:
 
 # -- initialize era on stdio ------------------------------------------------------------------------
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+INIT: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}
 
 
@@ -377,3 +377,30 @@ def test_initialized_opens_the_session_stream_once() -> None:
     assert json.loads(out) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
     assert stream.close() == b"" and server.list_changed("tools") == []
     assert conn.session is not None and conn.session.stream is None
+
+
+def test_a_2025_03_26_connection_takes_batches_and_answers_each_on_its_line() -> None:
+    server = make_server(list_changed=True, supported_versions=("2025-03-26",))
+    server.add_tool(Tool(name="work", description="Work", input_schema=OBJ))
+    conn = StdioConnection(server)
+    era_answer(conn, {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-03-26"}})
+    one(conn, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    messages = [{"jsonrpc": "2.0", "id": 2, "method": "ping"}, {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "work", "arguments": {}}},
+                {"jsonrpc": "2.0", "id": 4, "method": "nope"}, []]
+    out = conn.receive_data(line(messages), now=NOW)
+    assert len(out) == 4  # ping, the call's exchange, the unknown method's error, the nested array's error
+    ping, call, unknown, nested = out
+    assert isinstance(ping, bytes) and json.loads(ping) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert isinstance(call, StdioExchange) and call.request_id == 3
+    assert isinstance(unknown, bytes) and json.loads(unknown)["error"]["code"] == -32601
+    assert isinstance(nested, bytes) and json.loads(nested)["error"]["code"] == -32600
+    (empty,) = conn.receive_data(line([]), now=NOW)
+    assert isinstance(empty, bytes) and json.loads(empty)["error"] == {"code": -32600, "message": "Invalid Request: empty batch"}
+
+
+def test_batches_are_refused_on_later_revisions() -> None:
+    conn = StdioConnection(make_server(list_changed=True, supported_versions=("2025-11-25",)))
+    era_answer(conn, INIT)
+    (refused,) = conn.receive_data(line([{"jsonrpc": "2.0", "id": 2, "method": "ping"}]), now=NOW)
+    assert isinstance(refused, bytes) and json.loads(refused)["error"]["code"] == -32600

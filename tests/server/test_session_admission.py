@@ -13,7 +13,7 @@ import pytest
 
 import mcpwire
 from mcpwire import HttpRequest, Keyring, ResponseBody, ResponseHead, SessionClosed
-from mcpwire.sessions import MemoryEventStore, MemorySessionStore, SessionStream
+from mcpwire.sessions import HttpBatch, MemoryEventStore, MemorySessionStore, SessionStream
 from mcpwire.types import Implementation, Tool
 
 NOW = 1_800_000_000.0
@@ -229,3 +229,49 @@ def test_origin_checks_apply_to_sessions(origin: bytes) -> None:
     error(send(server, INIT, [(b"origin", origin)]), 403, -32600, "Origin is not allowed")
     error(send(server, PING, session + [(b"origin", origin)]), 403, -32600, "Origin is not allowed")
     assert len(server.sessions) == 1
+
+
+# -- 2025-03-26 batches ------------------------------------------------------------------------------
+
+
+def batch(server: mcpwire.Server, messages: Any, session: list[tuple[bytes, bytes]]) -> Any:
+    return server.receive_http(HttpRequest(method="POST", target="/mcp", headers=BASE + session,
+                                           body=json.dumps(messages).encode()), now=NOW)
+
+
+def test_a_2025_03_26_session_receives_batches() -> None:
+    server = make_server()
+    session = open_session(server, "2025-03-26")
+    messages = [PING, {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+                {"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "t", "arguments": {}}},
+                {"jsonrpc": "2.0", "id": 11, "method": "nope"}, [PING]]
+    answer = batch(server, messages, session)
+    assert isinstance(answer, HttpBatch) and answer.has_requests and len(answer.answers) == 5
+    ping, note, call, unknown, nested = answer.answers
+    assert reply(ping)[2] == {"jsonrpc": "2.0", "id": 9, "result": {}} and reply(note)[0] == 202
+    assert isinstance(call, mcpwire.HttpExchange) and call.request_id == 10
+    assert reply(unknown)[2]["error"]["code"] == -32601 and reply(nested)[2]["error"]["code"] == -32600
+    # Every answer becomes events of the one stream.
+    events = [f.data for part in (ping, call.complete(mcpwire.types.CallToolResult(content=[]))) for f in HttpBatch.frames(part)]
+    assert [json.loads(e.split(b"data: ", 1)[1])["id"] for e in events] == [9, 10]
+    assert all(f.more for part in (ping, unknown) for f in HttpBatch.frames(part))
+
+
+def test_a_batch_of_notifications_and_responses_is_202() -> None:
+    server = make_server()
+    session = open_session(server, "2025-03-26")
+    answer = batch(server, [{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+                            {"jsonrpc": "2.0", "id": 77, "result": {}}], session)
+    assert isinstance(answer, HttpBatch) and not answer.has_requests and reply(answer.no_requests)[0] == 202
+
+
+def test_batches_are_refused_elsewhere() -> None:
+    server = make_server()
+    old, new = open_session(server, "2025-03-26"), open_session(server)
+    error(batch(server, [], old), 400, -32600, "Invalid Request: empty batch")
+    error(batch(server, [PING] * 65, old), 400, -32600, "Invalid Request: more than 64 messages in a batch")
+    unknown = [(b"mcp-session-id", b"nope"), (b"mcp-protocol-version", b"2025-03-26")]
+    error(batch(server, [PING], unknown), 404, -32600, "Session not found")
+    for refused in (batch(server, [PING], new), batch(server, [PING], [])):
+        status, _, body = reply(refused)
+        assert status == 400 and body["error"]["code"] == -32600
