@@ -61,7 +61,8 @@ from mcpwire.types import Implementation
 # The transport-neutral half lives in .session (no h11 there); re-exported here, where it was.
 from .feed import FeedListen, SessionFeed
 from .session import (
-    EventHandler, InputHandler, ListenEvent, ServerError, Session, SessionExpired, Subscription, TransportError,
+    ElicitationHandler, EventHandler, InputHandler, ListenEvent, RootsHandler, SamplingHandler, ServerError, Session,
+    SessionExpired, Subscription, TransportError,
 )
 
 if TYPE_CHECKING:
@@ -70,8 +71,8 @@ if TYPE_CHECKING:
     from .oauth import OAuth
 
 __all__ = [
-    "EventHandler", "HttpClient", "InputHandler", "ListenEvent", "ServerError", "Session", "SessionExpired",
-    "Subscription", "TransportError",
+    "ElicitationHandler", "EventHandler", "HttpClient", "InputHandler", "ListenEvent", "RootsHandler", "SamplingHandler",
+    "ServerError", "Session", "SessionExpired", "Subscription", "TransportError",
 ]
 
 _log = logging.getLogger("mcpwire.client")
@@ -98,12 +99,15 @@ class HttpClient(Session):
         ssl_context: ssl.SSLContext | None = None,
         on_input: InputHandler | None = None,
         on_log: EventHandler | None = None,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        roots: RootsHandler | None = None,
         max_resumptions: int = 16,
         max_connections: int = 8,
         auth: OAuth | None = None,
     ) -> None:
         super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds,
-                         on_input=on_input, on_log=on_log)
+                         on_input=on_input, on_log=on_log, elicitation=elicitation, sampling=sampling, roots=roots)
         self._setup_lock = trio.Lock()
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:

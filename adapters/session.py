@@ -49,12 +49,13 @@ from mcpwire import (
 )
 from mcpwire.sessions import INITIALIZE_ERA
 from mcpwire.types import (
-    DiscoverResult, Implementation, InitializeResult, InputRequest, RequestId, ServerCapabilities, SubscriptionFilter,
+    CreateMessageRequest, CreateMessageResult, DiscoverResult, ElicitRequest, ElicitResult, ListRootsRequest,
+    ListRootsResult, Implementation, InitializeResult, InputRequest, RequestId, ServerCapabilities, SubscriptionFilter,
 )
 
 __all__ = [
-    "EventHandler", "InputHandler", "ListenEvent", "ServerError", "Session", "SessionExpired", "SessionListen",
-    "Subscription", "TransportError",
+    "ElicitationHandler", "EventHandler", "InputHandler", "ListenEvent", "RootsHandler", "SamplingHandler",
+    "ServerError", "Session", "SessionExpired", "SessionListen", "Subscription", "TransportError",
 ]
 
 _log = logging.getLogger("mcpwire.client")
@@ -62,6 +63,12 @@ SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 
 T = TypeVar("T")
 InputHandler = Callable[[dict[str, InputRequest]], "Mapping[str, Any] | Awaitable[Mapping[str, Any]]"]
+ElicitationHandler = Callable[[ElicitRequest], "ElicitResult | Awaitable[ElicitResult]"]
+SamplingHandler = Callable[[CreateMessageRequest], "CreateMessageResult | Awaitable[CreateMessageResult]"]
+RootsHandler = Callable[[ListRootsRequest], "ListRootsResult | Awaitable[ListRootsResult]"]
+# What each handler of Session(elicitation=, sampling=, roots=) makes the client declare, unless it
+# declares the capability itself (URL-mode elicitation is declared by the host that handles it).
+_HANDLER_CAPABILITIES: dict[str, dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
 EventHandler = Callable[[Any], "None | Awaitable[None]"]
 ListenEvent = ListenAck | ListChanged | ResourceUpdated
 
@@ -113,8 +120,18 @@ class Session:
     _probe_first = False  # stdio: probe with server/discover before the first other request
 
     def __init__(self, client: Client, *, max_rounds: int = 8, max_pages: int = 100,
-                 on_input: InputHandler | None = None, on_log: EventHandler | None = None) -> None:
+                 on_input: InputHandler | None = None, on_log: EventHandler | None = None,
+                 elicitation: ElicitationHandler | None = None, sampling: SamplingHandler | None = None,
+                 roots: RootsHandler | None = None) -> None:
         self.client = client
+        self._handlers: dict[type, Callable[[Any], Any]] = {
+            kind: handler for kind, handler in ((ElicitRequest, elicitation), (CreateMessageRequest, sampling),
+                                                (ListRootsRequest, roots)) if handler is not None}
+        for name, handler in (("elicitation", elicitation), ("sampling", sampling), ("roots", roots)):
+            if handler is not None and name not in client.capabilities:
+                client.capabilities[name] = _HANDLER_CAPABILITIES[name]
+        if on_input is None and self._handlers:
+            on_input = self._by_kind
         self.max_rounds = max_rounds
         self.max_pages = max_pages
         self.on_input = on_input
@@ -130,6 +147,17 @@ class Session:
         self._calls: list[tuple[InputHandler | None, EventHandler | None]] = []  # on_input, on_log per call
         # One probe or handshake at a time: the transport gives its event loop's lock.
         self._setup_lock: contextlib.AbstractAsyncContextManager[object] = contextlib.nullcontext()
+
+    async def _by_kind(self, requests: dict[str, InputRequest]) -> dict[str, Any]:
+        """The session's on_input made of its elicitation, sampling and roots handlers."""
+        answers: dict[str, Any] = {}
+        for key, request in requests.items():
+            handler = self._handlers.get(type(request))
+            if handler is None:
+                raise ServerError(ErrorResult(request_id=key, code=ErrorCode.INTERNAL_ERROR,
+                                              message=f"no handler for {type(request).__name__}"))
+            answers[key] = await _maybe_await(handler(request))
+        return answers
 
     # -- what the server said about itself ------------------------------------------------------
     @property
@@ -350,6 +378,7 @@ class Session:
                     continue
                 raise ServerError(final)
             assert isinstance(final, InputRequired)
+            on_input = on_input or self.on_input  # a call given none: the session's handler
             rounds += 1
             if on_input is None or rounds > self.max_rounds:
                 why = "no input handler" if on_input is None else f"more than {self.max_rounds} input rounds"
@@ -456,6 +485,14 @@ class Session:
     async def read_resource(self, uri: str, *, on_input: InputHandler | None = None) -> ResultReceived:
         await self._ready()
         return await self.send(self.client.read_resource(uri), on_input=on_input)
+
+    async def complete(self, ref: Mapping[str, Any], argument_name: str, value: str, *,
+                       context: Mapping[str, str] | None = None) -> ResultReceived:
+        """``completion/complete``: the values the server offers for ``argument_name`` of
+        ``ref`` (``{"type": "ref/prompt", "name": ...}`` or ``{"type": "ref/resource", "uri":
+        ...}``) starting with ``value``, given the arguments already chosen (``context``)."""
+        await self._ready()
+        return await self.send(self.client.complete(ref, argument_name, value, context=context))
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, *,
                          on_input: InputHandler | None = None) -> ResultReceived:

@@ -50,7 +50,10 @@ from mcpwire import (
 )
 
 from .feed import FeedListen, SessionFeed
-from .session import EventHandler, InputHandler, Session, Subscription, TransportError, _NoAnswer
+from .session import (
+    ElicitationHandler, EventHandler, InputHandler, RootsHandler, SamplingHandler, Session, Subscription, TransportError,
+    _NoAnswer,
+)
 
 __all__ = ["DEFAULT_ENV_KEYS", "StdioClient", "default_environment"]
 
@@ -93,10 +96,13 @@ class StdioClient(Session):
         exit_timeout: float = 5.0,
         on_input: InputHandler | None = None,
         on_log: EventHandler | None = None,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        roots: RootsHandler | None = None,
         probe_timeout: float = 10.0,
     ) -> None:
         super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds,
-                         on_input=on_input, on_log=on_log)
+                         on_input=on_input, on_log=on_log, elicitation=elicitation, sampling=sampling, roots=roots)
         self._setup_lock = trio.Lock()
         self.probe_timeout = probe_timeout
         self.command = list(command)

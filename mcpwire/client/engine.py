@@ -261,8 +261,14 @@ class Client:
             params["arguments"] = dict(arguments)
         return self.request("prompts/get", params, **kw)
 
-    def complete(self, ref: Mapping[str, Any], argument_name: str, value: str, **kw: Any) -> OutgoingRequest:
-        params = {"ref": dict(ref), "argument": {"name": argument_name, "value": value}}
+    def complete(self, ref: Mapping[str, Any], argument_name: str, value: str, *,
+                 context: Mapping[str, str] | None = None, **kw: Any) -> OutgoingRequest:
+        """``completion/complete`` for ``argument_name`` of ``ref`` (``{"type": "ref/prompt",
+        "name": ...}`` or ``{"type": "ref/resource", "uri": ...}``); ``context`` names the
+        arguments already chosen (``context.arguments``)."""
+        params: dict[str, Any] = {"ref": dict(ref), "argument": {"name": argument_name, "value": value}}
+        if context is not None:
+            params["context"] = {"arguments": dict(context)}
         return self.request("completion/complete", params, **kw)
 
     def listen(self, notifications: Mapping[str, Any], **kw: Any) -> OutgoingRequest:

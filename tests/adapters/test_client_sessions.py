@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import trio
 
-from mcpwire import Client, ListChanged, ResourceUpdated
+from mcpwire import Client, CompletionRequest, ListChanged, ResourceUpdated
 from mcpwire.sessions import MemorySessionStore
-from mcpwire.types import ElicitRequest, ElicitResult, Implementation, InputRequest
+from mcpwire.types import ElicitRequest, ElicitResult, Implementation, InputRequest, PromptArgument
 from mcpwire_adapters import App, Context, NeedInput
 from mcpwire_adapters.http_client import HttpClient, ServerError, SessionExpired
 from mcpwire_adapters.http_server import serve_http
@@ -30,8 +30,8 @@ STDIO_APP = str(Path(__file__).parent.parent / "stdio_app.py")
 CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
 
 
-def make_app(versions: tuple[str, ...] = ERA) -> App:
-    app = App("old-server", "2.0", input_timeout=5, resource_subscribe=True, supported_versions=versions)
+def make_app(versions: tuple[str, ...] = ERA, **options: Any) -> App:
+    app = App("old-server", "2.0", input_timeout=5, resource_subscribe=True, supported_versions=versions, **options)
 
     @app.tool(description="asks the client for a name")
     def greet(ctx: Context, arguments: dict[str, Any]) -> Any:
@@ -286,4 +286,59 @@ def test_stdio_probe_that_gets_no_answer_falls_back_after_the_timeout() -> None:
             tools = await c.list_tools()
             assert [t.name for t in tools] == ["t"] and c.protocol_version == "2025-06-18"
             assert c.server_info is not None and c.server_info.name == "silent"
+    run(main)
+
+
+# -- session-level handlers and complete() --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("versions", [ERA, ("2026-07-28",)], ids=["initialize era", "2026-07-28"])
+def test_session_level_handlers_answer_both_dialects_and_declare_their_capabilities(versions: tuple[str, ...]) -> None:
+    async def main() -> None:
+        asked: list[str] = []
+
+        def elicit(request: ElicitRequest) -> ElicitResult:
+            asked.append(request.params.message)
+            return ElicitResult(action="accept", content={"name": "Eve"})
+
+        client = Client(Implementation(name="t", version="1"))  # declares nothing itself
+        async with served(make_app(versions)) as url, HttpClient(url, client, elicitation=elicit) as c:
+            assert client.capabilities == {"elicitation": {"form": {}}}
+            result = await c.call_tool("greet", {})
+            assert text(result).startswith("Hello, Eve (") and asked == ["Name?"]
+    run(main)
+
+
+def test_a_kind_without_a_handler_is_an_error_not_a_guess() -> None:
+    async def main() -> None:
+        def roots(request: Any) -> Any:
+            raise AssertionError("not asked")
+
+        async with served(make_app(("2026-07-28",))) as url, HttpClient(url, make_client(), roots=roots) as c:
+            with pytest.raises(ServerError) as caught:
+                await c.call_tool("greet", {})  # asks for elicitation: no handler for it
+            assert caught.value.code == -32603 and "ElicitRequest" in str(caught.value)
+    run(main)
+
+
+def test_complete_passes_the_arguments_already_chosen() -> None:
+    async def main() -> None:
+        app = make_app(("2026-07-28", *ERA), completions=True)
+        seen: list[Any] = []
+
+        @app.prompt("p", description="a prompt", arguments=[PromptArgument(name="lang"), PromptArgument(name="name")])
+        async def prompt(ctx: Context, arguments: dict[str, str]) -> Any:
+            raise AssertionError("not asked")
+
+        @app.completion
+        async def complete(ctx: Context) -> Any:
+            event = ctx.event
+            assert isinstance(event, CompletionRequest)
+            seen.append((event.argument_name, event.argument_value, event.context_arguments))
+            return ["Ada", "Alan"]
+
+        async with served(app) as url, HttpClient(url, make_client(protocol_version="2025-11-25")) as c:
+            result = await c.complete({"type": "ref/prompt", "name": "p"}, "name", "A", context={"lang": "en"})
+            assert result.data["completion"]["values"] == ["Ada", "Alan"]
+        assert seen == [("name", "A", {"lang": "en"})]
     run(main)
