@@ -463,41 +463,62 @@ class Session:
     async def list_prompts(self) -> list[Any]:
         return await self._all("prompts/list")
 
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        on_input: InputHandler | None = None,
-        on_progress: EventHandler | None = None,
-        on_log: EventHandler | None = None,
-        progress_token: str | int | None = None,
-        log_level: str | None = None,
-    ) -> ResultReceived:
+    async def _verb(self, build: Callable[..., OutgoingRequest], *args: Any, on_input: InputHandler | None = None,
+                    on_progress: EventHandler | None = None, on_log: EventHandler | None = None,
+                    progress_token: str | int | None = None, log_level: str | None = None,
+                    capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
+                    **params: Any) -> ResultReceived:
+        """One request verb with the options every verb takes alike: ``on_input``, ``on_progress``
+        (a ``progress_token`` is made up when none is given), ``on_log`` and ``log_level`` (a
+        session's ``logging/setLevel``), ``capabilities`` for this request (2026-07-28) and
+        ``meta``, keys of the host's own for ``_meta``. Cancel by cancelling the awaiting task."""
+        await self._ready()
         if on_progress is not None and progress_token is None:
             self._tokens += 1
             progress_token = f"progress-{self._tokens}"
-        await self._ready()
         log_level = await self._era_log_level(log_level)
-        request = self.client.call_tool(name, arguments, progress_token=progress_token, log_level=log_level)
+        options = {k: v for k, v in (("progress_token", progress_token), ("log_level", log_level),
+                                     ("capabilities", capabilities), ("meta", meta)) if v is not None}
+        request = build(*args, **params, **options)
         return await self.send(request, on_input=on_input, on_progress=on_progress, on_log=on_log)
 
-    async def read_resource(self, uri: str, *, on_input: InputHandler | None = None) -> ResultReceived:
-        await self._ready()
-        return await self.send(self.client.read_resource(uri), on_input=on_input)
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None, progress_token: str | int | None = None, log_level: str | None = None,
+        capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
+    ) -> ResultReceived:
+        """``tools/call``, with the options every verb takes (see :meth:`_verb`)."""
+        return await self._verb(self.client.call_tool, name, arguments, on_input=on_input, on_progress=on_progress, on_log=on_log,
+                                progress_token=progress_token, log_level=log_level, capabilities=capabilities, meta=meta)
 
-    async def complete(self, ref: Mapping[str, Any], argument_name: str, value: str, *,
-                       context: Mapping[str, str] | None = None) -> ResultReceived:
+    async def read_resource(
+        self, uri: str, *, on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None, progress_token: str | int | None = None, log_level: str | None = None,
+        capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
+    ) -> ResultReceived:
+        return await self._verb(self.client.read_resource, uri, on_input=on_input, on_progress=on_progress, on_log=on_log,
+                                progress_token=progress_token, log_level=log_level, capabilities=capabilities, meta=meta)
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None, progress_token: str | int | None = None, log_level: str | None = None,
+        capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
+    ) -> ResultReceived:
+        return await self._verb(self.client.get_prompt, name, arguments, on_input=on_input, on_progress=on_progress, on_log=on_log,
+                                progress_token=progress_token, log_level=log_level, capabilities=capabilities, meta=meta)
+
+    async def complete(
+        self, ref: Mapping[str, Any], argument_name: str, value: str, *, context: Mapping[str, str] | None = None,
+        on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None, progress_token: str | int | None = None, log_level: str | None = None,
+        capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
+    ) -> ResultReceived:
         """``completion/complete``: the values the server offers for ``argument_name`` of
         ``ref`` (``{"type": "ref/prompt", "name": ...}`` or ``{"type": "ref/resource", "uri":
         ...}``) starting with ``value``, given the arguments already chosen (``context``)."""
-        await self._ready()
-        return await self.send(self.client.complete(ref, argument_name, value, context=context))
-
-    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, *,
-                         on_input: InputHandler | None = None) -> ResultReceived:
-        await self._ready()
-        return await self.send(self.client.get_prompt(name, arguments), on_input=on_input)
+        return await self._verb(self.client.complete, ref, argument_name, value, context=context,
+                                on_input=on_input, on_progress=on_progress, on_log=on_log,
+                                progress_token=progress_token, log_level=log_level, capabilities=capabilities, meta=meta)
 
     def listen(self, notifications: Mapping[str, Any], **kw: Any) -> Subscription:
         """A ``subscriptions/listen`` stream for ``notifications`` (a SubscriptionFilter object,

@@ -147,25 +147,32 @@ class Client:
         log_level: str | None = None,
         progress_token: str | int | None = None,
         request_id: RequestId | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> OutgoingRequest:
-        """Build any request. ``params`` must not carry ``_meta`` keys this engine owns."""
+        """Build any request. ``meta`` adds keys of the host's own to ``_meta``; neither it nor
+        ``params`` may name the ``_meta`` keys this engine owns (LocalProtocolError)."""
         if log_level is not None and log_level not in LOG_LEVELS:
             raise LocalProtocolError(f"Unknown log level {log_level!r}")
+        if meta:
+            taken = [k for k in meta if k in _STATELESS_META or k == PROGRESS_TOKEN_META_KEY]
+            if taken:
+                raise LocalProtocolError(f"_meta keys {taken} are the engine's: use the verb's own arguments")
+            params = {**(params or {}), "_meta": {**dict((params or {}).get("_meta") or {}), **meta}}
         if self.initialize_era:
             return self._session_request(method, params, capabilities, log_level, progress_token, request_id)
         caps = self.capabilities if capabilities is None else dict(capabilities)
         if capabilities is not None:
             _check_own_capabilities(caps)
         out = dict(params or {})
-        meta: dict[str, Any] = dict(out.pop("_meta", None) or {})
-        meta[PROTOCOL_VERSION_META_KEY] = self.protocol_version
-        meta[CLIENT_CAPABILITIES_META_KEY] = caps
-        meta[CLIENT_INFO_META_KEY] = self._info
+        full: dict[str, Any] = dict(out.pop("_meta", None) or {})
+        full[PROTOCOL_VERSION_META_KEY] = self.protocol_version
+        full[CLIENT_CAPABILITIES_META_KEY] = caps
+        full[CLIENT_INFO_META_KEY] = self._info
         if log_level is not None:
-            meta[LOG_LEVEL_META_KEY] = log_level
+            full[LOG_LEVEL_META_KEY] = log_level
         if progress_token is not None:
-            meta[PROGRESS_TOKEN_META_KEY] = progress_token
-        out["_meta"] = meta
+            full[PROGRESS_TOKEN_META_KEY] = progress_token
+        out["_meta"] = full
         return self._build(method, out, self.new_id() if request_id is None else request_id)
 
     def _session_request(

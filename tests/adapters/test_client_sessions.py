@@ -342,3 +342,23 @@ def test_complete_passes_the_arguments_already_chosen() -> None:
             assert result.data["completion"]["values"] == ["Ada", "Alan"]
         assert seen == [("name", "A", {"lang": "en"})]
     run(main)
+
+
+def test_every_verb_takes_the_same_options() -> None:
+    async def main() -> None:
+        app = make_app(("2026-07-28", *ERA), completions=True)
+
+        @app.resource("test://traced", name="traced")
+        async def traced(ctx: Context) -> str:
+            await ctx.log("debug", "detail")
+            await ctx.log("warning", "reading")
+            return "traced"
+
+        for pinned in ("2026-07-28", "2025-11-25"):
+            logs: list[Any] = []
+            async with served(app) as url, HttpClient(url, make_client(protocol_version=pinned)) as c:
+                read = await c.read_resource("test://traced", on_log=logs.append, log_level="warning",
+                                             meta={"example.com/trace": pinned})
+                assert read.data["contents"][0]["text"] == "traced"
+                assert [m.data for m in logs] == ["reading"], pinned
+    run(main)

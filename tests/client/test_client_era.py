@@ -262,3 +262,15 @@ def test_the_get_stream_yields_server_requests_and_notifications_and_drops_respo
     assert isinstance(logged, LogMessage)
     assert isinstance(asked, ServerRequest) and asked.for_request is None
     assert parser.dropped == 1 and parser.last_event_id == "e5" and parser.retry_ms == 500
+
+
+def test_meta_of_the_host_goes_with_the_request_and_the_engine_keys_stay_the_engine_s() -> None:
+    client = make_client()
+    sent = body(client.call_tool("echo", {}, meta={"example.com/trace": "t1"}, progress_token="p"))
+    assert sent["params"]["_meta"]["example.com/trace"] == "t1" and sent["params"]["_meta"]["progressToken"] == "p"
+    for key in ("progressToken", "io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/logLevel"):
+        with pytest.raises(LocalProtocolError):
+            client.call_tool("echo", {}, meta={key: "x"})
+    era = initialized()
+    assert body(era.read_resource("file:///a", meta={"example.com/trace": "t2"}))["params"]["_meta"] == {
+        "example.com/trace": "t2"}
