@@ -313,13 +313,26 @@ async def call_tool(args: argparse.Namespace, term: Terminal) -> int:
                 term.out(clean(text, keep_newlines=True) if term.out_width else text)
             else:
                 term.out(summary(block))
-        if "structuredContent" in data:
+        if "structuredContent" in data and not _mirrored(data["structuredContent"], content):
             term.out("structuredContent:")
             term.out(json.dumps(data["structuredContent"], indent=2, ensure_ascii=False))
     if data.get("isError") is True:
         term.say("error: the tool reported an error (isError)")
         return EXIT_TOOL_ERROR
     return EXIT_OK
+
+
+def _mirrored(structured: Any, content: Any) -> bool:
+    """Whether a text block already says ``structured`` as JSON (the specification: a tool that
+    returns structured content SHOULD also return it serialized in a text block): shown once."""
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            try:
+                if json.loads(str(block.get("text", ""))) == structured:
+                    return True
+            except ValueError:
+                continue
+    return False
 
 
 # -- serve -----------------------------------------------------------------------------------------------

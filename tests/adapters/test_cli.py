@@ -255,7 +255,8 @@ class ForeignHandler(BaseHTTPRequestHandler):
             body["result"] = {"tools": [{"name": "bare", "inputSchema": {"type": "object"}},
                                         {"name": "schemaless"}]}
         elif method == "tools/call":
-            body["result"] = {"content": [{"type": "text", "text": "ok"}], "structuredContent": {"n": 1}}
+            text = '{"n": 1}' if message["params"]["name"] == "mirror" else "ok"  # mirror: the text says it too
+            body["result"] = {"content": [{"type": "text", "text": text}], "structuredContent": {"n": 1}}
         else:
             status, body["error"] = 404, {"code": -32601, "message": "Method not found"}
         data = json.dumps(body).encode()
@@ -304,6 +305,8 @@ def test_call_prints_structured_content_from_a_foreign_server(foreign: str) -> N
     done = run_cli("call", foreign.removesuffix("/mcp").rstrip("/"), "bare")  # a bare origin means /mcp
     assert done.returncode == 0, done.stderr
     assert done.stdout == 'ok\nstructuredContent:\n{\n  "n": 1\n}\n'
+    mirrored = run_cli("call", foreign, "mirror")
+    assert mirrored.returncode == 0 and mirrored.stdout == '{"n": 1}\n', mirrored.stderr  # shown once
 
 
 # -- serve -----------------------------------------------------------------------------------------
