@@ -74,7 +74,7 @@ from ._cli_io import (
 )
 from .app import App
 from .http_client import HttpClient
-from .session import ServerError, Session, TransportError
+from .session import InvalidResult, ServerError, Session, TransportError
 from .stdio_client import StdioClient
 
 __all__ = ["CliError", "load_app", "main"]
@@ -142,7 +142,8 @@ async def _connection(args: argparse.Namespace, term: Terminal, capabilities: Ma
 
 def _session(args: argparse.Namespace, capabilities: Mapping[str, Any] | None = None, auth: Any = None,
              ) -> HttpClient | StdioClient:
-    client = Client(Implementation(name="mcpwire-cli", version=mcpwire.__version__), capabilities=capabilities)
+    client = Client(Implementation(name="mcpwire-cli", version=mcpwire.__version__), capabilities=capabilities,
+                    validator=mcpwire.jsonschema_validator())
     if args.stdio:
         if args.header:
             raise CliError("--header is for HTTP servers, not --stdio", EXIT_USAGE)
@@ -293,11 +294,16 @@ async def call_tool(args: argparse.Namespace, term: Terminal) -> int:
             await list_all(session, "tools/list", "tools")
         except ServerError:
             pass  # no tools/list: call anyway, the server has the last word
-        result = await session.call_tool(
-            args.tool, arguments, on_input=None if args.no_input else answerer,
-            on_progress=lambda p: term.progress(p.progress, p.total, p.message),
-            on_log=on_log, log_level=args.log_level,
-        )
+        try:
+            result = await session.call_tool(
+                args.tool, arguments, on_input=None if args.no_input else answerer,
+                on_progress=lambda p: term.progress(p.progress, p.total, p.message),
+                on_log=on_log, log_level=args.log_level,
+            )
+        except InvalidResult as invalid:  # shown anyway, with what is wrong with it
+            term.end_progress()
+            term.say(f"warning: {clean(str(invalid))}")
+            result = invalid.result
     term.end_progress()
     data = result.data
     if args.json:

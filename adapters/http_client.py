@@ -52,8 +52,9 @@ import h11
 import trio
 
 from mcpwire import (
-    Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, ListChanged, LogMessage, OutgoingMessage,
-    OutgoingRequest, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest, SessionStreamParser,
+    Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, ListChanged, LogMessage,
+    OutgoingMessage, OutgoingRequest, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest,
+    SessionStreamParser, jsonschema_validator,
 )
 from mcpwire.sessions import Resume
 from mcpwire.types import Implementation
@@ -106,7 +107,8 @@ class HttpClient(Session):
         max_connections: int = 8,
         auth: OAuth | None = None,
     ) -> None:
-        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds,
+        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0"), validator=jsonschema_validator()),
+                         max_rounds=max_rounds,
                          on_input=on_input, on_log=on_log, elicitation=elicitation, sampling=sampling, roots=roots)
         self._setup_lock = trio.Lock()
         parts = urlsplit(url)

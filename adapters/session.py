@@ -54,8 +54,8 @@ from mcpwire.types import (
 )
 
 __all__ = [
-    "ElicitationHandler", "EventHandler", "InputHandler", "ListenEvent", "RootsHandler", "SamplingHandler",
-    "ServerError", "Session", "SessionExpired", "SessionListen", "Subscription", "TransportError",
+    "ElicitationHandler", "EventHandler", "InputHandler", "InvalidResult", "ListenEvent", "RootsHandler",
+    "SamplingHandler", "ServerError", "Session", "SessionExpired", "SessionListen", "Subscription", "TransportError",
 ]
 
 _log = logging.getLogger("mcpwire.client")
@@ -85,6 +85,17 @@ class ServerError(Exception):
 
 class TransportError(Exception):
     """The connection failed, timed out, or the response broke a limit."""
+
+
+class InvalidResult(Exception):
+    """A ``tools/call`` result that is not what it should be (``result.problem`` says why):
+    it does not match CallToolResult, or its ``structuredContent`` breaks the tool's
+    ``outputSchema`` (checked when the client has a validator; specification: Server > Tools,
+    Output Schema). ``result`` is the result as received."""
+
+    def __init__(self, result: ResultReceived) -> None:
+        super().__init__(result.problem or "invalid result")
+        self.result = result
 
 
 class SessionExpired(TransportError):
@@ -368,6 +379,8 @@ class Session:
             if isinstance(final, ResultReceived):
                 if not self.client.initialize_era and request.method != "server/discover":
                     self._era_known = True  # a modern answer: the server speaks 2026-07-28
+                if final.problem is not None and final.method == "tools/call":
+                    raise InvalidResult(final)
                 return final
             if isinstance(final, ErrorResult):
                 if final.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and not version_retried \

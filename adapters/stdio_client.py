@@ -45,8 +45,7 @@ import trio
 from mcpwire.types import Implementation
 from mcpwire import (
     Client, ClientEvent, ClientStdioConnection, ErrorCode, ErrorResult, InputRequired, ListChanged, LogMessage,
-    OutgoingMessage,
-    OutgoingRequest, ResourceUpdated, ResultReceived, ServerRequest,
+    OutgoingMessage, OutgoingRequest, ResourceUpdated, ResultReceived, ServerRequest, jsonschema_validator,
 )
 
 from .feed import FeedListen, SessionFeed
@@ -101,7 +100,8 @@ class StdioClient(Session):
         roots: RootsHandler | None = None,
         probe_timeout: float = 10.0,
     ) -> None:
-        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0")), max_rounds=max_rounds,
+        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0"), validator=jsonschema_validator()),
+                         max_rounds=max_rounds,
                          on_input=on_input, on_log=on_log, elicitation=elicitation, sampling=sampling, roots=roots)
         self._setup_lock = trio.Lock()
         self.probe_timeout = probe_timeout

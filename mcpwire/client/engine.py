@@ -58,6 +58,7 @@ from ..wire.methods import LIST_METHODS, METHODS, SERVER_REQUESTS
 from ..wire.ndjson import encode_line
 from ..wire.versions import INITIALIZE_ERA, REVISIONS
 from ..types import DiscoverResult, Implementation, InitializeResult
+from ..wire.validators import ValidatorFactory
 
 __all__ = ["HTTP_ACCEPT", "MODERN_ERRORS", "Client", "OutgoingRequest", "Paginator"]
 
@@ -111,6 +112,7 @@ class Client:
         capabilities: Mapping[str, Any] | None = None,
         protocol_version: str = PROTOCOL_VERSION,
         supported_versions: tuple[str, ...] = REVISIONS,
+        validator: ValidatorFactory | None = None,
     ) -> None:
         caps = dict(capabilities or {})
         _check_own_capabilities(caps)
@@ -118,6 +120,9 @@ class Client:
         self.capabilities = caps
         self.protocol_version = protocol_version
         self.supported_versions = supported_versions
+        self.validator = validator
+        """Compiles the outputSchema of each listed tool, so that ``structuredContent`` is
+        checked (``ResultReceived.problem``); ``None``: not checked."""
         self._info = msgspec.to_builtins(client_info)
         self._next_id = 0
         self.learned = Learned()

@@ -145,6 +145,10 @@ class ResultReceived(msgspec.Struct, frozen=True, kw_only=True):
     data: dict[str, Any]
     result_type: str = "complete"
     raw: bytes = b""
+    problem: str | None = None
+    """Why the result is not what it should be, else ``None``: it does not match its type
+    (``value`` is then ``None``), or, with a validator on the client, its ``structuredContent``
+    does not match the tool's ``outputSchema`` (or is missing)."""
 
 
 class ErrorResult(msgspec.Struct, frozen=True, kw_only=True):

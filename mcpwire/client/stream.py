@@ -52,6 +52,7 @@ from .events import (
     ResultReceived,
     ServerRequest,
 )
+from ..wire.validators import ValidatorFactory
 from ..wire.envelope import Notification, Request, RequestId, Response, decode_message
 from ..wire.errors import ErrorCode, RemoteProtocolError
 from ..wire.meta import SUBSCRIPTION_ID_META_KEY
@@ -91,6 +92,9 @@ class Engine(Protocol):
 
     @property
     def initialize_era(self) -> bool: ...
+
+    @property
+    def validator(self) -> ValidatorFactory | None: ...
 
     def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes: ...
 
@@ -220,6 +224,7 @@ class _Tracker:
         if result_type == "input_required":
             return self._input_required(request, data)
         value: Any = None
+        problem: str | None = None
         if result_type == "complete":
             spec = METHODS.get(request.method)
             typed = data
@@ -230,11 +235,13 @@ class _Tracker:
             elif spec is not None and spec.result is not None:
                 try:
                     value = msgspec.convert(typed, spec.result)
-                except msgspec.ValidationError:
-                    value = None
+                except msgspec.ValidationError as exc:
+                    problem = f"the result does not match {spec.result.__name__}: {exc}"
+            if problem is None and request.method == "tools/call" and type(request.params.get("name")) is str:
+                problem = self.learned.check_output(request.params["name"], data)
         return ResultReceived(
             request_id=request.id, method=request.method, value=value, data=data, result_type=result_type,
-            raw=bytes(raw),
+            raw=bytes(raw), problem=problem,
         )
 
     def _tools(self, data: dict[str, Any]) -> ListToolsResult | None:
@@ -249,6 +256,8 @@ class _Tracker:
                 continue
         # x-mcp-header annotations are 2026-07-28's: an initialize-era session sends no Mcp-Param-*.
         kept = tools if self.client.initialize_era else self.learned.learn_tools(tools)
+        if self.client.validator is not None:
+            self.learned.learn_output_schemas(kept, self.client.validator)
         try:
             return msgspec.structs.replace(msgspec.convert({**data, "tools": []}, ListToolsResult), tools=kept)
         except msgspec.ValidationError:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Callable, Final, Generic, Mapping, TypeVar
+from typing import Any, Callable, Final, Generic, TypeVar
 
 import msgspec
 
 from ..wire.errors import LocalProtocolError
 from ..wire.headers import ParamHeader, param_headers
+from ..wire.validators import SchemaCheck, ValidatorFactory
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = [
@@ -26,11 +27,6 @@ __all__ = [
     "is_trivial_object_schema",
 ]
 
-SchemaCheck = Callable[[Any], "str | None"]
-"""A compiled JSON Schema check: returns ``None`` when the value is valid, else a message."""
-
-ValidatorFactory = Callable[[Mapping[str, Any]], SchemaCheck]
-"""Compiles a JSON Schema (2020-12) into a :data:`SchemaCheck`; called once per schema."""
 
 _item_encoder: Final = msgspec.json.Encoder()
 T = TypeVar("T")

@@ -253,7 +253,9 @@ class ForeignHandler(BaseHTTPRequestHandler):
             body["result"] = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
         elif method == "tools/list":
             body["result"] = {"tools": [{"name": "bare", "inputSchema": {"type": "object"}},
-                                        {"name": "schemaless"}]}
+                                        {"name": "schemaless"},
+                                        {"name": "claims", "inputSchema": {"type": "object"},
+                                         "outputSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}]}
         elif method == "tools/call":
             text = '{"n": 1}' if message["params"]["name"] == "mirror" else "ok"  # mirror: the text says it too
             body["result"] = {"content": [{"type": "text", "text": text}], "structuredContent": {"n": 1}}
@@ -305,6 +307,9 @@ def test_call_prints_structured_content_from_a_foreign_server(foreign: str) -> N
     done = run_cli("call", foreign.removesuffix("/mcp").rstrip("/"), "bare")  # a bare origin means /mcp
     assert done.returncode == 0, done.stderr
     assert done.stdout == 'ok\nstructuredContent:\n{\n  "n": 1\n}\n'
+    claims = run_cli("call", foreign, "claims")  # its structuredContent breaks its outputSchema
+    assert claims.returncode == 0 and claims.stdout.startswith("ok\n"), claims.stderr
+    assert "warning: structuredContent of tool 'claims' does not match its outputSchema" in claims.stderr
     mirrored = run_cli("call", foreign, "mirror")
     assert mirrored.returncode == 0 and mirrored.stdout == '{"n": 1}\n', mirrored.stderr  # shown once
 

@@ -19,9 +19,13 @@ import trio
 
 from mcpwire import Client, CompletionRequest, ListChanged, ResourceUpdated
 from mcpwire.sessions import MemorySessionStore
-from mcpwire.types import ElicitRequest, ElicitResult, Implementation, InputRequest, PromptArgument
+import mcpwire
+from mcpwire.types import (
+    CallToolResult, ElicitRequest, ElicitResult, Implementation, InputRequest, PromptArgument, TextContent,
+)
 from mcpwire_adapters import App, Context, NeedInput
 from mcpwire_adapters.http_client import HttpClient, ServerError, SessionExpired
+from mcpwire_adapters.session import InvalidResult
 from mcpwire_adapters.http_server import serve_http
 from mcpwire_adapters.stdio_client import StdioClient
 
@@ -361,4 +365,24 @@ def test_every_verb_takes_the_same_options() -> None:
                                              meta={"example.com/trace": pinned})
                 assert read.data["contents"][0]["text"] == "traced"
                 assert [m.data for m in logs] == ["reading"], pinned
+    run(main)
+
+
+def test_a_result_that_breaks_its_output_schema_raises_with_the_result() -> None:
+    async def main() -> None:
+        app = make_app(("2026-07-28", *ERA), validator=mcpwire.UNCHECKED)  # a server that sends what it is given
+
+        @app.tool(description="claims a count, returns a word",
+                  output_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+        async def liar(ctx: Context, arguments: dict[str, Any]) -> Any:
+            return CallToolResult(content=[TextContent(text="one")], structured_content={"n": "one"})
+
+        for version in ("2026-07-28", "2025-11-25"):
+            client = make_client(protocol_version=version, validator=mcpwire.jsonschema_validator())
+            async with served(app) as url, HttpClient(url, client) as c:
+                await c.list_tools()
+                with pytest.raises(InvalidResult) as caught:
+                    await c.call_tool("liar", {})
+                assert "does not match its outputSchema" in str(caught.value), version
+                assert caught.value.result.data["structuredContent"] == {"n": "one"}
     run(main)

@@ -14,6 +14,7 @@ from mcpwire import (
     ErrorResult, HttpResponseParser, ListChanged, LocalProtocolError, LogMessage, RemoteProtocolError, ResourceUpdated,
     ResultReceived, ServerRequest, SessionStreamParser,
 )
+import mcpwire
 from mcpwire.client.engine import MODERN_ERRORS, Client
 from mcpwire.client.events import OutgoingRequest
 from mcpwire.sessions import Resume
@@ -274,3 +275,42 @@ def test_meta_of_the_host_goes_with_the_request_and_the_engine_keys_stay_the_eng
     era = initialized()
     assert body(era.read_resource("file:///a", meta={"example.com/trace": "t2"}))["params"]["_meta"] == {
         "example.com/trace": "t2"}
+
+
+# -- results checked -----------------------------------------------------------------------------------
+
+
+def list_tools(client: Client, tools: list[dict[str, Any]]) -> None:
+    event = answer(client, client.list_tools(), {"tools": tools})[-1]
+    assert isinstance(event, ResultReceived)
+
+
+def call(client: Client, name: str, result: dict[str, Any]) -> ResultReceived:
+    event = answer(client, client.call_tool(name, {}), result)[-1]
+    assert isinstance(event, ResultReceived)
+    return event
+
+
+def test_structured_content_is_checked_against_the_listed_output_schema() -> None:
+    client = initialized(validator=mcpwire.jsonschema_validator())
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    list_tools(client, [{"name": "counted", "inputSchema": {"type": "object"}, "outputSchema": schema},
+                        {"name": "free", "inputSchema": {"type": "object"}}])
+    good = call(client, "counted", {"content": [], "structuredContent": {"n": 1}})
+    assert good.problem is None and good.value is not None
+    bad = call(client, "counted", {"content": [], "structuredContent": {"n": "one"}})
+    assert bad.problem is not None and "does not match its outputSchema" in bad.problem
+    missing = call(client, "counted", {"content": []})
+    assert missing.problem == "tool 'counted' declares an outputSchema but its result has no structuredContent"
+    assert call(client, "counted", {"content": [], "isError": True}).problem is None  # an error result: no check
+    assert call(client, "free", {"content": [], "structuredContent": "anything"}).problem is None
+    unchecked = initialized()  # no validator: nothing checked
+    list_tools(unchecked, [{"name": "counted", "inputSchema": {"type": "object"}, "outputSchema": schema}])
+    assert call(unchecked, "counted", {"content": [], "structuredContent": {"n": "one"}}).problem is None
+
+
+def test_a_result_that_does_not_match_its_type_says_so() -> None:
+    client = initialized()
+    broken = call(client, "x", {"content": "not a list"})
+    assert broken.value is None and broken.problem is not None and broken.problem.startswith(
+        "the result does not match CallToolResult")
