@@ -5,6 +5,7 @@
     mcpwire inspect --stdio 'COMMAND [ARG]...' [--json]       (or: mcpwire inspect -- COMMAND [ARG]...)
     mcpwire call URL TOOL [JSON] [--log-level LEVEL] [--root URI]... [--no-input] [--json]
     mcpwire call --stdio 'COMMAND [ARG]...' TOOL [JSON] ...    (or: mcpwire call TOOL [JSON] -- COMMAND [ARG]...)
+    mcpwire read URL URI | prompt URL NAME [JSON] | complete URL prompt:NAME ARGUMENT [VALUE] [--json]
 
 ``inspect`` and ``call`` speak 2026-07-28 to servers that do, and fall back to an
 initialize-era session (2025-11-25 and older) with servers that do not
@@ -341,6 +342,66 @@ def _mirrored(structured: Any, content: Any) -> bool:
     return False
 
 
+# -- read, prompt, complete --------------------------------------------------------------------------------
+async def read_resource(args: argparse.Namespace, term: Terminal) -> int:
+    async with _connection(args, term) as session:
+        result = await session.read_resource(args.uri)
+    if args.json:
+        term.out(json.dumps(result.data, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    contents = result.data.get("contents")
+    for item in contents if isinstance(contents, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("text"), str):
+            term.out(clean(item["text"], keep_newlines=True) if term.out_width else item["text"])
+        elif isinstance(item, dict):
+            blob = item.get("blob")
+            size = len(blob) * 3 // 4 if isinstance(blob, str) else 0
+            term.out(f"[blob {clean(str(item.get('mimeType') or 'of no type'))}, about {size} bytes]")
+    return EXIT_OK
+
+
+async def get_prompt(args: argparse.Namespace, term: Terminal) -> int:
+    arguments = _arguments_json(args.arguments)
+    if not all(isinstance(v, str) for v in arguments.values()):
+        raise CliError("prompt arguments are strings, for example '{\"topic\": \"sea\"}'", EXIT_USAGE)
+    async with _connection(args, term) as session:
+        result = await session.get_prompt(args.name, arguments)
+    if args.json:
+        term.out(json.dumps(result.data, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    messages = result.data.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        block = message.get("content")
+        shown = block["text"] if isinstance(block, dict) and block.get("type") == "text" else summary(block)
+        term.out(f"{clean(str(message.get('role', '?')))}: {clean(str(shown), keep_newlines=True)}")
+    return EXIT_OK
+
+
+async def complete(args: argparse.Namespace, term: Terminal) -> int:
+    kind, sep, target = args.ref.partition(":")
+    if not sep or kind not in ("prompt", "resource") or not target:
+        raise CliError("REF is prompt:NAME or resource:URI_TEMPLATE", EXIT_USAGE)
+    ref = {"type": "ref/prompt", "name": target} if kind == "prompt" else {"type": "ref/resource", "uri": target}
+    context = _arguments_json(args.context) if args.context is not None else None
+    async with _connection(args, term) as session:
+        result = await session.complete(ref, args.argument, args.value, context=context)
+    if args.json:
+        term.out(json.dumps(result.data, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    completion = result.data.get("completion")
+    values = completion.get("values") if isinstance(completion, dict) else None
+    for value in values if isinstance(values, list) else []:
+        term.out(clean(str(value)))
+    return EXIT_OK
+
+
+_CLIENT_COMMANDS: dict[str, Callable[[argparse.Namespace, Terminal], Awaitable[int]]] = {
+    "inspect": inspect_server, "call": call_tool, "read": read_resource, "prompt": get_prompt, "complete": complete,
+}
+
+
 # -- serve -----------------------------------------------------------------------------------------------
 def load_app(spec: str) -> App:
     """The App named by ``MODULE[:ATTR]`` or ``path/to/file.py[:ATTR]`` (ATTR defaults to
@@ -529,6 +590,23 @@ def build_parser() -> argparse.ArgumentParser:
     inspect = commands.add_parser("inspect", help="show what a server offers")
     client_options(inspect)
 
+    read = commands.add_parser("read", help="read a resource")
+    client_options(read)
+    read.add_argument("uri", metavar="URI")
+
+    prompt = commands.add_parser("prompt", help="get a prompt")
+    client_options(prompt)
+    prompt.add_argument("name", metavar="NAME")
+    prompt.add_argument("arguments", metavar="JSON", nargs="?", default="{}",
+                        help="the arguments object, string values (default {})")
+
+    complete = commands.add_parser("complete", help="complete an argument of a prompt or a resource template")
+    client_options(complete)
+    complete.add_argument("ref", metavar="REF", help="prompt:NAME or resource:URI_TEMPLATE")
+    complete.add_argument("argument", metavar="ARGUMENT")
+    complete.add_argument("value", metavar="VALUE", nargs="?", default="", help="what is typed so far (default empty)")
+    complete.add_argument("--context", metavar="JSON", help="the arguments already chosen, as a JSON object")
+
     call = commands.add_parser("call", help="call a tool")
     client_options(call)
     call.add_argument("tool", metavar="TOOL")
@@ -593,7 +671,7 @@ def _stdio_after_dashes(argv: Sequence[str]) -> list[str]:
         return argv
     cut = argv.index("--")
     head, command = argv[:cut], argv[cut + 1:]
-    verb = next((i for i, word in enumerate(head) if word in ("inspect", "call")), None)
+    verb = next((i for i, word in enumerate(head) if word in _CLIENT_COMMANDS), None)
     if verb is None or not command:
         return argv
     return [*head[:verb + 1], "--stdio", shlex.join(command), *head[verb + 1:]]
@@ -614,7 +692,7 @@ def run(argv: Sequence[str] | None, term: Terminal) -> int:
     try:
         if args.command == "serve":
             return _serve(args, term)
-        return _trio_run(partial(inspect_server if args.command == "inspect" else call_tool, args, term))
+        return _trio_run(partial(_CLIENT_COMMANDS[args.command], args, term))
     except CliError as exc:
         term.say(f"error: {exc}")
         return exc.exit_code

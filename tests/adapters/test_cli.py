@@ -559,3 +559,24 @@ def test_stdio_after_dashes_with_env_and_cwd(tmp_path: Path, monkeypatch: pytest
     assert inspected.returncode == 0 and "  protocol      2025-06-18 (initialize-era session)\n" in inspected.stdout
     assert "--env needs NAME=VALUE" in expected_failure(run_cli("inspect", "--env", "x", "--", sys.executable, str(script)), 4)
     assert "are for a server started with --stdio" in expected_failure(run_cli("inspect", "http://127.0.0.1:1/mcp", "--cwd", "."), 4)
+
+
+# -- read, prompt, complete --------------------------------------------------------------------------
+
+
+def test_read_prompt_and_complete(url: str) -> None:
+    done = run_cli("read", url, "test://static-text")
+    assert done.returncode == 0 and done.stdout == "This is a static text resource for testing.\n", done.stdout
+    raw = json.loads(run_cli("read", url, "test://static-text", "--json").stdout)
+    assert raw["contents"][0]["uri"] == "test://static-text"
+    done = run_cli("prompt", url, "test_prompt_with_arguments", '{"arg1": "a", "arg2": "b"}')
+    assert done.returncode == 0 and done.stdout == "user: Prompt with arguments: arg1='a', arg2='b'\n", done.stdout
+    assert "strings" in expected_failure(run_cli("prompt", url, "test_prompt_with_arguments", '{"arg1": 1}'), 4)
+    done = run_cli("complete", url, "prompt:test_prompt_with_arguments", "arg1", "")
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr
+    assert "REF is prompt:NAME" in expected_failure(run_cli("complete", url, "nope", "arg1"), 4)
+
+
+def test_read_over_stdio_from_an_initialize_era_server() -> None:
+    done = run_cli("read", "test://note", "--", *STDIO_APP.split())
+    assert done.returncode == 0 and done.stdout == "a note\n", done.stderr
