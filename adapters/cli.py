@@ -6,6 +6,7 @@
     mcpwire call URL TOOL [JSON] [--log-level LEVEL] [--root URI]... [--no-input] [--json]
     mcpwire call --stdio 'COMMAND [ARG]...' TOOL [JSON] ...    (or: mcpwire call TOOL [JSON] -- COMMAND [ARG]...)
     mcpwire read URL URI | prompt URL NAME [JSON] | complete URL prompt:NAME ARGUMENT [VALUE] [--json]
+    mcpwire listen URL [--tools] [--prompts] [--resources] [--resource URI]... [--count N] [--json]
 
 ``inspect`` and ``call`` speak 2026-07-28 to servers that do, and fall back to an
 initialize-era session (2025-11-25 and older) with servers that do not
@@ -51,7 +52,7 @@ import msgspec
 import trio
 
 import mcpwire
-from mcpwire import Client, ErrorCode, LocalProtocolError, RemoteProtocolError
+from mcpwire import Client, ErrorCode, ListChanged, LocalProtocolError, RemoteProtocolError, ResourceUpdated
 from mcpwire.auth import AuthError
 from mcpwire.types import Implementation
 from mcpwire.types import SERVER_INFO_META_KEY
@@ -397,8 +398,38 @@ async def complete(args: argparse.Namespace, term: Terminal) -> int:
     return EXIT_OK
 
 
+async def listen(args: argparse.Namespace, term: Terminal) -> int:
+    """Print the server's list changes and resource updates, one line each (or one JSON object
+    each with --json), until ``--count`` of them arrived, the server ends the stream, or Ctrl-C."""
+    wanted: dict[str, Any] = {f"{kind}ListChanged": True for kind in ("tools", "prompts", "resources")
+                              if getattr(args, kind)}
+    if args.resource:
+        wanted["resourceSubscriptions"] = list(args.resource)
+    if not wanted:
+        raise CliError("say what to listen for: --tools, --prompts, --resources or --resource URI", EXIT_USAGE)
+    seen = 0
+    async with _connection(args, term) as session:
+        await session.connect()
+        async with session.listen(wanted) as sub:
+            honoured = msgspec.to_builtins(sub.acknowledged) if sub.acknowledged is not None else {}
+            term.say(f"mcpwire: listening for {clean(json.dumps(honoured))} (Ctrl-C to stop)")
+            async for event in sub:
+                if isinstance(event, ListChanged):
+                    line = {"event": "list_changed", "list": event.kind}
+                elif isinstance(event, ResourceUpdated):
+                    line = {"event": "resource_updated", "uri": event.uri}
+                else:
+                    continue  # the acknowledgement: said above
+                term.out(json.dumps(line) if args.json else " ".join(clean(str(v)) for v in line.values()))
+                seen += 1
+                if args.count is not None and seen >= args.count:
+                    break
+    return EXIT_OK
+
+
 _CLIENT_COMMANDS: dict[str, Callable[[argparse.Namespace, Terminal], Awaitable[int]]] = {
     "inspect": inspect_server, "call": call_tool, "read": read_resource, "prompt": get_prompt, "complete": complete,
+    "listen": listen,
 }
 
 
@@ -606,6 +637,13 @@ def build_parser() -> argparse.ArgumentParser:
     complete.add_argument("argument", metavar="ARGUMENT")
     complete.add_argument("value", metavar="VALUE", nargs="?", default="", help="what is typed so far (default empty)")
     complete.add_argument("--context", metavar="JSON", help="the arguments already chosen, as a JSON object")
+
+    listening = commands.add_parser("listen", help="print list changes and resource updates as they come")
+    client_options(listening)
+    for kind in ("tools", "prompts", "resources"):
+        listening.add_argument(f"--{kind}", action="store_true", help=f"the {kind} list changed")
+    listening.add_argument("--resource", action="append", default=[], metavar="URI", help="updates of this resource")
+    listening.add_argument("--count", type=int, metavar="N", help="stop after N events")
 
     call = commands.add_parser("call", help="call a tool")
     client_options(call)

@@ -580,3 +580,21 @@ def test_read_prompt_and_complete(url: str) -> None:
 def test_read_over_stdio_from_an_initialize_era_server() -> None:
     done = run_cli("read", "test://note", "--", *STDIO_APP.split())
     assert done.returncode == 0 and done.stdout == "a note\n", done.stderr
+
+
+@pytest.mark.parametrize("generation", ["2026-07-28", "initialize era"])
+def test_listen_prints_changes_as_they_come(generation: str, url: str, era_url: str) -> None:
+    target, trigger = (url, "test_trigger_tool_change") if generation == "2026-07-28" else (era_url, "change")
+    listener = subprocess.Popen([*CLI, "listen", target, "--tools", "--count", "1", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert listener.stderr is not None
+    try:
+        LineQueue(listener.stderr).wait_for(r"listening for")
+        assert run_cli("call", target, trigger).returncode == 0
+        assert listener.wait(timeout=TIMEOUT) == 0 and listener.stdout is not None
+        assert json.loads(listener.stdout.read()) == {"event": "list_changed", "list": "tools"}
+    finally:
+        if listener.poll() is None:
+            listener.kill()
+            listener.wait()
+    assert "say what to listen for" in expected_failure(run_cli("listen", target), 4)
