@@ -65,6 +65,12 @@ class OutgoingRequest(msgspec.Struct, frozen=True, kw_only=True):
         """The request as one NDJSON line for stdio."""
         return encode_line(self.body)
 
+    @property
+    def header_dict(self) -> dict[str, str]:
+        """``headers`` as the ``{name: value}`` strings HTTP libraries take (httpx, requests,
+        aiohttp): ``httpx.post(url, content=req.body, headers=req.header_dict)``."""
+        return _as_strings(self.headers)
+
 
 class OutgoingMessage(msgspec.Struct, frozen=True, kw_only=True):
     """A notification or a response to a server request, ready to send (initialize era).
@@ -80,6 +86,16 @@ class OutgoingMessage(msgspec.Struct, frozen=True, kw_only=True):
     def line(self) -> bytes:
         """The message as one NDJSON line for stdio."""
         return encode_line(self.body)
+
+    @property
+    def header_dict(self) -> dict[str, str]:
+        """``headers`` as the ``{name: value}`` strings HTTP libraries take."""
+        return _as_strings(self.headers)
+
+
+def _as_strings(headers: tuple[tuple[bytes, bytes], ...]) -> dict[str, str]:
+    # Header values are latin-1 on the wire (RFC 9110 section 5.5); the engine never repeats a name.
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
 
 
 class ServerRequest(msgspec.Struct, frozen=True, kw_only=True):

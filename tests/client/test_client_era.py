@@ -314,3 +314,11 @@ def test_a_result_that_does_not_match_its_type_says_so() -> None:
     broken = call(client, "x", {"content": "not a list"})
     assert broken.value is None and broken.problem is not None and broken.problem.startswith(
         "the result does not match CallToolResult")
+
+
+def test_headers_in_the_form_http_libraries_take() -> None:
+    modern = make_client().call_tool("echo", {"x": 1})
+    assert modern.header_dict == {k.decode(): v.decode() for k, v in modern.headers}
+    assert modern.header_dict["MCP-Protocol-Version"] == "2026-07-28" and modern.header_dict["Mcp-Name"] == "echo"
+    note = initialized().notification("notifications/roots/list_changed")
+    assert note.header_dict["Mcp-Session-Id"] == SID and len(note.header_dict) == len(note.headers)
