@@ -20,9 +20,19 @@ from mcpwire import ClientEvent
 
 from .session import Session, SessionListen
 
-__all__ = ["FeedListen", "SessionFeed"]
+__all__ = ["FeedListen", "SessionFeed", "receive_one"]
 
 _log = logging.getLogger("mcpwire.client")
+
+
+async def receive_one(channel: trio.MemoryReceiveChannel[ClientEvent] | None) -> list[ClientEvent] | None:
+    """The next event of a listener's channel, or ``None`` once it has ended (or was never opened)."""
+    if channel is None:
+        return None
+    try:
+        return [await channel.receive()]
+    except (trio.EndOfChannel, trio.ClosedResourceError):
+        return None  # the channel's writer is gone (on stdio: the server closed its stdout)
 
 
 class SessionFeed:
@@ -85,12 +95,7 @@ class FeedListen(SessionListen):
         self._send, self._channel = self._feed.open()
 
     async def _receive(self) -> list[ClientEvent] | None:
-        if self._channel is None:
-            return None
-        try:
-            return [await self._channel.receive()]
-        except (trio.EndOfChannel, trio.ClosedResourceError):
-            return None
+        return await receive_one(self._channel)
 
     async def _stop(self) -> None:
         if self._send is not None:

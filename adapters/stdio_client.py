@@ -48,7 +48,7 @@ from mcpwire import (
     OutgoingMessage, OutgoingRequest, ResourceUpdated, ResultReceived, ServerRequest, jsonschema_validator,
 )
 
-from .feed import FeedListen, SessionFeed
+from .feed import FeedListen, SessionFeed, receive_one
 from .session import (
     ElicitationHandler, EventHandler, InputHandler, RootsHandler, SamplingHandler, Session, Subscription, TransportError,
     _NoAnswer,
@@ -261,12 +261,7 @@ class _StdioSubscription(Subscription):
         await client._write(client._conn.send(self.request))
 
     async def _receive(self) -> list[ClientEvent] | None:
-        if self._channel is None:
-            return None
-        try:
-            return [await self._channel.receive()]
-        except (trio.EndOfChannel, trio.ClosedResourceError):
-            return None  # the server closed its stdout
+        return await receive_one(self._channel)
 
     async def _stop(self) -> None:
         client = self._stdio

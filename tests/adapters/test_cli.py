@@ -80,23 +80,27 @@ class LineQueue:
                 return found
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, str(REPO / "conformance" / "fixture.py"), "--port", "0"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
+def serving(command: list[str], ready: str) -> Iterator[re.Match[str]]:
+    """Run a server that stops at the end of its stdin; yield the stdout line matching ``ready``."""
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True)
     assert process.stdout is not None and process.stdin is not None
     try:
-        ready = LineQueue(process.stdout).wait_for(r"^\{.*conformanceReady.*\}$")
-        yield str(json.loads(ready.group(0))["url"])
+        yield LineQueue(process.stdout).wait_for(ready)
     finally:
-        process.stdin.close()  # the fixture stops at end of stdin
+        process.stdin.close()
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    for ready in serving([sys.executable, str(REPO / "conformance" / "fixture.py"), "--port", "0"],
+                         r"^\{.*conformanceReady.*\}$"):
+        yield str(json.loads(ready.group(0))["url"])
 
 
 # -- inspect ---------------------------------------------------------------------------------------
@@ -481,18 +485,8 @@ def era_url() -> Iterator[str]:
         "        n.cancel_scope.cancel()\n"
         "trio.run(main)\n"
     )
-    process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None and process.stdin is not None
-    try:
-        yield LineQueue(process.stdout).wait_for(r"^http://\S+$").group(0)
-    finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    for ready in serving([sys.executable, "-c", script], r"^http://\S+$"):
+        yield ready.group(0)
 
 
 def test_inspect_and_call_an_initialize_era_server_over_http(era_url: str) -> None:

@@ -162,10 +162,8 @@ def floor_read_variant() -> Variant:
 # -- our engine over HTTP ---------------------------------------------------------------------------
 
 
-def engine_call_variant() -> Variant:
-    server = small_server()
-    req = http(CALL, CALL_HEADERS)
-    assert _engine_call_bytes().startswith(b'{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"')
+def _echo_batch(server: mcpwire.Server, req: mcpwire.HttpRequest) -> Callable[[int], int]:
+    """n times: ``req`` into ``server``, its exchange completed with the echoed text; the ns taken."""
 
     def batch(n: int) -> int:
         receive = server.receive_http
@@ -175,7 +173,15 @@ def engine_call_variant() -> Variant:
             ex.complete(echo_result(ex.event.arguments.text))  # type: ignore[union-attr]
         return perf_counter_ns() - t0
 
-    return Variant("ours.call", batch)
+    return batch
+
+
+def engine_call_variant() -> Variant:
+    server = small_server()
+    req = http(CALL, CALL_HEADERS)
+    assert _engine_call_bytes().startswith(b'{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"')
+
+    return Variant("ours.call", _echo_batch(server, req))
 
 
 def engine_session_call_variant() -> Variant:
@@ -193,15 +199,7 @@ def engine_session_call_variant() -> Variant:
     assert _body_of(ex.complete(echo_result("hello"))) == (
         b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}')
 
-    def batch(n: int) -> int:
-        receive = server.receive_http
-        t0 = perf_counter_ns()
-        for _ in range(n):
-            ex = receive(req, now=NOW)
-            ex.complete(echo_result(ex.event.arguments.text))  # type: ignore[union-attr]
-        return perf_counter_ns() - t0
-
-    return Variant("ours.session_call", batch)
+    return Variant("ours.session_call", _echo_batch(server, req))
 
 
 def engine_call_schema_variant() -> Variant:

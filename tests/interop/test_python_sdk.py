@@ -12,12 +12,10 @@ then sends neither ``resources/subscribe`` nor ``logging/setLevel`` (both would 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -30,12 +28,12 @@ from mcpwire.types import InputRequest, TextContent as WireText
 from mcpwire_adapters.http_client import HttpClient, Session
 from mcpwire_adapters.stdio_client import StdioClient
 
+from _peers import OUR_SERVER, SDK_SERVER, served
+
 import mcp_types
 from mcp import Client as SdkClient
 from mcp.client.stdio import StdioServerParameters
 
-PEERS = Path(__file__).resolve().parent / "peers"
-OUR_SERVER, SDK_SERVER = str(PEERS / "our_server.py"), str(PEERS / "sdk_server.py")
 TIMEOUT = 60.0
 
 
@@ -44,21 +42,6 @@ def _quiet_deprecations() -> Iterator[None]:
     with warnings.catch_warnings():  # the SDK warns that the initialize-era features are deprecated
         warnings.simplefilter("ignore")
         yield
-
-
-def served(script: str) -> Iterator[str]:
-    process = subprocess.Popen([sys.executable, script, "http"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None and process.stdin is not None
-    try:
-        yield str(json.loads(process.stdout.readline())["url"])
-    finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture

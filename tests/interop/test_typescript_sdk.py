@@ -24,6 +24,7 @@ import pytest
 import trio
 
 from _node import TS_SDK_VERSION, NodeSetup, NpmError, node_setup
+from _peers import OUR_SERVER, served
 from mcpwire import Client, LogMessage, Progress, ResourceUpdated
 from mcpwire.types import (
     CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Implementation, InputRequest, TextContent,
@@ -31,7 +32,6 @@ from mcpwire.types import (
 from mcpwire_adapters.http_client import HttpClient, Session
 from mcpwire_adapters.stdio_client import StdioClient
 
-OUR_SERVER = str(Path(__file__).resolve().parent / "peers" / "our_server.py")
 TIMEOUT = 60.0
 
 
@@ -45,18 +45,7 @@ def node() -> NodeSetup:
 
 @pytest.fixture
 def our_http_server() -> Iterator[str]:
-    process = subprocess.Popen([sys.executable, OUR_SERVER, "http"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               text=True)
-    assert process.stdout is not None and process.stdin is not None
-    try:
-        yield str(json.loads(process.stdout.readline())["url"])
-    finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            process.kill()
-            process.wait()
+    yield from served(OUR_SERVER)
 
 
 # -- the TypeScript SDK's client, our server -------------------------------------------------------

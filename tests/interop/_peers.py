@@ -1,0 +1,31 @@
+"""Peer servers of the interop tests, run as subprocesses: each prints ``{"url": ...}`` on its
+first line and stops at the end of its stdin."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["OUR_SERVER", "PEERS", "SDK_SERVER", "served"]
+
+PEERS = Path(__file__).resolve().parent / "peers"
+OUR_SERVER, SDK_SERVER = str(PEERS / "our_server.py"), str(PEERS / "sdk_server.py")
+
+
+def served(script: str) -> Iterator[str]:
+    """Run the Python peer ``script`` over HTTP; yield its URL; stop it (killed after 10 s)."""
+    process = subprocess.Popen([sys.executable, script, "http"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None and process.stdin is not None
+    try:
+        yield str(json.loads(process.stdout.readline())["url"])
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            process.kill()
+            process.wait()
