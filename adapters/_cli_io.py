@@ -8,13 +8,16 @@ roots) by asking the person at the terminal.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, TextIO, TypeVar
+from typing import Any, Awaitable, Literal, TextIO, TypeVar
 from urllib.parse import urlsplit
 
 import msgspec
+import trio
 
 from mcpwire.types import (
     CreateMessageRequest,
@@ -403,3 +406,31 @@ def summary(block: Any) -> str:
         what = f"{len(inner['text'])} characters of text" if isinstance(inner.get("text"), str) else "binary"
         return f"[embedded resource {clean(inner.get('uri', '?'))} ({clean(inner.get('mimeType', '?'))}, {what})]"
     return f"[{clean(kind or 'unknown')} content]"
+
+
+def os_reason(exc: BaseException) -> str:
+    """What the innermost OSError behind ``exc`` says ("Connection refused")."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, BaseExceptionGroup):
+            seen = seen.exceptions[0]
+            continue
+        if isinstance(seen, socket.gaierror) and seen.strerror:
+            return seen.strerror
+        if isinstance(seen, OSError) and isinstance(seen.errno, int) and seen.errno > 0:
+            return os.strerror(seen.errno)
+        seen = seen.__cause__ or seen.__context__
+    return str(exc)
+
+
+def trio_run(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """``trio.run``, with a nursery's group of one exception turned back into that exception."""
+    try:
+        return trio.run(fn, *args)
+    except BaseExceptionGroup as group:
+        leaf: BaseException = group
+        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
+            leaf = leaf.exceptions[0]
+        if leaf is group:
+            raise
+        raise leaf from None

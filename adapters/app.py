@@ -26,105 +26,40 @@ from __future__ import annotations
 import inspect
 import itertools
 import logging
-import math
 import os
 import secrets
 import typing
 import warnings
 from types import MappingProxyType
-from typing import Any, Awaitable, Callable, Coroutine, Mapping, TypeVar
+from typing import Any, Callable, Coroutine, Mapping, TypeVar
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 from msgspec import UNSET
 
 import mcpwire
 from mcpwire.types import CallToolResult, CompleteResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
-from mcpwire import CompletionRequest, Exchange, HttpListenStream, ListenStream, PromptGet, ResourceRead, ResponseBody, Server, ToolCall, resource_not_found
+from mcpwire import CompletionRequest, Exchange, ListenStream, PromptGet, ResourceRead, ResponseBody, Server, ToolCall, resource_not_found
 from mcpwire import InputArrived, SessionClosed
 from mcpwire.sessions import HttpBatch
 from mcpwire.sessions import ResumedStream
-from mcpwire.framing import encode_comment
 
 from ._input import NeedInput
+from .context import Context, PeerGone, Send
+from .forwarder import ListenForwarder, Registered
 
 __all__ = ["App", "Context", "ListenForwarder", "NeedInput", "PeerGone", "Send", "OnError"]
 
 _log = logging.getLogger("mcpwire_adapters.app")
 
-Send = Callable[[Any], Awaitable[None]]
 OnError = Callable[[Exchange[Any], BaseException], None]
 """``on_error(exchange, exc)``: called with the exception behind each -32603 answer."""
 F = TypeVar("F", bound=Callable[..., Any])
 
-_KEEPALIVE = encode_comment("keepalive")
 _INTERNAL_ERROR = mcpwire.ProtocolError("Internal error", code=mcpwire.ErrorCode.INTERNAL_ERROR)
-
-
-class PeerGone(Exception):
-    """Raised by a driver's ``emit`` when the client went away (closed, reset, stopped reading)."""
-
-
-class Context:
-    """What a handler gets: the event, and ways to report progress and log for this request."""
-
-    def __init__(self, app: App, exchange: Exchange[Any], send: Send) -> None:
-        self.app = app
-        self.exchange = exchange
-        self.event = exchange.event
-        self._send = send
-
-    @property
-    def meta(self) -> mcpwire.RequestMeta:
-        return self.event.meta
-
-    @property
-    def principal(self) -> Any:
-        """The verified OAuth access token of this request (an ``mcpwire.auth.AccessToken``),
-        or None when the server runs without OAuth (``mcpwire_adapters.oauth_server``)."""
-        from .oauth_server import current_principal
-
-        return current_principal.get()
-
-    @property
-    def input_responses(self) -> dict[str, dict[str, Any]]:
-        return getattr(self.event, "input_responses", None) or {}
-
-    @property
-    def state(self) -> Any:
-        return getattr(self.event, "state", UNSET)
-
-    @property
-    def protocol_version(self) -> str:
-        """The revision the request speaks: ``"2026-07-28"`` (stateless), or an initialize-era
-        session's negotiated revision."""
-        return self.exchange.revision
-
-    async def progress(self, progress: float, *, total: float | None = None, message: str | None = None) -> None:
-        out = self.exchange.progress(progress, total=total, message=message)
-        if out:
-            await self._send(out)
-
-    async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
-        out = self.exchange.log(level, data, logger=logger)
-        if out:
-            await self._send(out)
-
-    async def close_sse_stream(self, retry_ms: int = 1000) -> None:
-        """2025-11-25 sessions over HTTP (SEP-1699): end this request's SSE response now and
-        tell the client to come back after ``retry_ms`` with Last-Event-ID; the handler goes on
-        and what it sends next reaches the client on that resumed stream. LocalProtocolError
-        on other requests (a stateless request, stdio, an older revision)."""
-        exchange = self.exchange
-        if not isinstance(exchange, mcpwire.HttpExchange):
-            raise mcpwire.LocalProtocolError("close_sse_stream is for requests on a 2025-11-25 HTTP session")
-        out = exchange.close_stream(retry_ms)
-        if out:
-            await self._send(out)
-        self._send = self.app._resumed_sender(exchange)
 
 
 class App:
@@ -166,7 +101,7 @@ class App:
         self._templates: dict[str, Callable[..., Any]] = {}
         self._prompts: dict[str, Callable[..., Any]] = {}
         self._completion: Callable[..., Any] | None = None
-        self._streams: dict[int, _Registered] = {}
+        self._streams: dict[int, Registered] = {}
         self.on_error = on_error
         self.input_timeout = input_timeout
         """Seconds an initialize-era request waits for the client's answers to its
@@ -327,7 +262,7 @@ class App:
         from the event loop's thread, before the first await after ``stream.start()``.
         (:meth:`forward_listen` does this and the forwarding; drivers use that.)"""
         send, receive = anyio.create_memory_object_stream[Any](buffer)
-        self._streams[id(stream)] = _Registered(send)
+        self._streams[id(stream)] = Registered(send)
         return receive
 
     def close_stream(self, stream: ListenStream[Any]) -> None:
@@ -644,89 +579,6 @@ class _Failed:
 
     def __init__(self, output: Any) -> None:
         self.output = output
-
-
-class _Registered:
-    """An open listen stream's channel, and whether its listen result went into it."""
-
-    __slots__ = ("channel", "ended")
-
-    def __init__(self, channel: MemoryObjectSendStream[Any]) -> None:
-        self.channel = channel
-        self.ended = False
-
-
-class ListenForwarder:
-    """One subscriptions/listen stream forwarded to its connection, from :meth:`App.forward_listen`.
-
-    The trio/h11, ASGI and stdio drivers all forward their listen streams with this one class:
-    :meth:`run` writes the acknowledgement (:attr:`first`), then whatever the app delivers to
-    the stream (list_changed, resources/updated), until the stream ends with its listen result
-    (:meth:`App.close_streams`), the app drops it (a consumer too far behind, or
-    :meth:`App.close_stream`), or the client goes away. The stream is closed when :meth:`run`
-    returns, however it returns.
-    """
-
-    def __init__(self, app: App, stream: ListenStream[Any], buffer: int = 64) -> None:
-        self.app = app
-        self.stream = stream
-        #: The acknowledgement: the stream's first output.
-        self.first: Any = stream.start()
-        self._channel = app.open_stream(stream, buffer)  # no await since start(): nothing missed
-        self._registered = app._streams[id(stream)]
-        if isinstance(stream, ResumedStream):
-            if stream.finished:  # the replay holds the final response: nothing more comes
-                self._registered.ended = True
-                self._registered.channel.close()
-            else:
-                app._resumers[(stream.session.id, stream.key)] = stream
-
-    async def run(
-        self,
-        emit: Send,
-        *,
-        watch: Callable[[Callable[[], None]], Coroutine[Any, Any, None]] | None = None,
-        keepalive_interval: float | None = None,
-    ) -> bool:
-        """Write the stream with ``emit`` (one call per output; it raises :class:`PeerGone` when
-        the client went away) until it ends. ``watch(gone)``, when given, runs alongside and
-        calls ``gone()`` when the client goes away. ``keepalive_interval``: seconds of silence
-        after which an SSE ``: keepalive`` comment is written (Streamable HTTP streams only;
-        stdio streams have none). Returns True when the stream ended with its listen result,
-        False when the app dropped it or the client went away: an HTTP response must then be
-        left unfinished (an abrupt end is never disguised as a complete stream)."""
-        ended = False
-        try:
-            with self._channel:
-                async with anyio.create_task_group() as tasks:
-                    if watch is not None:
-                        tasks.start_soon(watch, tasks.cancel_scope.cancel)
-                    try:
-                        await emit(self.first)
-                        ended = await self._pump(emit, keepalive_interval)
-                    except PeerGone:
-                        pass
-                    tasks.cancel_scope.cancel()
-        finally:
-            self.app.close_stream(self.stream)
-        return ended
-
-    async def _pump(self, emit: Send, keepalive_interval: float | None) -> bool:
-        keepalive: Any = None
-        if keepalive_interval is not None and isinstance(self.stream, HttpListenStream):
-            keepalive = [ResponseBody(data=_KEEPALIVE, more=True)]
-        interval = keepalive_interval if keepalive is not None and keepalive_interval is not None else math.inf
-        while True:
-            with anyio.move_on_after(interval) as idle:
-                try:
-                    output = await self._channel.receive()
-                except anyio.EndOfStream:
-                    # The app closes the channel right after delivering the listen result.
-                    return self._registered.ended
-            if idle.cancelled_caught:
-                await emit(keepalive)
-            else:
-                await emit(output)
 
 
 def _is_instance(value: Any, declared: type[Any]) -> bool:

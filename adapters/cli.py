@@ -30,26 +30,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
-import importlib.util
-import inspect as pyinspect
 import json
-import logging
-import os
 import shlex
-import signal
-import socket
 import sys
-import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from functools import partial
-from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import h11
 import msgspec
-import trio
 
 import mcpwire
 from mcpwire import Client, ErrorCode, ListChanged, LocalProtocolError, RemoteProtocolError, ResourceUpdated
@@ -59,6 +49,8 @@ from mcpwire.types import SERVER_INFO_META_KEY
 
 from ._cli_io import (
     _COLUMNS,
+    os_reason,
+    trio_run,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_RPC_ERROR,
@@ -74,14 +66,13 @@ from ._cli_io import (
     summary,
     table,
 )
-from .app import App
+from ._cli_serve import load_app, serve
 from .http_client import HttpClient
 from .session import InvalidResult, ServerError, Session, TransportError
 from .stdio_client import StdioClient
 
 __all__ = ["CliError", "load_app", "main"]
 
-T = TypeVar("T")
 
 _LISTS = (  # method, result key, heading, the discover capability that offers it
     ("tools/list", "tools", "Tools", "tools"),
@@ -433,126 +424,6 @@ _CLIENT_COMMANDS: dict[str, Callable[[argparse.Namespace, Terminal], Awaitable[i
 }
 
 
-# -- serve -----------------------------------------------------------------------------------------------
-def load_app(spec: str) -> App:
-    """The App named by ``MODULE[:ATTR]`` or ``path/to/file.py[:ATTR]`` (ATTR defaults to
-    ``app``): an App instance, or a zero-argument callable returning one."""
-    module_name, _, attr = spec.partition(":")
-    attr = attr or "app"
-    if not module_name:
-        raise CliError(f"expected MODULE:APP, got {spec!r}", EXIT_USAGE)
-    try:
-        if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
-            path = Path(module_name).resolve()
-            if not path.is_file():
-                raise CliError(f"no such file: {module_name}", EXIT_USAGE)
-            sys.path.insert(0, str(path.parent))
-            found = importlib.util.spec_from_file_location(path.stem, path)
-            assert found is not None and found.loader is not None
-            module = importlib.util.module_from_spec(found)
-            sys.modules[path.stem] = module
-            found.loader.exec_module(module)
-        else:
-            if os.getcwd() not in sys.path and "" not in sys.path:  # as `python -m` does
-                sys.path.insert(0, os.getcwd())
-            module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
-            raise CliError(f"cannot import {module_name!r}: {exc}", EXIT_USAGE) from None
-        raise CliError(f"importing {module_name!r} failed:\n{traceback.format_exc()}", EXIT_USAGE) from None
-    except CliError:
-        raise
-    except Exception:
-        raise CliError(f"importing {module_name!r} failed:\n{traceback.format_exc()}", EXIT_USAGE) from None
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise CliError(f"{module_name!r} has no attribute {attr!r}", EXIT_USAGE)
-        obj = getattr(obj, part)
-    if isinstance(obj, App):
-        return obj
-    if callable(obj):
-        try:
-            pyinspect.signature(obj).bind()
-        except TypeError:
-            raise CliError(f"{spec} is neither an App nor callable without arguments", EXIT_USAGE) from None
-        except ValueError:
-            pass  # no signature to check: just call it
-        made = obj()
-        if isinstance(made, App):
-            return made
-        raise CliError(f"{spec}() returned {type(made).__name__}, not a mcpwire_adapters.App", EXIT_USAGE)
-    raise CliError(f"{spec} is a {type(obj).__name__}, not a mcpwire_adapters.App", EXIT_USAGE)
-
-
-async def serve_http(app: App, host: str, port: int, grace: float, term: Terminal, guard: Any = None) -> None:
-    from .http_server import HttpServerConfig, serve_http_until
-
-    config = HttpServerConfig(auth=guard)
-
-    stop = trio.Event()
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-
-            async def run_server(task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
-                await serve_http_until(app, host, port, stop=stop, grace_period=grace, task_status=task_status,
-                                       config=config)
-                nursery.cancel_scope.cancel()  # stopped: end the signal watcher too
-
-            bound = await nursery.start(run_server)
-            authority = f"[{host}]" if ":" in host else host
-            info = app.server.info
-            term.say(f"mcpwire: serving {info.name} {info.version} at http://{authority}:{bound[1]}"
-                     f"{app.server.http.path} (Ctrl-C to stop)")
-            async for _ in signals:
-                if stop.is_set():
-                    term.say("mcpwire: stopping now")
-                    nursery.cancel_scope.cancel()
-                    return
-                term.say(f"mcpwire: stopping (finishing requests for up to {grace:g} s; Ctrl-C again to force)")
-                stop.set()
-
-
-async def serve_stdio(app: App, grace: float, term: Terminal) -> None:
-    from .stdio_server import serve_stdio as serve
-
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-
-            async def run_server() -> None:
-                await serve(app, grace_period=grace)
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(run_server)
-            term.say(f"mcpwire: serving {app.server.info.name} {app.server.info.version} on stdio (NDJSON); "
-                     "close stdin to stop")
-            async for _ in signals:
-                nursery.cancel_scope.cancel()
-                return
-
-
-def _serve(args: argparse.Namespace, term: Terminal) -> int:
-    logging.basicConfig(level=logging.WARNING, stream=term.stderr, format="mcpwire: %(levelname)s %(name)s: %(message)s")
-    if args.transport == "stdio":
-        # stdout carries protocol lines only (the driver writes to fd 1 directly): a print() in
-        # the app, at import or in a handler, goes to stderr instead.
-        with contextlib.redirect_stdout(term.stderr):
-            _trio_run(serve_stdio, load_app(args.app), args.grace_period, term)
-    else:
-        guard = None
-        if args.oauth_issuer or args.oauth_jwks_url or args.oauth_resource or args.oauth_scope:
-            from ._cli_oauth import resource_guard
-
-            guard = resource_guard(args)
-        app = load_app(args.app)
-        try:
-            _trio_run(serve_http, app, args.host, args.port, args.grace_period, term, guard)
-        except OSError as exc:
-            raise CliError(f"cannot listen on {args.host}:{args.port}: {_os_reason(exc)}", EXIT_UNREACHABLE) from None
-    term.say("mcpwire: stopped")
-    return EXIT_OK
-
-
 # -- the command line -----------------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # exit 4, keeping 2 for JSON-RPC errors
@@ -657,24 +528,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _os_reason(exc: BaseException) -> str:
-    """What the innermost OSError behind ``exc`` says ("Connection refused")."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, BaseExceptionGroup):
-            seen = seen.exceptions[0]
-            continue
-        if isinstance(seen, socket.gaierror) and seen.strerror:
-            return seen.strerror
-        if isinstance(seen, OSError) and isinstance(seen.errno, int) and seen.errno > 0:
-            return os.strerror(seen.errno)
-        seen = seen.__cause__ or seen.__context__
-    return str(exc)
-
-
 def _transport_text(exc: TransportError, url: str) -> str:
     if str(exc).startswith("cannot connect to "):
-        return f"cannot connect to {url}: {_os_reason(exc)}"
+        return f"cannot connect to {url}: {os_reason(exc)}"
     return str(exc)
 
 
@@ -686,19 +542,6 @@ def _protocol_text(exc: RemoteProtocolError | h11.RemoteProtocolError) -> str:
     elif isinstance(data, dict) and data.get("status") in (401, 403):
         text += " (the server requires authorization: try --oauth)"
     return text
-
-
-def _trio_run(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-    """``trio.run``, with a nursery's group of one exception turned back into that exception."""
-    try:
-        return trio.run(fn, *args)
-    except BaseExceptionGroup as group:
-        leaf: BaseException = group
-        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
-            leaf = leaf.exceptions[0]
-        if leaf is group:
-            raise
-        raise leaf from None
 
 
 def _stdio_after_dashes(argv: Sequence[str]) -> list[str]:
@@ -729,8 +572,8 @@ def run(argv: Sequence[str] | None, term: Terminal) -> int:
     args = build_parser().parse_args(_stdio_after_dashes(sys.argv[1:] if argv is None else argv))
     try:
         if args.command == "serve":
-            return _serve(args, term)
-        return _trio_run(partial(_CLIENT_COMMANDS[args.command], args, term))
+            return serve(args, term)
+        return trio_run(partial(_CLIENT_COMMANDS[args.command], args, term))
     except CliError as exc:
         term.say(f"error: {exc}")
         return exc.exit_code

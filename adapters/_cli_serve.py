@@ -1,0 +1,144 @@
+"""``mcpwire serve``: load an App from ``MODULE:APP`` and serve it over HTTP (optionally behind
+OAuth) or stdio until Ctrl-C (HTTP: a graceful stop first) or the end of stdin."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.util
+import inspect as pyinspect
+import logging
+import os
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from ._cli_io import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliError, Terminal, os_reason, trio_run
+from .app import App
+
+__all__ = ["load_app", "serve"]
+
+
+# -- serve -----------------------------------------------------------------------------------------------
+def load_app(spec: str) -> App:
+    """The App named by ``MODULE[:ATTR]`` or ``path/to/file.py[:ATTR]`` (ATTR defaults to
+    ``app``): an App instance, or a zero-argument callable returning one."""
+    module_name, _, attr = spec.partition(":")
+    attr = attr or "app"
+    if not module_name:
+        raise CliError(f"expected MODULE:APP, got {spec!r}", EXIT_USAGE)
+    try:
+        if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
+            path = Path(module_name).resolve()
+            if not path.is_file():
+                raise CliError(f"no such file: {module_name}", EXIT_USAGE)
+            sys.path.insert(0, str(path.parent))
+            found = importlib.util.spec_from_file_location(path.stem, path)
+            assert found is not None and found.loader is not None
+            module = importlib.util.module_from_spec(found)
+            sys.modules[path.stem] = module
+            found.loader.exec_module(module)
+        else:
+            if os.getcwd() not in sys.path and "" not in sys.path:  # as `python -m` does
+                sys.path.insert(0, os.getcwd())
+            module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
+            raise CliError(f"cannot import {module_name!r}: {exc}", EXIT_USAGE) from None
+        raise CliError(f"importing {module_name!r} failed:\n{traceback.format_exc()}", EXIT_USAGE) from None
+    except CliError:
+        raise
+    except Exception:
+        raise CliError(f"importing {module_name!r} failed:\n{traceback.format_exc()}", EXIT_USAGE) from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise CliError(f"{module_name!r} has no attribute {attr!r}", EXIT_USAGE)
+        obj = getattr(obj, part)
+    if isinstance(obj, App):
+        return obj
+    if callable(obj):
+        try:
+            pyinspect.signature(obj).bind()
+        except TypeError:
+            raise CliError(f"{spec} is neither an App nor callable without arguments", EXIT_USAGE) from None
+        except ValueError:
+            pass  # no signature to check: just call it
+        made = obj()
+        if isinstance(made, App):
+            return made
+        raise CliError(f"{spec}() returned {type(made).__name__}, not a mcpwire_adapters.App", EXIT_USAGE)
+    raise CliError(f"{spec} is a {type(obj).__name__}, not a mcpwire_adapters.App", EXIT_USAGE)
+
+
+async def serve_http(app: App, host: str, port: int, grace: float, term: Terminal, guard: Any = None) -> None:
+    from .http_server import HttpServerConfig, serve_http_until
+
+    config = HttpServerConfig(auth=guard)
+
+    stop = trio.Event()
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def run_server(task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
+                await serve_http_until(app, host, port, stop=stop, grace_period=grace, task_status=task_status,
+                                       config=config)
+                nursery.cancel_scope.cancel()  # stopped: end the signal watcher too
+
+            bound = await nursery.start(run_server)
+            authority = f"[{host}]" if ":" in host else host
+            info = app.server.info
+            term.say(f"mcpwire: serving {info.name} {info.version} at http://{authority}:{bound[1]}"
+                     f"{app.server.http.path} (Ctrl-C to stop)")
+            async for _ in signals:
+                if stop.is_set():
+                    term.say("mcpwire: stopping now")
+                    nursery.cancel_scope.cancel()
+                    return
+                term.say(f"mcpwire: stopping (finishing requests for up to {grace:g} s; Ctrl-C again to force)")
+                stop.set()
+
+
+async def serve_stdio(app: App, grace: float, term: Terminal) -> None:
+    from .stdio_server import serve_stdio as serve
+
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def run_server() -> None:
+                await serve(app, grace_period=grace)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(run_server)
+            term.say(f"mcpwire: serving {app.server.info.name} {app.server.info.version} on stdio (NDJSON); "
+                     "close stdin to stop")
+            async for _ in signals:
+                nursery.cancel_scope.cancel()
+                return
+
+
+def serve(args: argparse.Namespace, term: Terminal) -> int:
+    logging.basicConfig(level=logging.WARNING, stream=term.stderr, format="mcpwire: %(levelname)s %(name)s: %(message)s")
+    if args.transport == "stdio":
+        # stdout carries protocol lines only (the driver writes to fd 1 directly): a print() in
+        # the app, at import or in a handler, goes to stderr instead.
+        with contextlib.redirect_stdout(term.stderr):
+            trio_run(serve_stdio, load_app(args.app), args.grace_period, term)
+    else:
+        guard = None
+        if args.oauth_issuer or args.oauth_jwks_url or args.oauth_resource or args.oauth_scope:
+            from ._cli_oauth import resource_guard
+
+            guard = resource_guard(args)
+        app = load_app(args.app)
+        try:
+            trio_run(serve_http, app, args.host, args.port, args.grace_period, term, guard)
+        except OSError as exc:
+            raise CliError(f"cannot listen on {args.host}:{args.port}: {os_reason(exc)}", EXIT_UNREACHABLE) from None
+    term.say("mcpwire: stopped")
+    return EXIT_OK
