@@ -40,7 +40,7 @@ from .catalog import (
     prepare_prompt, prepare_template, prepare_tool, resource_key, struct_schema,
 )
 from .context import CachePolicy, ServerContext
-from .era import session_result, tool_visible
+from .era import listing_shapes, session_result
 from .events import (
     Cancelled, CompletionRequest, HttpBatch, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall,
 )
@@ -184,10 +184,14 @@ class Server:
         self._info_builtins = msgspec.to_builtins(info)
         self._result_meta = {SERVER_INFO_META_KEY: self._info_builtins}
         self._meta_json = _encoder.encode(self._result_meta)
-        self._tools: Listing[ToolEntry] = Listing(lambda e: e.tool.name)
-        self._resources: Listing[Resource] = Listing(resource_key)
-        self._templates: Listing[TemplateEntry] = Listing(lambda e: e.template.uri_template)
-        self._prompts: Listing[PromptEntry] = Listing(lambda e: e.prompt.name)
+        # Each list also keeps its items as every enabled initialize-era revision lists them.
+        era = self._era
+        self._tools: Listing[ToolEntry] = Listing(lambda e: e.tool.name, listing_shapes("tools/list", era))
+        self._resources: Listing[Resource] = Listing(resource_key, listing_shapes("resources/list", era))
+        self._templates: Listing[TemplateEntry] = Listing(
+            lambda e: e.template.uri_template, listing_shapes("resources/templates/list", era)
+        )
+        self._prompts: Listing[PromptEntry] = Listing(lambda e: e.prompt.name, listing_shapes("prompts/list", era))
         self._listeners = Listeners()
         self._context = ServerContext(
             info=self._info_builtins, state_codec=self._state_codec, cache=self._cache, tools=self._tools,
@@ -600,10 +604,9 @@ class Server:
         )
         if spec.paginated:
             return self._on_list_era(message, params, revision)
-        if method == "tools/call" and type(params.name) is str:
-            entry = self._tools.get(params.name)
-            if entry is not None and not tool_visible(revision, msgspec.to_builtins(entry.tool)):
-                raise bad_params(f"Tool {params.name} is not available in protocol revision {revision}")
+        tool = params.name if method == "tools/call" else None
+        if type(tool) is str and tool in self._tools and not self._tools.listed_in(revision, tool):
+            raise bad_params(f"Tool {tool} is not available in protocol revision {revision}")
         return self._handlers[method](message, params, request_meta, now)
 
     def _session_method_enabled(self, spec: MethodSpec) -> bool:
@@ -614,24 +617,25 @@ class Server:
         return spec.capability is None or self._enabled[spec.capability]
 
     def _on_list_era(self, message: Request, params: Any, revision: str) -> bytes:
+        """A list as ``revision`` has it: the revision's own list of items, shaped and encoded at
+        registration (its cursors are bound to the revision, whose list may be shorter)."""
         method = message.method
         key = str(METHODS[method].list_key)
         listing = self._lists[method]
         cursor = check_cursor(params.cursor)
-        version = listing.version
+        version = f"{listing.version}@{revision}"
         offset = 0
         if cursor is not None:
             offset = self._cursor_codec.verify(cursor, method=method, catalog_version=version)
-            if offset > len(listing):
+            if offset > listing.size(revision):
                 raise ExpiredCursor("offset past end")
-        items, nxt = listing.page(offset, self.page_size)
-        listed: list[Any] = msgspec.json.decode(items)
-        if method == "tools/list":
-            listed = [tool for tool in listed if tool_visible(revision, tool)]
-        result: dict[str, Any] = {key: listed}
+        items, nxt = listing.page(offset, self.page_size, revision)
+        parts = [b'{"', key.encode(), b'":', bytes(items)]
         if nxt is not None:
-            result["nextCursor"] = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
-        return encode_result(message.id, session_result(revision, method, result))
+            token = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
+            parts.append(b',"nextCursor":"' + token.encode() + b'"')
+        parts.append(b"}")
+        return encode_result(message.id, Raw(b"".join(parts)))
 
     def _answer(self, session: Session, response: Response) -> tuple[Exchange[Any], bool] | None:
         """A client's response to a server-to-client request: to the exchange that asked."""
