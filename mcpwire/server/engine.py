@@ -350,13 +350,15 @@ class Server:
         check_now(now)
         view = HeaderView(request.headers)
         method = request.method
-        if (
-            method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE")
-            and view.first(MCP_SESSION_ID) is not None
-        ):
-            # Only a session has a GET stream and can be deleted: without the header, GET and
-            # DELETE get the stateless answer (405).
-            return self._session_request(request, view, now)
+        if method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE"):
+            if view.first(MCP_SESSION_ID) is not None:
+                return self._session_request(request, view, now)
+            if self._session_client(view):
+                # Only a session has a GET stream and can be deleted (2025-11-25: Streamable
+                # HTTP, Session Management: 400 without the header); the stateless generation's
+                # GET and DELETE get its answer (405).
+                refused = admit_target(request, self.http, view)
+                return refused or _refuse(400, "Bad Request: Mcp-Session-Id header is required")
         body = admit(request, self.http, view)
         if not isinstance(body, bytes):
             return body
@@ -457,14 +459,19 @@ class Server:
         if not session_ids:
             if isinstance(message, Request) and message.method == "initialize":
                 return self._initialize_http(message, now)
-            if header_version is None:
-                return None
+            if header_version is None and self.serves_stateless:
+                return None  # the stateless generation's request (its admission answers)
             if isinstance(message, Request) and self._sessions_on:
+                # Before initialize (2025-11-25: Session Management: 400 without the header).
                 return _refuse(400, "Bad Request: Mcp-Session-Id header is required", message.id)
             if isinstance(message, Request):
-                # Stateless legacy mode (no session ids): each request stands alone.
-                session = Session(None, header_version, {}, None, now)
-                return self._session_http(message, session, header_version, now)
+                # Stateless legacy mode (no session ids): each request stands alone; without
+                # the header it is 2025-03-26 (Protocol Version Header).
+                revision = header_version or _OLDEST
+                if revision not in self._era:
+                    return _refuse(400, f"Bad Request: unsupported protocol version {revision}", message.id)
+                session = Session(None, revision, {}, None, now)
+                return self._session_http(message, session, revision, now)
             return empty_reply(202)
         if not self._sessions_on:
             return None
@@ -489,6 +496,15 @@ class Server:
             reply = empty_reply(202)
             return reply if arrived is None else InputArrived(exchange=arrived[0], ready=arrived[1], reply=reply)
         return self._session_http(message, session, revision, now)
+
+    def _session_client(self, view: HeaderView) -> bool:
+        """Whether a request without a session id comes from the initialize era: it names such a
+        revision in ``MCP-Protocol-Version``, or names none to a server of that era only."""
+        try:
+            version = protocol_version_header(view)
+        except HeaderMismatch:
+            return False
+        return version in INITIALIZE_ERA if version is not None else not self.serves_stateless
 
     def _initialize_http(self, message: Request, now: float) -> HttpAnswer:
         try:
@@ -692,6 +708,12 @@ class Server:
         return StdioExchange(self._context, event, params, now, session=session, revision=session.revision if session else None)
 
     @property
+    def open_streams(self) -> int:
+        """How many listen streams are open: subscriptions/listen streams and initialize-era
+        sessions' GET (or stdio) streams, at most ``max_listen_streams``."""
+        return len(self._listeners)
+
+    @property
     def serves_stateless(self) -> bool:
         """Whether a stateless (2026-07-28 or later) revision is enabled."""
         return bool(self._stateless_versions)
@@ -700,6 +722,18 @@ class Server:
         """Whether ``message`` opens an initialize-era session: an ``initialize`` whose
         ``_meta`` names no protocol version, on a server that speaks an initialize-era revision."""
         return bool(self._era) and message.method == "initialize" and not _names_version(message)
+
+    def uninitialized_line(self, message: Request) -> bytes | None:
+        """Answer a request read from stdio before ``initialize`` by a server of the initialize
+        era only: ``ping`` is answered (Basic > Lifecycle: the one request a client may send
+        first), anything else is -32600; ``None`` for a request whose ``_meta`` names a protocol
+        version (a stateless client's: its admission answers, e.g. -32022 for a probe)."""
+        if _names_version(message):
+            return None
+        if message.method == "ping":
+            return encode_result(message.id, {})
+        return encode_error(message.id, RemoteProtocolError("Server not initialized: send initialize first",
+                                                            code=ErrorCode.INVALID_REQUEST))
 
     def initialize_line(self, message: Request, now: float) -> tuple[Session | None, bytes]:
         """Answer an ``initialize`` read from stdio: the connection's session (``None`` when

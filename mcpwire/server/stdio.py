@@ -132,6 +132,10 @@ class StdioConnection:
                 # client's server/discover probe is followed by initialize (2026-07-28: stdio,
                 # Backward Compatibility).
                 self._dialect = "stateless"
+            else:
+                early = self.server.uninitialized_line(message)
+                if early is not None:
+                    return encode_line(early)
         return self._request(message, now)
 
     def _request(self, message: Request, now: float) -> StdioOutput:
