@@ -724,11 +724,11 @@ class Server:
         return bool(self._era) and message.method == "initialize" and not _names_version(message)
 
     def uninitialized_line(self, message: Request) -> bytes | None:
-        """Answer a request read from stdio before ``initialize`` by a server of the initialize
-        era only: ``ping`` is answered (Basic > Lifecycle: the one request a client may send
+        """Answer a request read from stdio before ``initialize``: ``ping`` is answered (Basic > Lifecycle: the one request a client may send
         first), anything else is -32600; ``None`` for a request whose ``_meta`` names a protocol
-        version (a stateless client's: its admission answers, e.g. -32022 for a probe)."""
-        if _names_version(message):
+        version (a stateless client's: its admission answers, e.g. -32022 for a probe), or on a
+        server that serves no initialize-era revision."""
+        if not self._era or _names_version(message):
             return None
         if message.method == "ping":
             return encode_result(message.id, {})
