@@ -40,7 +40,7 @@ from .catalog import (
     prepare_prompt, prepare_template, prepare_tool, resource_key, struct_schema,
 )
 from .context import CachePolicy, ServerContext
-from .era import session_result, tool_visible
+from .era import listing_shapes, session_result
 from .events import (
     Cancelled, CompletionRequest, HttpBatch, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall,
 )
@@ -184,10 +184,14 @@ class Server:
         self._info_builtins = msgspec.to_builtins(info)
         self._result_meta = {SERVER_INFO_META_KEY: self._info_builtins}
         self._meta_json = _encoder.encode(self._result_meta)
-        self._tools: Listing[ToolEntry] = Listing(lambda e: e.tool.name)
-        self._resources: Listing[Resource] = Listing(resource_key)
-        self._templates: Listing[TemplateEntry] = Listing(lambda e: e.template.uri_template)
-        self._prompts: Listing[PromptEntry] = Listing(lambda e: e.prompt.name)
+        # Each list also keeps its items as every enabled initialize-era revision lists them.
+        era = self._era
+        self._tools: Listing[ToolEntry] = Listing(lambda e: e.tool.name, listing_shapes("tools/list", era))
+        self._resources: Listing[Resource] = Listing(resource_key, listing_shapes("resources/list", era))
+        self._templates: Listing[TemplateEntry] = Listing(
+            lambda e: e.template.uri_template, listing_shapes("resources/templates/list", era)
+        )
+        self._prompts: Listing[PromptEntry] = Listing(lambda e: e.prompt.name, listing_shapes("prompts/list", era))
         self._listeners = Listeners()
         self._context = ServerContext(
             info=self._info_builtins, state_codec=self._state_codec, cache=self._cache, tools=self._tools,
@@ -346,13 +350,15 @@ class Server:
         check_now(now)
         view = HeaderView(request.headers)
         method = request.method
-        if (
-            method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE")
-            and view.first(MCP_SESSION_ID) is not None
-        ):
-            # Only a session has a GET stream and can be deleted: without the header, GET and
-            # DELETE get the stateless answer (405).
-            return self._session_request(request, view, now)
+        if method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE"):
+            if view.first(MCP_SESSION_ID) is not None:
+                return self._session_request(request, view, now)
+            if self._session_client(view):
+                # Only a session has a GET stream and can be deleted (2025-11-25: Streamable
+                # HTTP, Session Management: 400 without the header); the stateless generation's
+                # GET and DELETE get its answer (405).
+                refused = admit_target(request, self.http, view)
+                return refused or _refuse(400, "Bad Request: Mcp-Session-Id header is required")
         body = admit(request, self.http, view)
         if not isinstance(body, bytes):
             return body
@@ -453,14 +459,19 @@ class Server:
         if not session_ids:
             if isinstance(message, Request) and message.method == "initialize":
                 return self._initialize_http(message, now)
-            if header_version is None:
-                return None
+            if header_version is None and self.serves_stateless:
+                return None  # the stateless generation's request (its admission answers)
             if isinstance(message, Request) and self._sessions_on:
+                # Before initialize (2025-11-25: Session Management: 400 without the header).
                 return _refuse(400, "Bad Request: Mcp-Session-Id header is required", message.id)
             if isinstance(message, Request):
-                # Stateless legacy mode (no session ids): each request stands alone.
-                session = Session(None, header_version, {}, None, now)
-                return self._session_http(message, session, header_version, now)
+                # Stateless legacy mode (no session ids): each request stands alone; without
+                # the header it is 2025-03-26 (Protocol Version Header).
+                revision = header_version or _OLDEST
+                if revision not in self._era:
+                    return _refuse(400, f"Bad Request: unsupported protocol version {revision}", message.id)
+                session = Session(None, revision, {}, None, now)
+                return self._session_http(message, session, revision, now)
             return empty_reply(202)
         if not self._sessions_on:
             return None
@@ -485,6 +496,15 @@ class Server:
             reply = empty_reply(202)
             return reply if arrived is None else InputArrived(exchange=arrived[0], ready=arrived[1], reply=reply)
         return self._session_http(message, session, revision, now)
+
+    def _session_client(self, view: HeaderView) -> bool:
+        """Whether a request without a session id comes from the initialize era: it names such a
+        revision in ``MCP-Protocol-Version``, or names none to a server of that era only."""
+        try:
+            version = protocol_version_header(view)
+        except HeaderMismatch:
+            return False
+        return version in INITIALIZE_ERA if version is not None else not self.serves_stateless
 
     def _initialize_http(self, message: Request, now: float) -> HttpAnswer:
         try:
@@ -600,10 +620,9 @@ class Server:
         )
         if spec.paginated:
             return self._on_list_era(message, params, revision)
-        if method == "tools/call" and type(params.name) is str:
-            entry = self._tools.get(params.name)
-            if entry is not None and not tool_visible(revision, msgspec.to_builtins(entry.tool)):
-                raise bad_params(f"Tool {params.name} is not available in protocol revision {revision}")
+        tool = params.name if method == "tools/call" else None
+        if type(tool) is str and tool in self._tools and not self._tools.listed_in(revision, tool):
+            raise bad_params(f"Tool {tool} is not available in protocol revision {revision}")
         return self._handlers[method](message, params, request_meta, now)
 
     def _session_method_enabled(self, spec: MethodSpec) -> bool:
@@ -614,24 +633,25 @@ class Server:
         return spec.capability is None or self._enabled[spec.capability]
 
     def _on_list_era(self, message: Request, params: Any, revision: str) -> bytes:
+        """A list as ``revision`` has it: the revision's own list of items, shaped and encoded at
+        registration (its cursors are bound to the revision, whose list may be shorter)."""
         method = message.method
         key = str(METHODS[method].list_key)
         listing = self._lists[method]
         cursor = check_cursor(params.cursor)
-        version = listing.version
+        version = f"{listing.version}@{revision}"
         offset = 0
         if cursor is not None:
             offset = self._cursor_codec.verify(cursor, method=method, catalog_version=version)
-            if offset > len(listing):
+            if offset > listing.size(revision):
                 raise ExpiredCursor("offset past end")
-        items, nxt = listing.page(offset, self.page_size)
-        listed: list[Any] = msgspec.json.decode(items)
-        if method == "tools/list":
-            listed = [tool for tool in listed if tool_visible(revision, tool)]
-        result: dict[str, Any] = {key: listed}
+        items, nxt = listing.page(offset, self.page_size, revision)
+        parts = [b'{"', key.encode(), b'":', bytes(items)]
         if nxt is not None:
-            result["nextCursor"] = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
-        return encode_result(message.id, session_result(revision, method, result))
+            token = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
+            parts.append(b',"nextCursor":"' + token.encode() + b'"')
+        parts.append(b"}")
+        return encode_result(message.id, Raw(b"".join(parts)))
 
     def _answer(self, session: Session, response: Response) -> tuple[Exchange[Any], bool] | None:
         """A client's response to a server-to-client request: to the exchange that asked."""
@@ -688,6 +708,12 @@ class Server:
         return StdioExchange(self._context, event, params, now, session=session, revision=session.revision if session else None)
 
     @property
+    def open_streams(self) -> int:
+        """How many listen streams are open: subscriptions/listen streams and initialize-era
+        sessions' GET (or stdio) streams, at most ``max_listen_streams``."""
+        return len(self._listeners)
+
+    @property
     def serves_stateless(self) -> bool:
         """Whether a stateless (2026-07-28 or later) revision is enabled."""
         return bool(self._stateless_versions)
@@ -696,6 +722,18 @@ class Server:
         """Whether ``message`` opens an initialize-era session: an ``initialize`` whose
         ``_meta`` names no protocol version, on a server that speaks an initialize-era revision."""
         return bool(self._era) and message.method == "initialize" and not _names_version(message)
+
+    def uninitialized_line(self, message: Request) -> bytes | None:
+        """Answer a request read from stdio before ``initialize``: ``ping`` is answered (Basic > Lifecycle: the one request a client may send
+        first), anything else is -32600; ``None`` for a request whose ``_meta`` names a protocol
+        version (a stateless client's: its admission answers, e.g. -32022 for a probe), or on a
+        server that serves no initialize-era revision."""
+        if not self._era or _names_version(message):
+            return None
+        if message.method == "ping":
+            return encode_result(message.id, {})
+        return encode_error(message.id, RemoteProtocolError("Server not initialized: send initialize first",
+                                                            code=ErrorCode.INVALID_REQUEST))
 
     def initialize_line(self, message: Request, now: float) -> tuple[Session | None, bytes]:
         """Answer an ``initialize`` read from stdio: the connection's session (``None`` when

@@ -127,6 +127,12 @@ class StdioConnection:
                 if self.session is None:
                     self._dialect = None  # refused: the next request decides again
                 return encode_line(answer)
+            # Before initialize a ping (which no stateless request is without a version in its
+            # _meta) is answered and decides nothing; so is anything on a server of the
+            # initialize era only.
+            early = self.server.uninitialized_line(message)
+            if early is not None and (message.method == "ping" or not self.server.serves_stateless):
+                return encode_line(early)
             if self.server.serves_stateless:
                 # A server of the initialize era only stays undecided: its refusal of a
                 # client's server/discover probe is followed by initialize (2026-07-28: stdio,
