@@ -309,6 +309,12 @@ def test_our_unpinned_client_connects_to_the_dual_era_sdk_server() -> None:
                 assert opened.method == "server/discover" and c.protocol_version == "2026-07-28"
                 assert not c.client.initialize_era
                 assert text(await c.call_tool("echo", {"text": "modern"})) == "modern"
+                progress: list[Progress] = []
+                assert text(await c.call_tool("count", {}, on_progress=progress.append)) == "counted"
+                assert [(p.progress, p.total, p.message) for p in progress] == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+                logs: list[LogMessage] = []  # the level rides each request's _meta: no logging/setLevel
+                assert text(await c.call_tool("chatty", {}, on_log=logs.append, log_level="warning")) == "logged"
+                assert [(m.level, m.data) for m in logs] == [("warning", "loud news")]
                 async with c.listen({"resourceSubscriptions": ["test://note"]}) as sub:
                     honoured = sub.acknowledged
                     assert text(await c.call_tool("touch", {})) == "touched"
