@@ -315,6 +315,15 @@ def test_our_unpinned_client_connects_to_the_dual_era_sdk_server() -> None:
                 logs: list[LogMessage] = []  # the level rides each request's _meta: no logging/setLevel
                 assert text(await c.call_tool("chatty", {}, on_log=logs.append, log_level="warning")) == "logged"
                 assert [(m.level, m.data) for m in logs] == [("warning", "loud news")]
+                asked: list[str] = []  # input requests come as InputRequired rounds: one each
+
+                def answering(requests: dict[str, InputRequest]) -> dict[str, Any]:
+                    asked.extend(type(r).__name__ for r in requests.values())
+                    return answer(requests)
+
+                assert text(await c.call_tool("greet", {}, on_input=answering)) == "Hello, Ada!"
+                assert text(await c.call_tool("ask_llm", {}, on_input=answering)) == "The model said: Paris"
+                assert asked == ["ElicitRequest", "CreateMessageRequest"]
                 async with c.listen({"resourceSubscriptions": ["test://note"]}) as sub:
                     honoured = sub.acknowledged
                     assert text(await c.call_tool("touch", {})) == "touched"

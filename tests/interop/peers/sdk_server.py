@@ -15,13 +15,13 @@ import json
 import socket
 import sys
 import threading
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel
 
 from mcp.server.context import ServerRequestContext
-from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import (Completion, EmptyResult, LoggingLevel, SamplingMessage, SetLevelRequestParams, SubscribeRequestParams,
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve, Sample
+from mcp_types import (Completion, CreateMessageResult, EmptyResult, LoggingLevel, SamplingMessage, SetLevelRequestParams, SubscribeRequestParams,
                        TextContent, UnsubscribeRequestParams)
 
 NAMES = ("Ada", "Alan", "Grace")
@@ -30,6 +30,18 @@ LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "e
 
 class Name(BaseModel):
     name: str
+
+
+# Resolvers ask in the negotiated era's way: a request mid-call up to 2025-11-25, an
+# InputRequiredResult (multi round-trip) from 2026-07-28, where ctx.elicit has no back-channel.
+# At module level: the SDK evaluates the tools' (string) annotations in the module's namespace.
+def ask_name() -> Elicit[Name]:
+    return Elicit("Your name?", Name)
+
+
+def ask_model() -> Sample:
+    question = SamplingMessage(role="user", content=TextContent(type="text", text="Capital of France?"))
+    return Sample([question], max_tokens=50)
 
 
 def session_key(ctx: ServerRequestContext[Any, Any]) -> str:
@@ -74,15 +86,11 @@ def build(plain: bool = False) -> MCPServer:
         return "touched"
 
     @server.tool(description="Ask the client for a name")
-    async def greet(ctx: Context) -> str:
-        answer = await ctx.elicit("Your name?", Name)
-        return f"Hello, {answer.data.name}!" if answer.action == "accept" and answer.data else f"no name ({answer.action})"
+    async def greet(answer: Annotated[Name, Resolve(ask_name)]) -> str:
+        return f"Hello, {answer.name}!"
 
     @server.tool(description="Ask the client's model")
-    async def ask_llm(ctx: Context) -> str:
-        answer = await ctx.session.create_message(
-            messages=[SamplingMessage(role="user", content=TextContent(type="text", text="Capital of France?"))],
-            max_tokens=50)
+    async def ask_llm(answer: Annotated[CreateMessageResult, Resolve(ask_model)]) -> str:
         content: Any = answer.content
         return f"The model said: {content.text}"
 
