@@ -3,7 +3,9 @@ first line and stops at the end of its stdin."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import select
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,12 +17,15 @@ PEERS = Path(__file__).resolve().parent / "peers"
 OUR_SERVER, SDK_SERVER = str(PEERS / "our_server.py"), str(PEERS / "sdk_server.py")
 
 
-def served(script: str) -> Iterator[str]:
-    """Run the Python peer ``script`` over HTTP; yield its URL; stop it (killed after 10 s)."""
-    process = subprocess.Popen([sys.executable, script, "http"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+@contextlib.contextmanager
+def served(*args: str) -> Iterator[str]:
+    """Run a Python peer (``script, "http", options...``); yield its URL; stop it (killed after 10 s)."""
+    process = subprocess.Popen([sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None and process.stdin is not None
     try:
+        ready, _, _ = select.select([process.stdout], [], [], 15)
+        assert ready, f"{args} printed no URL within 15 s"
         yield str(json.loads(process.stdout.readline())["url"])
     finally:
         process.stdin.close()

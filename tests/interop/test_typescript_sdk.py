@@ -45,7 +45,8 @@ def node() -> NodeSetup:
 
 @pytest.fixture
 def our_http_server() -> Iterator[str]:
-    yield from served(OUR_SERVER)
+    with served(OUR_SERVER, "http") as url:
+        yield url
 
 
 # -- the TypeScript SDK's client, our server -------------------------------------------------------
