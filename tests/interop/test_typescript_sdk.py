@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -80,6 +82,7 @@ def check_ts_client_report(report: dict[str, Any]) -> None:
     assert report["logsAtDebug"] == ["quiet detail", "loud news"]
     assert report["greet"] == "Hello, Ada!"  # elicitation/create answered by the SDK's handler
     assert report["askLlm"] == "The model said: Paris"  # sampling/createMessage likewise
+    assert report["asked"] == {"elicitation": [["Your name?", ["name"]]], "sampling": [[["Capital of France?"], 50]]}
     assert report["resources"] == ["test://note"] and report["note"] == "a note"
     assert report["updates"] == ["test://note"]
     assert report["prompts"] == ["greeting"] and report["prompt"] == "Say hello to Grace"
@@ -90,7 +93,8 @@ def test_the_ts_client_over_http(node: NodeSetup, our_http_server: str) -> None:
     report = run_ts_client(node, "http", our_http_server)
     check_ts_client_report(report)
     assert report["protocolVersion"] == "2025-11-25" and report["sessionId"]
-    assert report["terminated"] is True  # DELETE ended the session
+    assert report["openStatus"] == 200
+    assert report["terminated"] is True and report["closedStatus"] == 404  # DELETE ended it: our server forgot it
 
 
 def test_the_ts_client_over_stdio(node: NodeSetup) -> None:
@@ -153,6 +157,20 @@ async def drive(c: Session, logs: list[LogMessage]) -> None:
     await c.ping()
 
 
+def ping_status(url: str, session_id: str) -> int:
+    """The HTTP status a ping on ``session_id`` gets, on a connection of its own (404: no such session)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": "probe", "method": "ping"}).encode()
+    request = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            response.read()
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
 def test_our_http_client_against_the_ts_server(node: NodeSetup) -> None:
     async def main() -> None:
         logs: list[LogMessage] = []
@@ -160,8 +178,11 @@ def test_our_http_client_against_the_ts_server(node: NodeSetup) -> None:
             with trio.fail_after(TIMEOUT):
                 async with HttpClient(url, make_client(), on_log=logs.append) as c:
                     await drive(c, logs)
-                    assert c.client.session_id is not None and c.sessions_started == 1
-                assert c.client.session_id is None  # leaving sent DELETE
+                    session_id = c.client.session_id
+                    assert session_id is not None and c.sessions_started == 1
+                    assert await trio.to_thread.run_sync(ping_status, url, session_id) == 200
+                assert c.client.session_id is None  # leaving sent DELETE: the SDK server forgot the session
+                assert await trio.to_thread.run_sync(ping_status, url, session_id) == 404
 
     trio.run(main)
 
