@@ -108,9 +108,12 @@ def answer(requests: dict[str, InputRequest]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, request in requests.items():
         if isinstance(request, ElicitRequest):
+            assert request.params.message == "Your name?"
             out[key] = ElicitResult(action="accept", content={"name": "Ada"})
         else:
             assert isinstance(request, CreateMessageRequest)
+            assert [m.content.text for m in request.params.messages] == ["Capital of France?"]  # type: ignore[union-attr]
+            assert request.params.max_tokens == 50
             out[key] = CreateMessageResult(role="assistant", content=TextContent(text="Paris"), model="test-model")
     return out
 
@@ -151,9 +154,10 @@ async def drive(c: Session, logs: list[LogMessage]) -> None:
     assert [p.name for p in await c.list_prompts()] == ["greeting"]
     prompt = await c.get_prompt("greeting", {"name": "Grace"})
     assert prompt.data["messages"][0]["content"]["text"] == "Say hello to Grace"
-    completion = await c.send(c.client.request("completion/complete", {
-        "ref": {"type": "ref/prompt", "name": "greeting"}, "argument": {"name": "name", "value": "A"}}))
+    completion = await c.complete({"type": "ref/prompt", "name": "greeting"}, "name", "A")
     assert completion.data["completion"]["values"] == ["Ada", "Alan"]
+    assert (await c.complete({"type": "ref/prompt", "name": "greeting"}, "name", "G")).data["completion"]["values"] == [
+        "Grace"]
     await c.ping()
 
 
