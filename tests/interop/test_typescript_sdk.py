@@ -84,7 +84,7 @@ def check_ts_client_report(report: dict[str, Any]) -> None:
     assert report["askLlm"] == "The model said: Paris"  # sampling/createMessage likewise
     assert report["asked"] == {"elicitation": [["Your name?", ["name"]]], "sampling": [[["Capital of France?"], 50]]}
     assert report["resources"] == ["test://note"] and report["note"] == "a note"
-    assert report["updates"] == ["test://note"]
+    assert report["updates"] == ["test://note"] and report["updatesAfterUnsubscribe"] == []
     assert report["prompts"] == ["greeting"] and report["prompt"] == "Say hello to Grace"
     assert report["completion"] == ["Ada", "Alan"] and report["ping"] == {}
 
@@ -146,11 +146,13 @@ async def drive(c: Session, logs: list[LogMessage]) -> None:
     assert text(await c.call_tool("ask_llm", {}, on_input=answer)) == "The model said: Paris"
     assert [r.uri for r in await c.list_resources()] == ["test://note"]
     assert (await c.read_resource("test://note")).data["contents"][0]["text"] == "a note"
+    assert text(await c.call_tool("touch", {})) == "touched; subscribed: none"
     async with c.listen({"resourceSubscriptions": ["test://note"], "toolsListChanged": True}) as sub:
-        await c.call_tool("touch", {})
+        assert text(await c.call_tool("touch", {})) == "touched; subscribed: test://note"  # resources/subscribe
         with trio.fail_after(10):
             event = await sub.__anext__()
     assert isinstance(event, ResourceUpdated) and event.uri == "test://note" and event.subscription_id is None
+    assert text(await c.call_tool("touch", {})) == "touched; subscribed: none"  # leaving sent resources/unsubscribe
     assert [p.name for p in await c.list_prompts()] == ["greeting"]
     prompt = await c.get_prompt("greeting", {"name": "Grace"})
     assert prompt.data["messages"][0]["content"]["text"] == "Say hello to Grace"

@@ -84,6 +84,10 @@ async function main() {
   await waitFor(() => updates.length >= 1, "notifications/resources/updated");
   out.updates = updates.splice(0);
   await client.unsubscribeResource({ uri: "test://note" });
+  await client.callTool({ name: "touch", arguments: {} });  // no longer subscribed: no update may come
+  await client.ping();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  out.updatesAfterUnsubscribe = updates.splice(0);
   out.prompts = (await client.listPrompts()).prompts.map((p) => p.name);
   out.prompt = (await client.getPrompt({ name: "greeting", arguments: { name: "Grace" } })).messages[0].content.text;
   out.completion = (await client.complete({ ref: { type: "ref/prompt", name: "greeting" },
