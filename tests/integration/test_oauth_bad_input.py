@@ -22,6 +22,7 @@ import socket
 import sys
 import time
 import uuid
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -36,10 +37,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from oauth_as import INTROSPECTION_CLIENT, AuthServer
 
-from mcpwire import Keyring
-from mcpwire.auth import AccessToken, ResourceServer, parse_www_authenticate
+from mcpwire import Client, Keyring
+from mcpwire.auth import AccessToken, AuthError, AuthorizationCode, Authorize, ResourceServer, parse_www_authenticate
+from mcpwire.types import Implementation
 from mcpwire_adapters import App, AsgiConfig, Context, asgi_app
+from mcpwire_adapters.http_client import HttpClient
 from mcpwire_adapters.http_server import HttpServerConfig, serve_http
+from mcpwire_adapters.oauth import OAuth, follow_redirect
+from mcpwire_adapters.oauth_store import MemoryTokenStore
 from mcpwire_adapters.oauth_jose import DPoPVerifier, JwtVerifier
 from mcpwire_adapters.oauth_server import IntrospectionVerifier, OAuthResource, TokenVerifier
 
@@ -50,7 +55,7 @@ WHOAMI = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 MAX_HEAD = 16 * 1024  # the trio server's max_header_bytes in these tests
 Headers = list[tuple[bytes, bytes]]
 Reply = tuple[int, Headers, bytes]
-Send = Callable[[Headers], Awaitable[Reply]]
+Send = Callable[[Headers, str, str], Awaitable[Reply]]  # headers (the body last, named ""), method, path
 
 
 def free_port() -> int:
@@ -84,7 +89,7 @@ class Protected:
                             (b"mcp-name", b"whoami"), (b"content-length", str(len(body)).encode())]
         headers += [(k.encode() if isinstance(k, str) else k, v.encode("latin-1") if isinstance(v, str) else v)
                     for k, v in fields]
-        return await self.send(headers + [(b"", body)])
+        return await self.send(headers + [(b"", body)], "POST", "/mcp")
 
     async def refused(self, name: str, *fields: tuple[str | bytes, str | bytes], error: str | None = "invalid_token",
                       status: int = 401) -> None:
@@ -117,14 +122,14 @@ class Protected:
 
 
 # -- the two drivers ---------------------------------------------------------------------------------
-async def over_socket(port: int, headers: Headers) -> Reply:
+async def over_socket(port: int, headers: Headers, method: str, path: str) -> Reply:
     """The request's bytes written by hand (h11 would refuse some of them), the reply read by h11."""
     body = headers[-1][1]
-    head = b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n"
+    head = f"{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n".encode()
     head += b"".join(k + b": " + v + b"\r\n" for k, v in headers[:-1]) + b"\r\n"
     stream = await trio.open_tcp_stream("127.0.0.1", port)
     conn = h11.Connection(h11.CLIENT)
-    conn.send(h11.Request(method="POST", target="/mcp", headers=[("host", "x")]))  # h11 now expects a response
+    conn.send(h11.Request(method=method, target=path, headers=[("host", "x")]))  # h11 now expects a response
     status, reply_headers, data = 0, Headers(), b""
     async with stream:
         try:
@@ -148,10 +153,10 @@ async def over_socket(port: int, headers: Headers) -> Reply:
 
 
 def over_asgi(asgi: Any) -> Send:
-    async def send(headers: Headers) -> Reply:
+    async def send(headers: Headers, method: str, path: str) -> Reply:
         body = headers[-1][1]
         scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"}, "http_version": "1.1",
-                 "method": "POST", "scheme": "http", "path": "/mcp", "raw_path": b"/mcp", "root_path": "",
+                 "method": method, "scheme": "http", "path": path, "raw_path": path.encode(), "root_path": "",
                  "query_string": b"", "headers": [(b"host", b"127.0.0.1"), *headers[:-1]],
                  "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000)}
         sent: list[dict[str, Any]] = []
@@ -278,6 +283,25 @@ async def test_malformed_and_wrong_tokens_get_a_challenge(driver: str) -> None:
         nursery.cancel_scope.cancel()
 
 
+@scenario
+async def test_the_resource_metadata_is_served_without_a_token(driver: str) -> None:
+    auth = AuthServer()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(auth.serve)
+        rs = await protect(nursery, driver, auth, jwks_of(auth))
+        path = "/.well-known/oauth-protected-resource/mcp"
+        status, headers, body = await rs.send([(b"", b"")], "GET", path)
+        assert status == 200 and (b"content-type", b"application/json") in headers
+        document = json.loads(body)
+        assert document["resource"] == rs.url and document["authorization_servers"] == [auth.issuer]
+        assert document["scopes_supported"] == ["mcp:basic"] and None not in document.values()
+        status, headers, body = await rs.send([(b"", b"")], "HEAD", path)
+        assert status == 200 and body == b""
+        status, _headers, _body = await rs.send([(b"", b"")], "GET", "/.well-known/oauth-protected-resource/other")
+        assert status not in (200, 401) and status < 500  # not this endpoint's document: the guard leaves it to the engine
+        nursery.cancel_scope.cancel()
+
+
 # -- oversized header fields -------------------------------------------------------------------------
 @scenario
 async def test_oversized_authorization_and_dpop_fields(driver: str) -> None:
@@ -397,13 +421,15 @@ class BadAuthServer(AuthServer):
     def __init__(self) -> None:
         super().__init__()
         self.override: dict[str, tuple[int, bytes]] = {}
+        self.challenge: str | None = None  # the WWW-Authenticate of an overridden answer
 
     def handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
         path = target.split("?")[0]
         if path in self.override:
             self.requests.append((method, path))
             status, data = self.override[path]
-            return status, {"content-type": "application/json"}, data
+            extra = {"www-authenticate": self.challenge} if self.challenge is not None and status == 401 else {}
+            return status, {"content-type": "application/json", **extra}, data
         return super().handle(method, target, headers, body)
 
 
@@ -487,4 +513,124 @@ async def test_an_unreachable_introspection_endpoint_refuses_the_token(driver: s
         rs = await protect(nursery, driver, auth, lambda url: IntrospectionVerifier(
             endpoint=dead, client_id="c", client_secret="s", audience=url, allow_http=True))
         await rs.refused("unreachable", ("authorization", f"Bearer {rs.token()}"))
+        nursery.cancel_scope.cancel()
+
+
+# -- the client: a tampered redirect, mixed-up issuers, malformed documents and challenges -------------
+def client_scenario(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+    @functools.wraps(test)
+    def wrapper() -> None:
+        async def limited() -> None:
+            with trio.fail_after(60):
+                await test()
+
+        trio.run(limited)
+
+    return wrapper
+
+
+async def refused_by_the_client(url: str, issuer: str, redirect: Callable[[OAuth, Authorize], Awaitable[str]] | None = None
+                                ) -> AuthError:
+    """Run the flow against ``url``; return its AuthError, having checked nothing was stored
+    (neither tokens nor a registered client, for the issuer or the one a document named)."""
+
+    async def follow(step: Authorize) -> str:
+        return await (redirect or follow_redirect)(oauth, step)
+
+    oauth = OAuth(grant=AuthorizationCode(redirect_uri="http://127.0.0.1:1/callback"), redirect=follow)
+    async with HttpClient(url, Client(Implementation(name="t", version="1")), auth=oauth) as session:
+        with pytest.raises(AuthError) as refused:
+            await session.list_tools()
+    assert isinstance(oauth.store, MemoryTokenStore)
+    for named in (issuer, issuer + "/", "http://127.0.0.1:1"):
+        assert oauth.store.load(named, url) is None and oauth.store.client(named) is None, "a failed flow stores nothing"
+    return refused.value
+
+
+def tampered(change: Callable[[list[tuple[str, str]]], list[tuple[str, str]]]) -> Callable[[OAuth, Authorize], Awaitable[str]]:
+    async def redirect(oauth: OAuth, step: Authorize) -> str:
+        location = urlsplit(await follow_redirect(oauth, step))
+        return urlunsplit(location._replace(query=urlencode(change(parse_qsl(location.query)))))
+
+    return redirect
+
+
+@client_scenario
+async def test_a_tampered_authorization_response_is_refused_and_nothing_is_stored() -> None:
+    auth = AuthServer()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(auth.serve)
+        rs = await protect(nursery, "h11", auth, jwks_of(auth))
+        cases: dict[str, tuple[Callable[[list[tuple[str, str]]], list[tuple[str, str]]], str]] = {
+            "another state": (lambda q: [(k, "forged" if k == "state" else v) for k, v in q], "state_mismatch"),
+            "no state": (lambda q: [(k, v) for k, v in q if k != "state"], "state_mismatch"),
+            "state twice": (lambda q: [*q, ("state", dict(q)["state"])], "state_mismatch"),
+            "another iss": (lambda q: [(k, "http://127.0.0.1:1" if k == "iss" else v) for k, v in q], "iss_mismatch"),
+            "no iss (advertised)": (lambda q: [(k, v) for k, v in q if k != "iss"], "iss_missing"),
+            "denied": (lambda q: [(k, v) for k, v in q if k != "code"] + [("error", "access_denied")],
+                       "authorization_denied"),
+            "no code": (lambda q: [(k, v) for k, v in q if k != "code"], "authorization_denied"),
+        }
+        for name, (change, reason) in cases.items():
+            error = await refused_by_the_client(rs.url, auth.issuer, tampered(change))
+            assert error.reason == reason, (name, error)
+        assert auth.token_requests == [] and rs.called == []  # no code was ever redeemed
+        nursery.cancel_scope.cancel()
+
+
+@client_scenario
+async def test_mixed_up_issuers_and_malformed_documents_are_refused_and_nothing_is_stored() -> None:
+    auth = BadAuthServer()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(auth.serve)
+        rs = await protect(nursery, "h11", auth, jwks_of(auth))
+        good = auth.metadata()
+        documents: dict[str, tuple[tuple[int, bytes], str]] = {
+            "another issuer": ((200, json.dumps({**good, "issuer": "http://127.0.0.1:1"}).encode()), "issuer_mismatch"),
+            "issuer with a slash": ((200, json.dumps({**good, "issuer": auth.issuer + "/"}).encode()), "issuer_mismatch"),
+            "not json": ((200, b"<html>"), "malformed_metadata"),
+            "a list": ((200, b"[]"), "malformed_metadata"),
+            "no token endpoint": ((200, json.dumps({k: v for k, v in good.items() if k != "token_endpoint"}).encode()),
+                                  "malformed_metadata"),
+            "an endpoint that is not a URL": ((200, json.dumps({**good, "token_endpoint": "token"}).encode()),
+                                              "malformed_metadata"),
+        }
+        for name, (document, reason) in documents.items():
+            auth.override["/.well-known/oauth-authorization-server"] = document
+            error = await refused_by_the_client(rs.url, auth.issuer)
+            assert error.reason == reason, (name, error)
+        assert ("POST", "/register") not in auth.requests and auth.token_requests == [] and rs.called == []
+        nursery.cancel_scope.cancel()
+
+
+@client_scenario
+async def test_malformed_challenges_and_resource_metadata_are_refused_and_nothing_is_stored() -> None:
+    auth = BadAuthServer()  # here it is also the protected server: /mcp answers 401 with a chosen challenge
+    async with trio.open_nursery() as nursery:
+        await nursery.start(auth.serve)
+        url = f"{auth.issuer}/mcp"
+        prm = f"{auth.issuer}/.well-known/oauth-protected-resource/mcp"
+        auth.override["/mcp"] = (401, b'{"error": "unauthorized"}')
+        good_prm = {"resource": url, "authorization_servers": [auth.issuer]}
+        cases: dict[str, tuple[str, bytes, str]] = {
+            "unterminated quote": ('Bearer resource_metadata="' + prm, b"", "malformed_challenge"),
+            "parameter twice": (f'Bearer resource_metadata="{prm}", resource_metadata="{prm}"', b"", "malformed_challenge"),
+            "stray character": (f'Bearer resource_metadata="{prm}" ;', b"", "malformed_challenge"),
+            "oversized": ('Bearer scope="' + "s" * 9000 + '"', b"", "malformed_challenge"),
+            "prm not json": (f'Bearer resource_metadata="{prm}"', b"nope", "malformed_metadata"),
+            "prm for another resource": (f'Bearer resource_metadata="{prm}"',
+                                         json.dumps({**good_prm, "resource": "http://127.0.0.1:1/mcp"}).encode(),
+                                         "resource_mismatch"),
+            "prm without servers": (f'Bearer resource_metadata="{prm}"', json.dumps({**good_prm, "authorization_servers": []}).encode(),
+                                    "malformed_metadata"),
+            "prm naming a non-URL server": (f'Bearer resource_metadata="{prm}"',
+                                            json.dumps({**good_prm, "authorization_servers": ["auth"]}).encode(),
+                                            "malformed_metadata"),
+        }
+        for name, (challenge, document, reason) in cases.items():
+            auth.challenge = challenge
+            auth.override["/.well-known/oauth-protected-resource/mcp"] = (200, document)
+            error = await refused_by_the_client(url, auth.issuer)
+            assert error.reason == reason, (name, error)
+        assert ("POST", "/register") not in auth.requests and auth.token_requests == []
         nursery.cancel_scope.cancel()
