@@ -15,11 +15,8 @@ MCPServer alone (``sdk_server.py ... plain``) declares no ``resources.subscribe`
 from __future__ import annotations
 
 import contextlib
-import json
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -35,7 +32,7 @@ from mcpwire.types import InputRequest, ResourcesCapability, TextContent as Wire
 from mcpwire_adapters.http_client import HttpClient, Session
 from mcpwire_adapters.stdio_client import StdioClient
 
-from _peers import OUR_SERVER, SDK_SERVER, served
+from _peers import OUR_SERVER, SDK_SERVER, ping_status, served
 
 import mcp_types
 from mcp import Client as SdkClient
@@ -52,20 +49,6 @@ def _quiet_deprecations() -> Iterator[None]:
     with warnings.catch_warnings():  # the SDK warns that the initialize-era features are deprecated
         warnings.simplefilter("ignore")
         yield
-
-
-def ping_status(url: str, session_id: str) -> int:
-    """The HTTP status a fresh connection gets for a ping on ``session_id`` (404: no such session)."""
-    body = json.dumps({"jsonrpc": "2.0", "id": "probe", "method": "ping"}).encode()
-    request = urllib.request.Request(url, data=body, method="POST", headers={
-        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-        "Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            response.read()
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)
 
 
 # -- the SDK's client, our server -------------------------------------------------------------------

@@ -15,8 +15,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,7 +24,7 @@ import pytest
 import trio
 
 from _node import TS_SDK_VERSION, NodeSetup, NpmError, node_setup
-from _peers import OUR_SERVER, served
+from _peers import OUR_SERVER, ping_status, served
 from mcpwire import Client, LogMessage, Progress, ResourceUpdated
 from mcpwire.types import (
     CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Implementation, InputRequest, TextContent,
@@ -151,20 +149,6 @@ async def drive(c: Session, logs: list[LogMessage]) -> None:
     assert (await c.complete({"type": "ref/prompt", "name": "greeting"}, "name", "G")).data["completion"]["values"] == [
         "Grace"]
     await c.ping()
-
-
-def ping_status(url: str, session_id: str) -> int:
-    """The HTTP status a ping on ``session_id`` gets, on a connection of its own (404: no such session)."""
-    body = json.dumps({"jsonrpc": "2.0", "id": "probe", "method": "ping"}).encode()
-    request = urllib.request.Request(url, data=body, method="POST", headers={
-        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-        "Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            response.read()
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)
 
 
 def test_our_http_client_against_the_ts_server(node: NodeSetup) -> None:
