@@ -31,6 +31,7 @@ from typing import Any
 import trio
 
 from mcpwire import Cancelled, InputArrived, LocalProtocolError, StdioConnection, StdioExchange, StdioListenStream
+from mcpwire.tasks import TaskChanged
 from mcpwire.sessions import StdioSessionStream
 
 from .app import App, ListenForwarder
@@ -79,7 +80,7 @@ class _StdioDriver:
 
     async def run(self, grace_period: float) -> None:
         with self._main:
-            async with trio.open_nursery() as streams:
+            async with self.app.running(), trio.open_nursery() as streams:
                 async with trio.open_nursery() as requests:
                     await self._read(requests, streams)
                     # EOF: requests in flight may finish, up to the grace period.
@@ -115,6 +116,9 @@ class _StdioDriver:
                     scope = self._scopes.pop(_key(item.request_id), None)
                     if scope is not None:
                         scope.cancel()
+                elif isinstance(item, TaskChanged):
+                    await self._write(item.reply)
+                    await self.app.task_changed(item)
             if not data:
                 return
 

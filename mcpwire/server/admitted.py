@@ -13,7 +13,7 @@ from msgspec import UNSET
 from ..wire.envelope import Request, RequestId
 from ..wire.errors import ErrorCode, RemoteProtocolError
 from ..wire.meta import PROTOCOL_VERSION_META_KEY, RequestMeta
-from .events import Cancelled, HttpBatch, InputArrived, ServerEvent, SessionClosed
+from .events import Cancelled, HttpBatch, InputArrived, ServerEvent, SessionClosed, TaskChanged
 from .exchange import HttpExchange
 from .http import HttpReply, error_reply
 from .listen import HttpListenStream
@@ -31,10 +31,13 @@ class Listen(msgspec.Struct, frozen=True):
     honoured: dict[str, Any]
 
 
-Admitted = Union[bytes, tuple[ServerEvent, Any], Listen]
-"""An admitted request: a complete answer, an event for the host with its params, or a listen stream."""
+Admitted = Union[bytes, tuple[ServerEvent, Any], Listen, TaskChanged]
+"""An admitted request: a complete answer, an event for the host with its params, a listen stream,
+or a task changed by the request (its acknowledgement, with what the host's work must do)."""
 
-HttpAnswer = Union[HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed, Cancelled, HttpBatch]
+HttpAnswer = Union[
+    HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed, Cancelled, HttpBatch, TaskChanged,
+]
 """What :meth:`Server.receive_http` returns."""
 
 

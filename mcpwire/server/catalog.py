@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Callable, Final, Generic, Mapping, TypeVar
+from typing import Any, Callable, Final, Generic, Literal, Mapping, TypeVar
 
 import msgspec
 
@@ -27,9 +27,14 @@ from ..wire.validators import SchemaCheck, ValidatorFactory
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = [
+    "TaskSupport",
     "SchemaCheck", "ValidatorFactory", "ToolEntry", "PromptEntry", "TemplateEntry", "Listing", "struct_schema",
     "is_trivial_object_schema", "Shapes",
 ]
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+"""Whether a tool's calls may become tasks (tasks extension): never, when the client declares
+the extension, or only so (a client without it gets -32021)."""
 
 
 _item_encoder: Final = msgspec.json.Encoder()
@@ -92,6 +97,7 @@ class ToolEntry(msgspec.Struct, frozen=True, kw_only=True):
     arguments_decoder: msgspec.json.Decoder[Any] | None = None
     input_check: SchemaCheck | None = None
     output_check: SchemaCheck | None = None
+    task_support: TaskSupport = "forbidden"
 
 
 class PromptEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -231,6 +237,7 @@ def prepare_tool(
     arguments_type: type[msgspec.Struct] | None,
     output_type: type[Any] | None,
     validator: Callable[[], ValidatorFactory | None],
+    task_support: TaskSupport = "forbidden",
 ) -> ToolEntry:
     """Everything done once per tool at registration: schemas, checks, header annotations.
 
@@ -261,6 +268,7 @@ def prepare_tool(
         arguments_decoder=decoder,
         input_check=input_check,
         output_check=output_check,
+        task_support=task_support,
     )
 
 

@@ -24,19 +24,20 @@ from ..types import CallToolResult, Implementation, Prompt, Resource, ResourceTe
 from ..wire.envelope import (
     Notification, Request, RequestId, Response, UnansweredMessage, decode_message, encode_error, encode_result,
 )
-from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
+from ..wire.capabilities import TASKS_EXTENSION, declares_extension, extension_required
+from ..wire.errors import ErrorCode, LocalProtocolError, MissingCapability, ProtocolError, RemoteProtocolError
 from ..wire.headers import MCP_SESSION_ID, HeaderMismatch, HeaderView, check_request_headers, protocol_version_header
 from ..wire.meta import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, parse_request_meta
 from ..wire.methods import CACHEABLE_METHODS, GENERIC_DECODER, METHODS, MethodSpec
 from ..wire.params import bad_params, check_cursor, check_string_map, decode_params, is_absolute_uri, is_object
 from ..wire.versions import INITIALIZE_ERA, PROTOCOL_VERSION, REVISIONS
 from .catalog import (
-    Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, match_template,
+    TaskSupport, Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, match_template,
     prepare_prompt, prepare_template, prepare_tool, resource_key, struct_schema,
 )
 from .context import CachePolicy, ServerContext
 from .era import listing_shapes
-from .events import CompletionRequest, PromptGet, ResourceRead, ToolCall
+from .events import CompletionRequest, PromptGet, ResourceRead, TaskChanged, ToolCall
 from .exchange import HttpExchange, StdioExchange
 from .http import (
     HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, admit_target, as_text, content_length, empty_reply,
@@ -47,7 +48,8 @@ from .listen import (
 )
 from .session import EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore
 from .listeners import Listeners
-from .states import ListenState
+from .states import ListenState, TaskStatus
+from .tasks import Tasks
 from .mrtr import check_answers, check_input_responses, check_request_state, open_round
 from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, check_now, request_scope
 from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
@@ -114,6 +116,7 @@ class Server(EraEngine):
         session_ids: Iterator[str] | None = None,
         sessions: SessionStore | None = None,
         event_store: Callable[[], EventStore] = MemoryEventStore,
+        tasks: Tasks | None = None,
     ) -> None:
         if page_size < 1:
             raise LocalProtocolError("page_size must be at least 1")
@@ -167,9 +170,11 @@ class Server(EraEngine):
         )
         self._prompts: Listing[PromptEntry] = Listing(lambda e: e.prompt.name, listing_shapes("prompts/list", era))
         self._listeners = Listeners()
+        self.tasks = tasks
+        """The tasks extension's tasks (``None``: the server serves no tasks)."""
         self._context = ServerContext(
             info=self._info_builtins, state_codec=self._state_codec, cache=self._cache, tools=self._tools,
-            listeners=self._listeners,
+            listeners=self._listeners, tasks=tasks,
         )
         self._discover: bytes | None = None
         self._handlers: dict[str, Callable[[Request, Any, RequestMeta, float], Admitted]] = {
@@ -183,6 +188,9 @@ class Server(EraEngine):
             "prompts/get": self._on_get_prompt,
             "completion/complete": self._on_complete,
             "subscriptions/listen": self._on_listen,
+            "tasks/get": self._on_task_get,
+            "tasks/update": self._on_task_update,
+            "tasks/cancel": self._on_task_cancel,
         }
         self._lists: dict[str, Listing[Any]] = {
             "tools/list": self._tools,
@@ -198,6 +206,7 @@ class Server(EraEngine):
         *,
         arguments_type: type[msgspec.Struct] | None = None,
         output_type: type[Any] | None = None,
+        task_support: TaskSupport = "forbidden",
     ) -> None:
         """Register (or replace) a tool.
 
@@ -211,9 +220,18 @@ class Server(EraEngine):
         Without them the schemas are raw JSON Schema, checked by the server's ``validator``.
         One that accepts every object (``"type": "object"``, at most an empty ``"properties"``,
         otherwise only annotations such as ``title``/``description``) needs no validator.
-        The inputSchema must be an object schema. Raises :class:`LocalProtocolError`.
+        The inputSchema must be an object schema.
+
+        ``task_support`` (tasks extension; needs ``Server(tasks=...)``): ``"optional"`` lets the
+        host turn a call into a task when the request declares the extension
+        (``ToolCall.task_allowed``), ``"required"`` also refuses a request that does not with
+        -32021. Raises :class:`LocalProtocolError`.
         """
         name = tool.name
+        if task_support not in ("forbidden", "optional", "required"):
+            raise LocalProtocolError(f"Tool {name!r}: task_support is 'forbidden', 'optional' or 'required'")
+        if task_support != "forbidden" and self.tasks is None:
+            raise LocalProtocolError(f"Tool {name!r}: task_support needs a server with tasks (Server(tasks=...))")
         changes: dict[str, Any] = {}
         if arguments_type is not None:
             derived = struct_schema(arguments_type)
@@ -233,7 +251,8 @@ class Server(EraEngine):
         if not isinstance(schema, dict) or schema.get("type") != "object":
             raise LocalProtocolError(f"Tool {name!r}: inputSchema must be a JSON Schema with \"type\": \"object\"")
         entry = prepare_tool(
-            tool, arguments_type=arguments_type, output_type=output_type, validator=lambda: self._schema_validator(name)
+            tool, arguments_type=arguments_type, output_type=output_type, validator=lambda: self._schema_validator(name),
+            task_support=task_support,
         )
         self._tools.put(entry, tool)
 
@@ -308,6 +327,8 @@ class Server(EraEngine):
             caps["completions"] = {}
         if self._logging:
             caps["logging"] = {}
+        if self.tasks is not None:
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
     # -- input verbs ------------------------------------------------------------------------------
@@ -358,6 +379,8 @@ class Server(EraEngine):
             return error_reply(exc, message.id)
         if isinstance(admitted, bytes):
             return json_reply(200, admitted)
+        if isinstance(admitted, TaskChanged):
+            return msgspec.structs.replace(admitted, reply=json_reply(200, admitted.reply))
         if isinstance(admitted, Listen):
             return HttpListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
         event, params = admitted
@@ -386,11 +409,12 @@ class Server(EraEngine):
 
     def admit_line(
         self, message: Request, now: float, session: Session | None = None
-    ) -> bytes | StdioExchange | StdioListenStream:
+    ) -> bytes | StdioExchange | StdioListenStream | TaskChanged:
         """Admit one request read from stdio (used by :class:`~mcpwire.StdioConnection`);
         ``session`` is the connection's initialize-era session, if it opened one.
 
-        Returns a complete response message (without the newline), an exchange or a stream.
+        Returns a complete response message (without the newline), an exchange, a stream, or a
+        :class:`TaskChanged` (its ``reply`` is the response message).
         """
         check_now(now)
         try:
@@ -400,7 +424,7 @@ class Server(EraEngine):
                 admitted = self._admit(message, None, now)
         except ProtocolError as exc:
             return encode_error(message.id, exc)
-        if isinstance(admitted, bytes):
+        if isinstance(admitted, (bytes, TaskChanged)):
             return admitted
         if isinstance(admitted, Listen):
             return StdioListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
@@ -478,6 +502,8 @@ class Server(EraEngine):
     def _method_enabled(self, spec: MethodSpec) -> bool:
         if spec.name == "subscriptions/listen":
             return bool(self._listen_kinds())
+        if spec.extension is not None:
+            return spec.extension == TASKS_EXTENSION and self.tasks is not None
         return spec.capability is None or self._enabled[spec.capability]
 
     def _listen_kinds(self) -> set[str]:
@@ -497,6 +523,8 @@ class Server(EraEngine):
             raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
         meta = parse_request_meta(params.meta, supported_versions=self._stateless_versions,
                                   offered_versions=self._offered)
+        if spec.extension is not None and not declares_extension(meta.client_capabilities, spec.extension):
+            raise MissingCapability(extension_required(spec.extension))
         return self._handlers[method](message, params, meta, now)
 
     # -- answers the engine gives itself ------------------------------------------------------------
@@ -563,6 +591,10 @@ class Server(EraEngine):
         entry = self._tools.get(name)
         if entry is None:
             raise bad_params(f"Unknown tool: {name}")
+        task_allowed = entry.task_support != "forbidden" and declares_extension(meta.client_capabilities, TASKS_EXTENSION)
+        if entry.task_support == "required" and not task_allowed:
+            # Tasks extension, Capability Negotiation: a call the server can only serve as a task.
+            raise MissingCapability(extension_required(TASKS_EXTENSION))
         responses, state = self._mrtr(message, params, now)
         try:
             if entry.arguments_decoder is not None:
@@ -577,7 +609,7 @@ class Server(EraEngine):
             return self._tool_error(message.id, f"Invalid arguments for tool {name}: {exc}")
         event = ToolCall(
             request_id=message.id, name=name, arguments=arguments, tool=entry.tool, meta=meta,
-            input_responses=responses, state=state,
+            input_responses=responses, state=state, task_allowed=task_allowed,
         )
         return event, message.params
 
@@ -665,3 +697,36 @@ class Server(EraEngine):
         if len(self._listeners) >= self.max_listen_streams:
             raise ProtocolError("Too many open subscription streams", code=ErrorCode.INTERNAL_ERROR, http_status=503)
         return Listen(message.id, meta, honoured)
+
+    # -- the tasks extension ------------------------------------------------------------------------
+    def _task_result(self, request_id: RequestId, members: dict[str, Any]) -> bytes:
+        return encode_result(request_id, {"resultType": "complete", **members, "_meta": self._result_meta})
+
+    def _on_task_get(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+        assert self.tasks is not None  # the method exists only with tasks
+        record = self.tasks.find(params.taskId, now)
+        return self._task_result(message.id, self.tasks.detailed(record))
+
+    def _on_task_update(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+        assert self.tasks is not None
+        responses = check_input_responses(params.inputResponses)
+        if responses is None:
+            raise bad_params("tasks/update requires inputResponses")
+        record = self.tasks.find(params.taskId, now)
+        # Answers to what the task asks now are checked against what each key asked for;
+        # answers to anything else are ignored (ext-tasks: Task Update Requests).
+        check_answers(responses, {k: str(v.get("method")) for k, v in record.input_requests.items()})
+        updated = self.tasks.answer(record, responses, now)
+        ack = self._task_result(message.id, {})
+        if updated.status is TaskStatus.WORKING and record.status is TaskStatus.INPUT_REQUIRED:
+            return TaskChanged(task=updated, reply=ack)
+        return ack
+
+    def _on_task_cancel(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+        assert self.tasks is not None
+        record = self.tasks.find(params.taskId, now)
+        updated = self.tasks.cancel(record, now)
+        ack = self._task_result(message.id, {})
+        if updated.status is TaskStatus.CANCELLED and not record.terminal:
+            return TaskChanged(task=updated, reply=ack)
+        return ack

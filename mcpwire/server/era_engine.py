@@ -28,7 +28,7 @@ from ..wire.versions import INITIALIZE_ERA
 from .catalog import Listing, ToolEntry
 from .context import ServerContext
 from .era import session_result
-from .events import Cancelled, HttpBatch, InputArrived, SessionClosed
+from .events import Cancelled, HttpBatch, InputArrived, SessionClosed, TaskChanged
 from .exchange import Exchange, HttpExchange
 from .http import HttpPolicy, HttpRequest, admit_target, as_text, empty_reply, error_reply, json_reply
 from .listen import ResumedStream, SessionStream, StdioSessionStream
@@ -210,7 +210,8 @@ class EraEngine:
             return json_reply(200, encode_error(message.id, exc))
         if isinstance(admitted, bytes):
             return json_reply(200, admitted)
-        assert not isinstance(admitted, Listen)  # subscriptions/listen is not a session method
+        # subscriptions/listen and the tasks methods are not session methods
+        assert not isinstance(admitted, (Listen, TaskChanged))
         event, params = admitted
         return HttpExchange(self._context, event, params, now, session=session, revision=revision)
 

@@ -15,7 +15,7 @@ import msgspec
 
 from ..wire.envelope import Notification, Request, Response, UnansweredMessage, decode_message, encode_error
 from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
-from .events import Cancelled, InputArrived
+from .events import Cancelled, InputArrived, TaskChanged
 from .exchange import StdioExchange
 from .listen import StdioListenStream
 from ..wire.ndjson import LineReader, OversizeLine, encode_line
@@ -26,9 +26,10 @@ from .tokens import check_now
 
 __all__ = ["StdioConnection", "StdioOutput"]
 
-StdioOutput = Union[bytes, StdioExchange, StdioListenStream, Cancelled, InputArrived]
+StdioOutput = Union[bytes, StdioExchange, StdioListenStream, Cancelled, InputArrived, TaskChanged]
 """What the connection hands back: bytes to write to stdout now, an exchange or stream for the
-host to drive, or a cancellation of one it is already driving."""
+host to drive, a cancellation of one it is already driving, or a task changed by the client
+(write its ``reply``, then resume or stop the task's work)."""
 
 
 class StdioConnection:
@@ -152,6 +153,8 @@ class StdioConnection:
         admitted = self.server.admit_line(message, now, self.session)
         if isinstance(admitted, bytes):
             return encode_line(admitted)
+        if isinstance(admitted, TaskChanged):
+            return msgspec.structs.replace(admitted, reply=encode_line(admitted.reply))
         self._in_flight[key] = admitted
         return admitted
 
