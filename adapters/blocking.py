@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any, Self, TypeVar
@@ -72,13 +73,18 @@ class BlockingClient:
         self._closed = False
         self._stack = contextlib.ExitStack()
         try:
-            self._portal: BlockingPortal = self._stack.enter_context(start_blocking_portal(backend, backend_options))
+            # A daemon thread: a client never closed does not hold up the interpreter's exit.
+            portal = start_blocking_portal(backend, backend_options, name="mcpwire-blocking-client")
+            self._portal: BlockingPortal = self._stack.enter_context(portal)
             self.session: Session = self._portal.call(make)
             """The async client underneath (``connections_opened``, ``returncode``...)."""
             self._stack.enter_context(self._portal.wrap_async_context_manager(_Entered(self.session)))
         except BaseException:
             self._stack.close()
             raise
+        # A client never closed is closed when it is collected, or at exit (atexit runs while
+        # the loop's daemon thread still does; later, closing would wait for it forever).
+        self._finalizer = weakref.finalize(self, self._stack.close)
 
     @classmethod
     def http(cls, url: str, client: Client | None = None, *, backend: str = "trio",
@@ -125,7 +131,7 @@ class BlockingClient:
             if self._closed:
                 return
             self._closed = True
-        self._stack.close()
+        self._finalizer()
 
     def _run(self, func: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
         if self._closed:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -200,20 +201,22 @@ def test_a_dead_url_is_a_transport_error() -> None:
             c.discover()
 
 
+def loop_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "mcpwire-blocking-client"]
+
+
 def test_a_command_that_cannot_start_raises_and_leaves_no_thread() -> None:
-    before = threading.active_count()
     with pytest.raises(OSError):
         BlockingClient.stdio(["/nonexistent/mcp-server"])
-    assert threading.active_count() == before  # the portal's thread was stopped
+    assert loop_threads() == []  # the client's thread was stopped
 
 
 def test_close_twice_is_harmless_and_calls_after_close_fail(url: str) -> None:
-    before = threading.active_count()
     c = BlockingClient.http(url, **OPTIONS)
-    assert threading.active_count() == before + 1  # the client's event loop thread
+    assert len(loop_threads()) == 1  # the client's event loop thread
     assert text(c.call_tool("echo", {"text": "once"})) == "once"
     c.close()
-    assert c.closed and threading.active_count() == before
+    assert c.closed and loop_threads() == []
     c.close()
     with c:
         pass  # leaving closes again: still nothing
@@ -221,6 +224,19 @@ def test_close_twice_is_harmless_and_calls_after_close_fail(url: str) -> None:
         c.call_tool("echo", {"text": "too late"})
     with pytest.raises(TransportError, match="closed"), c.listen({"toolsListChanged": True}):
         pass  # pragma: no cover
+
+
+def test_a_client_never_closed_is_closed_at_exit_or_when_collected() -> None:
+    code = (f"import gc, sys\nfrom mcpwire_adapters import BlockingClient\n"
+            f"dropped = BlockingClient.stdio([sys.executable, {str(STDIO_APP)!r}])\n"
+            "session = dropped.session\n"
+            "del dropped\n"
+            "gc.collect()\n"
+            "print(session.returncode, flush=True)\n"
+            f"kept = BlockingClient.stdio([sys.executable, {str(STDIO_APP)!r}])\n"
+            "print(kept.discover().method, flush=True)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and done.stdout == "0\nserver/discover\n", done.stderr
 
 
 def test_used_from_inside_a_running_asyncio_loop(url: str) -> None:
