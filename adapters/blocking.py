@@ -136,14 +136,23 @@ class BlockingClient:
     def _run(self, func: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
         if self._closed:
             raise TransportError("the blocking client is closed")
-        future: Future[T] = self._portal.start_task_soon(_bound(func, args, kwargs))
+        started, finished = threading.Event(), threading.Event()
+
+        async def call() -> T:
+            started.set()
+            try:
+                return await func(*args, **kwargs)
+            finally:
+                finished.set()
+
+        future: Future[T] = self._portal.start_task_soon(call)
         try:
             return future.result()
         except BaseException:
-            if not future.done():  # interrupted while waiting: cancel the request, wait for it to end
-                future.cancel()
-                with contextlib.suppress(BaseException):
-                    future.exception()
+            # Interrupted while waiting (KeyboardInterrupt): cancel the call, and let its
+            # cancellation (a closed connection, notifications/cancelled) finish first.
+            if future.cancel() and started.is_set():
+                finished.wait()
             raise
 
     # -- what the server said about itself ------------------------------------------------------
@@ -322,11 +331,4 @@ class _Entered:
 
     async def __aexit__(self, *exc: object) -> None:
         await self._session.__aexit__(*exc)
-
-
-def _bound(func: Callable[..., Awaitable[T]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], Awaitable[T]]:
-    async def call() -> T:
-        return await func(*args, **kwargs)
-
-    return call
 
