@@ -28,15 +28,18 @@ from mcpwire_adapters import App, BlockingClient, Context, NeedInput, serve_http
 from mcpwire_adapters.blocking import BlockingListen
 from mcpwire_adapters.session import ServerError, TransportError
 
-from mcpwire import Client, ListChanged, ListenAck, Progress, RemoteProtocolError, ResultReceived
-from mcpwire.types import CallToolResult, ElicitRequest, ElicitResult, Implementation, InputRequest, TextContent
+from mcpwire import Client, ListChanged, ListenAck, Progress, RemoteProtocolError, ResourceUpdated, ResultReceived
+from mcpwire.types import (
+    CallToolResult, ElicitRequest, ElicitResult, GetPromptResult, Implementation, InputRequest, PromptArgument,
+    PromptMessage, TextContent,
+)
 
 STDIO_APP = Path(__file__).resolve().parents[1] / "stdio_app.py"
 OPTIONS: dict[str, Any] = {"connect_timeout": 5.0, "read_timeout": 15.0}
 
 
 def make_app() -> App:
-    app = App("blocking-test", "1.0")
+    app = App("blocking-test", "1.0", completions=True)
 
     @app.tool(description="Echo the text back")
     async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
@@ -69,6 +72,15 @@ def make_app() -> App:
     async def change(ctx: Context, arguments: dict[str, Any]) -> str:
         ctx.app.notify_list_changed("tools")
         return "changed"
+
+    @app.prompt("haiku", description="Ask for a haiku", arguments=[PromptArgument(name="topic", required=True)])
+    async def haiku(ctx: Context, arguments: dict[str, str]) -> GetPromptResult:
+        text = f"Write a haiku about {arguments['topic']}."
+        return GetPromptResult(messages=[PromptMessage(role="user", content=TextContent(text=text))])
+
+    @app.completion
+    async def complete(ctx: Context) -> list[str]:
+        return ["trains", "trees"]
 
     return app
 
@@ -115,6 +127,35 @@ def test_stdio_discover_list_call_and_elicitation() -> None:
         assert text(c.call_tool("greet", {})) == "Hello, Ada"
         assert c.read_resource("test://note").data["contents"][0]["text"] == "a note"
     assert c.session.returncode == 0  # type: ignore[attr-defined]  # closing stopped the process
+
+
+def test_prompts_and_completions(url: str) -> None:
+    with BlockingClient.http(url, **OPTIONS) as c:
+        assert [p.name for p in c.list_prompts()] == ["haiku"]
+        prompt = c.get_prompt("haiku", {"topic": "rain"})
+        assert prompt.data["messages"][0]["content"]["text"] == "Write a haiku about rain."
+        offered = c.complete({"type": "ref/prompt", "name": "haiku"}, "topic", "tr")
+        assert offered.data["completion"]["values"] == ["trains", "trees"]
+        assert c.list_resources() == [] and c.list_resource_templates() == []
+
+
+def test_initialize_era_session_verbs_over_stdio() -> None:
+    client = Client(Implementation(name="t", version="1"), protocol_version="2025-11-25")
+    with BlockingClient.stdio([sys.executable, str(STDIO_APP), "--versions", "2025-11-25"], client) as c:
+        assert c.connect().method == "initialize" and c.protocol_version == "2025-11-25"
+        assert c.server_info is not None and c.server_info.name == "stdio-test"
+        c.ping()
+        c.set_log_level("info")
+        c.subscribe("test://note")
+        c.unsubscribe("test://note")
+        wanted = {"toolsListChanged": True, "resourceSubscriptions": ["test://note"]}
+        with c.listen(wanted, timeout=5) as events:
+            assert events.subscription_id is None  # the session's notifications, no listen request
+            c.call_tool("touch", {})
+            c.call_tool("change", {})
+            updated, changed = next(events), next(events)
+        assert isinstance(updated, ResourceUpdated) and updated.uri == "test://note"
+        assert isinstance(changed, ListChanged) and changed.kind == "tools"
 
 
 def test_session_elicitation_handler_answers_a_round(url: str) -> None:
@@ -205,9 +246,11 @@ def loop_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "mcpwire-blocking-client"]
 
 
-def test_a_command_that_cannot_start_raises_and_leaves_no_thread() -> None:
+def test_a_client_that_cannot_start_raises_and_leaves_no_thread() -> None:
     with pytest.raises(OSError):
         BlockingClient.stdio(["/nonexistent/mcp-server"])
+    with pytest.raises(TypeError, match="max_rounds_typo"):  # the options are the async client's
+        BlockingClient.http("http://127.0.0.1:9/mcp", max_rounds_typo=3)
     assert loop_threads() == []  # the client's thread was stopped
 
 
