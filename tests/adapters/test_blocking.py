@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -73,6 +74,18 @@ def make_app() -> App:
         ctx.app.notify_list_changed("tools")
         return "changed"
 
+    met: list[str] = []
+    everyone = trio.Event()
+
+    @app.tool(description="Wait (at most 10 s) until two calls are in, then answer")
+    async def meet(ctx: Context, arguments: dict[str, Any]) -> str:
+        met.append(str(arguments["who"]))
+        if len(met) == 2:
+            everyone.set()
+        with trio.fail_after(10):
+            await everyone.wait()
+        return "met " + " and ".join(sorted(met))
+
     @app.prompt("haiku", description="Ask for a haiku", arguments=[PromptArgument(name="topic", required=True)])
     async def haiku(ctx: Context, arguments: dict[str, str]) -> GetPromptResult:
         text = f"Write a haiku about {arguments['topic']}."
@@ -113,7 +126,7 @@ def test_http_discover_list_call(url: str) -> None:
         assert isinstance(discovered, ResultReceived) and discovered.method == "server/discover"
         assert c.server_info is not None and c.server_info.name == "blocking-test"
         assert c.protocol_version == "2026-07-28" and c.server_capabilities is not None
-        assert {t.name for t in c.list_tools()} == {"echo", "progress", "greet", "refuse", "wait", "change"}
+        assert {t.name for t in c.list_tools()} == {"echo", "progress", "greet", "refuse", "wait", "change", "meet"}
         assert text(c.call_tool("echo", {"text": "hi"})) == "hi"
         assert text(c.send(c.client.call_tool("echo", {"text": "sent"}))) == "sent"
         assert c.session.connections_opened == 1  # type: ignore[attr-defined]  # one keep-alive connection
@@ -280,6 +293,13 @@ def test_a_client_never_closed_is_closed_at_exit_or_when_collected() -> None:
             "print(kept.discover().method, flush=True)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0 and done.stdout == "0\nserver/discover\n", done.stderr
+
+
+def test_calls_from_several_threads_run_concurrently(url: str) -> None:
+    # Each call of `meet` waits for the other: done one after the other, the first would fail.
+    with BlockingClient.http(url, **OPTIONS) as c, ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda who: text(c.call_tool("meet", {"who": who})), ["a", "b"]))
+    assert answers == ["met a and b", "met a and b"]
 
 
 def test_used_from_inside_a_running_asyncio_loop(url: str) -> None:
