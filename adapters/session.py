@@ -29,6 +29,11 @@ with a warning on the ``mcpwire.client`` logger. ``listen`` on a session opens i
 (HTTP) or reads the server's notifications (stdio), and turns ``resourceSubscriptions`` into
 ``resources/subscribe`` / ``resources/unsubscribe``.
 
+Pages and caching: ``list_tools_page(cursor)`` and its kin return one :class:`Page` with its
+``nextCursor`` and caching hints; a session given ``cache=`` (a
+:class:`~mcpwire_adapters.cache.ResponseCache`) answers cacheable requests from it while fresh
+(``_follow`` consults it, ``_observe`` invalidates it from every listen stream).
+
 These names are also importable from :mod:`mcpwire_adapters.http_client`, as before.
 """
 
@@ -123,7 +128,8 @@ class Session:
     ``on_input`` is the session's handler for input requests: it answers the server's own
     requests outside any call (on the GET stream, on stdio) and any call given no ``on_input``.
     ``on_log`` gets the log messages that belong to no call (an initialize-era session's GET
-    stream, while no single call with an ``on_log`` is in flight).
+    stream, while no single call with an ``on_log`` is in flight). ``cache`` is a
+    :class:`~mcpwire_adapters.cache.ResponseCache` for the cacheable requests (default: none).
     """
 
     _probe_first = False  # stdio: probe with server/discover before the first other request
