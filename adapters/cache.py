@@ -189,6 +189,10 @@ class ResponseCache:
         self.stored += 1
         return True
 
+    async def clear(self) -> None:
+        """Drop every entry under this cache's ``namespace`` (another namespace's stay)."""
+        await self.store.clear(_key(self.namespace))
+
     async def list_changed(self, server: str, kind: str) -> None:
         """Drop every page of the ``kind`` list (``"tools"``, ``"prompts"``, ``"resources"``:
         with the resource templates) kept for ``server``, in every authorization context."""

@@ -79,6 +79,8 @@ RootsHandler = Callable[[ListRootsRequest], "ListRootsResult | Awaitable[ListRoo
 # declares the capability itself (URL-mode elicitation is declared by the host that handles it).
 _HANDLER_CAPABILITIES: dict[str, dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
 EventHandler = Callable[[Any], "None | Awaitable[None]"]
+_LIST_KINDS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
+               "resources/templates/list": "resources"}  # what list_changed names each list
 
 
 class Page(msgspec.Struct, frozen=True, kw_only=True):
@@ -515,10 +517,21 @@ class Session:
 
     async def _all(self, method: str) -> list[Any]:
         await self._ready()
-        pages = self.client.paginate(method, max_pages=self.max_pages)
-        while (request := pages.next_request()) is not None:
-            pages.add(await self.send(request))
-        return pages.items
+        restarted = False
+        while True:
+            pages = self.client.paginate(method, max_pages=self.max_pages)
+            try:
+                while (request := pages.next_request()) is not None:
+                    pages.add(await self.send(request))
+                return pages.items
+            except ServerError as exc:
+                # A kept page's cursor may name a list the server has since changed (a page
+                # after it was dropped, by expiry or eviction): -32602. Walk once more, afresh.
+                cache = self._caching()
+                if restarted or cache is None or exc.code != ErrorCode.INVALID_PARAMS or pages.pages == 0:
+                    raise
+                restarted = True
+                await cache.list_changed(self._cache_where()[0], _LIST_KINDS[method])
 
     async def _page(self, method: str, cursor: str | None) -> Page:
         await self._ready()

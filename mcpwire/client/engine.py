@@ -505,6 +505,7 @@ class Client:
         ``raw`` is not a complete result."""
         event = _Tracker(self)._result(request, msgspec.Raw(raw))
         if not isinstance(event, ResultReceived) or event.result_type != "complete":
+            self.learned.rounds.pop(request.id, None)  # no round is pending for what was never sent
             raise RemoteProtocolError("a cached result must be a complete result")
         return event
 

@@ -365,6 +365,11 @@ async def test_keys_cannot_run_into_each_other() -> None:
     await cache.resource_updated("s", "test://n")
     assert await cache.get("s", "", read("test://n")) is None
     assert await cache.get("s", "", read("test://note")) == result.raw
+    other = ResponseCache(store, namespace="other")
+    assert await other.put("s", "", read("test://note"), result)
+    await cache.clear()
+    assert await cache.get("s", "", read("test://note")) is None
+    assert await other.get("s", "", read("test://note")) == result.raw
 
 
 def test_the_cacheable_methods_are_the_schema_s() -> None:
@@ -377,3 +382,15 @@ def test_a_page_of_a_broken_result_keeps_the_items_that_decode() -> None:
     result = ResultReceived(request_id=1, method="tools/list", value=None, data=data, raw=msgspec.json.encode(data))
     page = Page.of(client, result)
     assert names(page.items) == ["ok"] and page.next_cursor == "n" and (page.ttl_ms, page.cache_scope) == (None, None)
+
+
+@run
+async def test_a_walk_restarts_when_a_kept_page_names_a_cursor_the_server_let_expire() -> None:
+    store = MemoryStore(max_entries=2, clock=Clock())
+    cache = ResponseCache(store)
+    async with served(build_app()) as url, HttpClient(url, make_client(), cache=cache) as c:
+        before = names(await c.list_tools())  # three pages: the third evicts the first
+        await c.list_tools_page()  # the first again, which evicts the second
+        await c.call_tool("touch")  # the catalog changes: the kept first page's cursor expires
+        assert names(await c.list_tools()) == sorted([*before, "added1"])
+        assert cache.hits == 1  # the kept first page, then a fresh walk

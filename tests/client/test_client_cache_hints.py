@@ -115,5 +115,8 @@ def test_only_a_complete_result_can_come_from_a_cache() -> None:
     with pytest.raises(RemoteProtocolError):
         client.cached_result(client.list_tools(), b'{"resultType": "task", "ttlMs": 1, "cacheScope": "public"}')
     ask = {"resultType": "input_required", "inputRequests": {"x": {"method": "roots/list", "params": {}}}}
+    read = client.read_resource("test://a")
     with pytest.raises(RemoteProtocolError):
-        client.cached_result(client.read_resource("test://a"), msgspec.json.encode(ask))
+        client.cached_result(read, msgspec.json.encode(ask))
+    with pytest.raises(LocalProtocolError):  # no input round is left pending for it
+        client.retry(read, {})
