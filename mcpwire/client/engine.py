@@ -13,6 +13,9 @@ Patterns > Multi Round-Trip Requests and Cancellation; Server > Utilities > Pagi
   ``requestState`` echoed exactly (omitted when the server sent none). State and answers
   belong to one call: a retry is built only from that call's :class:`InputRequired`;
 - the -32022 fallback (:meth:`Client.version_retry`) and a bounded pagination helper;
+- reading back a result a host's response cache kept (:meth:`Client.cached_result`; the
+  caching hints themselves are ``ResultReceived.ttl_ms`` / ``cache_scope``, schema
+  ``$defs.CacheableResult``): the core keeps nothing and reads no clock;
 - cancellation: on stdio :meth:`Client.cancel` gives the ``notifications/cancelled`` line; on
   HTTP the host cancels by closing the response stream, nothing is sent (Basic > Patterns >
   Cancellation, Transport-Specific Cancellation).
