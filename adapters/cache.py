@@ -142,7 +142,9 @@ class ResponseCache:
     """The response cache a :class:`~mcpwire_adapters.session.Session` consults (``cache=``),
     over a :class:`CacheStore` (default: a :class:`MemoryStore` of 1,024 entries). Keys start
     with ``namespace``. One cache may serve several sessions: public entries are shared by the
-    sessions on the same server. :attr:`hits` and :attr:`stored` count what it did."""
+    sessions on the same server. :attr:`hits` and :attr:`stored` count what it did. An error the
+    store raises is the request's (nothing is retried around it): a store over the network
+    that should fail open catches its own errors and answers ``None``."""
 
     def __init__(self, store: CacheStore | None = None, *, namespace: str = "mcpwire") -> None:
         self.store: CacheStore = store if store is not None else MemoryStore()
