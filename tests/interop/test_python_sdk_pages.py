@@ -25,7 +25,7 @@ from mcpwire_adapters.stdio_client import StdioClient
 from _peers import SDK_SERVER, served
 
 TIMEOUT = 60.0
-TOOLS = ["ask_llm", "chatty", "count", "echo", "greet"]
+TOOLS = ["ask_llm", "chatty", "count", "echo", "greet", "touch"]
 
 
 @pytest.fixture
