@@ -51,6 +51,7 @@ from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
+from .context import principal_key
 
 if TYPE_CHECKING:
     from .oauth_server import OAuthResource
@@ -188,7 +189,7 @@ class _Request:
             reply = denial or self.app.server.receive_http(
                 HttpRequest(
                     method=self.scope["method"], target=request_target(self.scope),
-                    headers=_headers(self.scope), body=body,
+                    headers=_headers(self.scope), body=body, principal=principal_key() if auth is not None else None,
                 ),
                 now=time.time(),
             )

@@ -16,9 +16,19 @@ from mcpwire import Exchange
 if TYPE_CHECKING:
     from .app import App
 
-__all__ = ["Context", "PeerGone", "Send"]
+__all__ = ["Context", "PeerGone", "Send", "principal_key"]
 
 Send = Callable[[Any], Awaitable[None]]
+
+
+def principal_key() -> str | None:
+    """The current request's verified OAuth principal as the engine binds tasks to it
+    (``AccessToken.principal``), or ``None`` without one. Drivers with a guard pass it as
+    ``HttpRequest.principal``."""
+    from .oauth_server import current_principal
+
+    token = current_principal.get()
+    return None if token is None else token.principal
 
 
 class PeerGone(Exception):

@@ -49,6 +49,7 @@ from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
+from .context import principal_key
 
 if TYPE_CHECKING:
     from .oauth_server import OAuthResource
@@ -260,7 +261,7 @@ class _Connection:
         reply = denial or self.app.server.receive_http(
             HttpRequest(
                 method=request.method.decode("latin-1"), target=request.target.decode("latin-1"),
-                headers=list(request.headers), body=body,
+                headers=list(request.headers), body=body, principal=principal_key() if auth is not None else None,
             ),
             now=time.time(),
         )

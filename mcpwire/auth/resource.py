@@ -19,6 +19,8 @@ crypto, so it is the host's: a verifier returns an :class:`AccessToken` or raise
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -50,6 +52,12 @@ class AccessToken(msgspec.Struct, frozen=True, kw_only=True):
     expires_at: float | None = None
     jkt: str | None = None
     claims: dict[str, Any] = {}
+
+    @property
+    def principal(self) -> str:
+        """Who the token speaks for, as one opaque string (issuer, subject and client id): what
+        the engine binds tasks to (``HttpRequest.principal``)."""
+        return json.dumps([self.issuer, self.subject, self.client_id], separators=(",", ":"))
 
 
 class PresentedToken(msgspec.Struct, frozen=True, kw_only=True):

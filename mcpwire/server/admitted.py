@@ -5,7 +5,7 @@ Not a public import path: :data:`HttpAnswer` is documented on :meth:`mcpwire.Ser
 
 from __future__ import annotations
 
-from typing import Any, Final, Union
+from typing import Any, Callable, Final, Union
 
 import msgspec
 from msgspec import UNSET
@@ -18,7 +18,7 @@ from .exchange import HttpExchange
 from .http import HttpReply, error_reply
 from .listen import HttpListenStream
 
-__all__ = ["Admitted", "HttpAnswer", "Listen", "names_version", "refuse"]
+__all__ = ["Admitted", "Handler", "HttpAnswer", "Listen", "names_version", "refuse"]
 
 _dict_decoder: Final = msgspec.json.Decoder(dict[str, Any])
 
@@ -34,6 +34,10 @@ class Listen(msgspec.Struct, frozen=True):
 Admitted = Union[bytes, tuple[ServerEvent, Any], Listen, TaskChanged]
 """An admitted request: a complete answer, an event for the host with its params, a listen stream,
 or a task changed by the request (its acknowledgement, with what the host's work must do)."""
+
+Handler = Callable[[Request, Any, RequestMeta, float, "str | None"], Admitted]
+"""A method's admission after the common checks: ``(message, params, meta, now, principal)``,
+``principal`` the authenticated caller (``HttpRequest.principal``; ``None`` on stdio)."""
 
 HttpAnswer = Union[
     HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed, Cancelled, HttpBatch, TaskChanged,

@@ -53,7 +53,7 @@ from .tasks import Tasks
 from .mrtr import check_answers, check_input_responses, check_request_state, open_round
 from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, check_now, request_scope
 from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
-from .admitted import Admitted, HttpAnswer, Listen, refuse
+from .admitted import Admitted, Handler, HttpAnswer, Listen, refuse
 from .era_engine import EraEngine
 
 __all__ = ["Server"]
@@ -177,7 +177,7 @@ class Server(EraEngine):
             listeners=self._listeners, tasks=tasks,
         )
         self._discover: bytes | None = None
-        self._handlers: dict[str, Callable[[Request, Any, RequestMeta, float], Admitted]] = {
+        self._handlers: dict[str, Handler] = {
             "server/discover": self._on_discover,
             "tools/list": self._on_list,
             "resources/list": self._on_list,
@@ -374,7 +374,7 @@ class Server(EraEngine):
             # nothing we asked): the header checks are for requests only.
             return empty_reply(202)
         try:
-            admitted = self._admit(message, view, now)
+            admitted = self._admit(message, view, now, request.principal)
         except ProtocolError as exc:
             return error_reply(exc, message.id)
         if isinstance(admitted, bytes):
@@ -526,7 +526,7 @@ class Server(EraEngine):
             kinds.add("tasks")
         return kinds
 
-    def _admit(self, message: Request, view: HeaderView | None, now: float) -> Admitted:
+    def _admit(self, message: Request, view: HeaderView | None, now: float, principal: str | None = None) -> Admitted:
         method = message.method
         spec = METHODS.get(method)
         if view is not None:
@@ -539,13 +539,13 @@ class Server(EraEngine):
                                   offered_versions=self._offered)
         if spec.extension is not None and not declares_extension(meta.client_capabilities, spec.extension):
             raise MissingCapability(extension_required(spec.extension))
-        return self._handlers[method](message, params, meta, now)
+        return self._handlers[method](message, params, meta, now, principal)
 
     # -- answers the engine gives itself ------------------------------------------------------------
     def _policy(self, method: str) -> CachePolicy:
         return self._context.policy(method)
 
-    def _on_discover(self, message: Request, params: Any, meta: RequestMeta, now: float) -> bytes:
+    def _on_discover(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> bytes:
         if self._discover is None:
             policy = self._policy("server/discover")
             result: dict[str, Any] = {
@@ -561,7 +561,7 @@ class Server(EraEngine):
             self._discover = _encoder.encode(result)
         return encode_result(message.id, Raw(self._discover))
 
-    def _on_list(self, message: Request, params: Any, meta: RequestMeta, now: float) -> bytes:
+    def _on_list(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> bytes:
         method = message.method
         key = METHODS[method].list_key
         listing = self._lists[method]
@@ -596,7 +596,7 @@ class Server(EraEngine):
                 check_answers(responses, kinds)
         return responses, state
 
-    def _on_call_tool(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+    def _on_call_tool(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
         name = params.name
         if type(name) is not str or not name:
             raise bad_params("tools/call requires a non-empty string name")
@@ -624,6 +624,7 @@ class Server(EraEngine):
         event = ToolCall(
             request_id=message.id, name=name, arguments=arguments, tool=entry.tool, meta=meta,
             input_responses=responses, state=state, task_allowed=task_allowed,
+            owner=principal if task_allowed else None,
         )
         return event, message.params
 
@@ -632,7 +633,7 @@ class Server(EraEngine):
         result = CallToolResult(content=[TextContent(text=text)], is_error=True, meta={SERVER_INFO_META_KEY: self._info_builtins})
         return encode_result(request_id, result)
 
-    def _on_read_resource(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+    def _on_read_resource(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
         uri = params.uri
         if type(uri) is not str or not uri:
             raise bad_params("resources/read requires a non-empty string uri")
@@ -648,7 +649,7 @@ class Server(EraEngine):
         )
         return event, message.params
 
-    def _on_get_prompt(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+    def _on_get_prompt(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
         name = params.name
         if type(name) is not str or not name:
             raise bad_params("prompts/get requires a non-empty string name")
@@ -666,7 +667,7 @@ class Server(EraEngine):
         )
         return event, message.params
 
-    def _on_complete(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+    def _on_complete(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
         ref = params.ref
         if type(ref) is not dict:
             raise bad_params("Completion requires a prompt or resource-template reference")
@@ -699,7 +700,7 @@ class Server(EraEngine):
         )
         return event, message.params
 
-    def _on_listen(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+    def _on_listen(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
         requested = parse_filter(params.notifications)
         kinds = self._listen_kinds()
         honoured: dict[str, Any] = {}
@@ -714,7 +715,7 @@ class Server(EraEngine):
             # extension; the acknowledgement names the tasks agreed to (those that exist now).
             if not declares_extension(meta.client_capabilities, TASKS_EXTENSION):
                 raise MissingCapability(extension_required(TASKS_EXTENSION))
-            honoured["taskIds"] = [t for t in dict.fromkeys(task_ids) if self.tasks.get(t, now) is not None]
+            honoured["taskIds"] = [t for t in dict.fromkeys(task_ids) if self.tasks.owned(t, now, principal)]
         if len(self._listeners) >= self.max_listen_streams:
             raise ProtocolError("Too many open subscription streams", code=ErrorCode.INTERNAL_ERROR, http_status=503)
         return Listen(message.id, meta, honoured)
@@ -723,17 +724,17 @@ class Server(EraEngine):
     def _task_result(self, request_id: RequestId, members: dict[str, Any]) -> bytes:
         return encode_result(request_id, {"resultType": "complete", **members, "_meta": self._result_meta})
 
-    def _on_task_get(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+    def _on_task_get(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
         assert self.tasks is not None  # the method exists only with tasks
-        record = self.tasks.find(params.taskId, now)
+        record = self.tasks.find(params.taskId, now, principal)
         return self._task_result(message.id, self.tasks.detailed(record))
 
-    def _on_task_update(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+    def _on_task_update(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
         assert self.tasks is not None
         responses = check_input_responses(params.inputResponses)
         if responses is None:
             raise bad_params("tasks/update requires inputResponses")
-        record = self.tasks.find(params.taskId, now)
+        record = self.tasks.find(params.taskId, now, principal)
         # Answers to what the task asks now are checked against what each key asked for;
         # answers to anything else are ignored (ext-tasks: Task Update Requests).
         check_answers(responses, {k: str(v.get("method")) for k, v in record.input_requests.items()})
@@ -743,9 +744,9 @@ class Server(EraEngine):
             return TaskChanged(task=updated, reply=ack)
         return ack
 
-    def _on_task_cancel(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+    def _on_task_cancel(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
         assert self.tasks is not None
-        record = self.tasks.find(params.taskId, now)
+        record = self.tasks.find(params.taskId, now, principal)
         updated = self.tasks.cancel(record, now)
         ack = self._task_result(message.id, {})
         if updated.status is TaskStatus.CANCELLED and not record.terminal:

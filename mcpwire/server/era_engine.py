@@ -36,7 +36,7 @@ from .session import (
     BATCH_REVISIONS, MAX_BATCH, EventStore, Session, SessionStore, check_initialize, check_session_id,
     negotiate_version,
 )
-from .admitted import Admitted, HttpAnswer, Listen, names_version, refuse
+from .admitted import Admitted, Handler, HttpAnswer, Listen, names_version, refuse
 from .listeners import Listeners
 from .tokens import CursorCodec, ExpiredCursor, check_now
 
@@ -68,7 +68,7 @@ class EraEngine:
     _listeners: Listeners
     _tools: Listing[ToolEntry]
     _lists: dict[str, Listing[Any]]
-    _handlers: dict[str, Callable[[Request, Any, RequestMeta, float], Admitted]]
+    _handlers: dict[str, Handler]
 
     if TYPE_CHECKING:
         def receive_http(self, request: HttpRequest, *, now: float) -> HttpAnswer: ...
@@ -311,7 +311,7 @@ class EraEngine:
         tool = params.name if method == "tools/call" else None
         if type(tool) is str and tool in self._tools and not self._tools.listed_in(revision, tool):
             raise bad_params(f"Tool {tool} is not available in protocol revision {revision}")
-        return self._handlers[method](message, params, request_meta, now)
+        return self._handlers[method](message, params, request_meta, now, None)
 
     def _session_method_enabled(self, spec: MethodSpec) -> bool:
         if spec.name in ("resources/subscribe", "resources/unsubscribe"):

@@ -57,6 +57,9 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     state: Any = None
     task_allowed: bool = False
     task_id: str | None = None
+    owner: str | None = None
+    """With ``task_allowed``: the authenticated caller (``HttpRequest.principal``) a task made
+    from this call belongs to: only requests of the same principal see it."""
 
 
 class ResourceRead(msgspec.Struct, frozen=True, kw_only=True):

@@ -77,12 +77,17 @@ class HttpRequest(msgspec.Struct, frozen=True, kw_only=True):
     refused, since the engine must see the bytes as sent). Any other type raises
     :class:`~mcpwire.LocalProtocolError` from :meth:`Server.receive_http` naming what is
     expected.
+
+    ``principal``: who sent it, as the host authenticated it (an opaque string, for example the
+    OAuth token's issuer and subject; ``None`` when unauthenticated). Tasks are bound to it: a
+    task made for one principal is unknown (-32602) to requests of another.
     """
 
     method: str
     target: str
     headers: HeaderInput
     body: bytes = b""
+    principal: str | None = None
 
 
 def as_text(member: str, value: Any) -> str:

@@ -66,6 +66,7 @@ class TaskRecord(msgspec.Struct, frozen=True, kw_only=True):
     answers: dict[str, dict[str, Any]] = {}
     issued: tuple[str, ...] = ()
     state: Any = None
+    owner: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -154,14 +155,20 @@ class Tasks:
         self.poll_interval_ms = poll_interval_ms
 
     # -- reading ------------------------------------------------------------------------------
-    def find(self, task_id: Any, now: float) -> TaskRecord:
-        """The task ``task_id`` names; -32602 when it is not a known, unexpired task."""
+    def find(self, task_id: Any, now: float, owner: str | None = None) -> TaskRecord:
+        """The task ``task_id`` names; -32602 when it is not a known, unexpired task of
+        ``owner`` (another principal's task is not found either: nothing tells it exists)."""
         if type(task_id) is not str or not task_id:
             raise RemoteProtocolError("taskId must be a non-empty string", code=ErrorCode.INVALID_PARAMS)
         record = self.store.get(task_id, now)
-        if record is None:
+        if record is None or record.owner != owner:
             raise _not_found()
         return record
+
+    def owned(self, task_id: str, now: float, owner: str | None) -> bool:
+        """Whether ``task_id`` is a known, unexpired task of ``owner``."""
+        record = self.store.get(task_id, now)
+        return record is not None and record.owner == owner
 
     def get(self, task_id: str, now: float) -> TaskRecord | None:
         """The stored task, or ``None`` (unknown or expired)."""
@@ -197,6 +204,7 @@ class Tasks:
     def create(
         self, tool: str, now: float, *, ttl_ms: int | None | msgspec.UnsetType = msgspec.UNSET,
         poll_interval_ms: int | None | msgspec.UnsetType = msgspec.UNSET, status_message: str | None = None,
+        owner: str | None = None,
     ) -> TaskRecord:
         """A new ``working`` task for a call of ``tool``, stored before this returns (the
         specification: a CreateTaskResult only once ``tasks/get`` would find the task).
@@ -213,7 +221,7 @@ class Tasks:
             raise LocalProtocolError("task_ids must yield non-empty strings")
         record = TaskRecord(
             task_id=task_id, status=TASK.initial, created_at=now, updated_at=now, ttl_ms=ttl, poll_interval_ms=poll,
-            status_message=status_message, tool=tool,
+            status_message=status_message, tool=tool, owner=owner,
         )
         if not self.store.add(record, now):
             raise LocalProtocolError("The task store is full")

@@ -345,3 +345,29 @@ def test_asking_for_task_notifications_without_the_extension_is_32021() -> None:
 def test_malformed_task_ids_are_invalid_params(task_ids: Any) -> None:
     body = with_tasks("subscriptions/listen", {"notifications": {"taskIds": task_ids}})
     error_of(call(task_server(), body), -32602, 1)
+
+
+# -- a task belongs to the principal that made it -------------------------------------------------
+def test_a_task_is_known_only_to_requests_of_the_principal_that_made_it() -> None:
+    import msgspec
+
+    from schema_check import http_request, reply_of
+
+    server = task_server()
+
+    def as_(principal: str | None, body: dict[str, Any]) -> Any:
+        return server.receive_http(msgspec.structs.replace(http_request(body), principal=principal), now=NOW)
+
+    ex = as_("alice", with_tasks("tools/call", {"name": "job", "arguments": {}}))
+    assert isinstance(ex, mcpwire.HttpExchange) and ev(ex).owner == "alice"
+    ex.create_task(now=NOW)
+    get_body = with_tasks("tasks/get", {"taskId": "task-1"})
+    assert reply_of(as_("alice", get_body), "tasks/get").result["status"] == "working"
+    calls: list[tuple[str, dict[str, Any]]] = [("tasks/get", {}), ("tasks/update", {"inputResponses": {}}),
+                                               ("tasks/cancel", {})]
+    for other in ("bob", None):
+        for method, params in calls:
+            reply = reply_of(as_(other, with_tasks(method, {"taskId": "task-1", **params})), method)
+            assert error_of(reply, -32602, 1)["message"] == "Failed to retrieve task: Task not found"
+    stream = as_("bob", with_tasks("subscriptions/listen", {"notifications": {"taskIds": ["task-1"]}}))
+    assert isinstance(stream, mcpwire.HttpListenStream) and stream.filter["taskIds"] == []
