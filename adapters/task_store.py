@@ -57,7 +57,14 @@ CREATE TABLE IF NOT EXISTS tasks (
 );
 CREATE INDEX IF NOT EXISTS tasks_expires ON tasks (expires) WHERE expires IS NOT NULL;
 CREATE INDEX IF NOT EXISTS tasks_running ON tasks (owner) WHERE status IN ('working', 'input_required');
+-- How many rows tasks holds, kept by triggers: the bound is checked on every add, and
+-- count(*) reads the whole table.
+CREATE TABLE IF NOT EXISTS task_count (one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL);
+INSERT OR IGNORE INTO task_count VALUES (1, (SELECT count(*) FROM tasks));
+CREATE TRIGGER IF NOT EXISTS tasks_added AFTER INSERT ON tasks BEGIN UPDATE task_count SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS tasks_dropped AFTER DELETE ON tasks BEGIN UPDATE task_count SET n = n - 1; END;
 """
+_SCHEMA_VERSION: Final = 1
 
 
 def _expires(record: TaskRecord) -> float | None:
@@ -93,7 +100,10 @@ class SqliteTaskStore:
             self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, _SCHEMA_VERSION):
+                raise LocalProtocolError(f"{path}: task store schema {version}, this mcpwire knows {_SCHEMA_VERSION}")
+            self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {_SCHEMA_VERSION}; COMMIT;")
             self.recover_lost(time.time())
         except BaseException:
             self._release()
@@ -220,7 +230,7 @@ class SqliteTaskStore:
     # -- helpers ----------------------------------------------------------------------------
     @staticmethod
     def _count(db: sqlite3.Connection) -> int:
-        return int(db.execute("SELECT count(*) FROM tasks").fetchone()[0])
+        return int(db.execute("SELECT n FROM task_count").fetchone()[0])
 
     def _check_open(self) -> None:
         if self._owner_fd is None:

@@ -253,3 +253,28 @@ def test_opening_recovers_a_crashed_owner_without_any_get(tmp_path: Path) -> Non
         finally:
             db.close()
     assert statuses == {"run": "failed", "wait": "failed", "done": "completed"}
+
+
+def test_a_file_of_another_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    SqliteTaskStore(path).close()
+    db = sqlite3.connect(path)
+    try:
+        db.execute("PRAGMA user_version = 2")
+    finally:
+        db.close()
+    with pytest.raises(LocalProtocolError, match="task store schema 2"):
+        SqliteTaskStore(path)
+    assert list((tmp_path / "t.db-owners").iterdir()) == []  # the refused store left no owner behind
+
+
+def test_the_bound_counts_what_every_store_on_the_file_added_and_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    with SqliteTaskStore(path, max_tasks=3) as first, SqliteTaskStore(path, max_tasks=3) as second:
+        assert first.add(record("a", ttl_ms=1000), NOW) and second.add(record("b"), NOW)
+        assert first.add(record("c"), NOW) and second.add(record("d"), NOW) is False
+        assert second.get("a", NOW + 1) is None  # expired and dropped by the second
+        assert len(first) == 2 and first.add(record("d", created=NOW + 1), NOW + 1)
+        assert second.add(record("e", created=NOW + 1), NOW + 1) is False
+    with SqliteTaskStore(path, max_tasks=3) as reopened:
+        assert len(reopened) == 3
