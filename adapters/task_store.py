@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import secrets
 import sqlite3
 import threading
@@ -45,6 +46,7 @@ STOPPED: Final = "The server stopped while the task ran"
 
 _ENCODE = msgspec.json.Encoder().encode
 _DECODE = msgspec.json.Decoder(TaskRecord).decode
+_OWNER: Final = re.compile(r"[0-9a-f]{16}")  # secrets.token_hex(8)
 _RUNNING: Final = (TaskStatus.WORKING.value, TaskStatus.INPUT_REQUIRED.value)
 
 _SCHEMA = """
@@ -105,6 +107,8 @@ class SqliteTaskStore:
                 raise LocalProtocolError(f"{path}: task store schema {version}, this mcpwire knows {_SCHEMA_VERSION}")
             self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {_SCHEMA_VERSION}; COMMIT;")
             self.recover_lost(time.time())
+            for other in os.listdir(self._owners):
+                self._alive(other)  # the lock files of stores gone without closing go too
         except BaseException:
             self._release()
             raise
@@ -140,7 +144,9 @@ class SqliteTaskStore:
             return None
         if not record.terminal and not self._alive(owner):
             self.recover_lost(now, owners=(owner,))
-            return self.get(task_id, now)
+            with self._lock:
+                row = self._db.execute("SELECT record FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+            return None if row is None else _DECODE(row[0])
         return record
 
     def put(self, record: TaskRecord) -> None:
@@ -188,6 +194,8 @@ class SqliteTaskStore:
         """Whether the store named ``owner`` is open, in this process or another."""
         if owner == self.owner:
             return self._owner_fd is not None
+        if not _OWNER.fullmatch(owner):
+            return False  # not a name this class gives: no file of it to look at
         try:
             fd = os.open(self._owners / owner, os.O_RDWR)
         except FileNotFoundError:

@@ -247,12 +247,15 @@ def test_opening_recovers_a_crashed_owner_without_any_get(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     with SqliteTaskStore(path) as store:
         assert store.recover_lost(NOW) == 0  # already done when it opened
+        # The crashed store's lock file went too; only the open store's is left.
+        assert [p.name for p in (tmp_path / "t.db-owners").iterdir()] == [store.owner]
         db = sqlite3.connect(path)
         try:
             statuses = dict(db.execute("SELECT task_id, status FROM tasks").fetchall())
         finally:
             db.close()
     assert statuses == {"run": "failed", "wait": "failed", "done": "completed"}
+    assert list((tmp_path / "t.db-owners").iterdir()) == []
 
 
 def test_a_file_of_another_schema_is_refused(tmp_path: Path) -> None:
