@@ -166,7 +166,8 @@ def serve(args: argparse.Namespace, term: Terminal) -> int:
         # the app, at import or in a handler, goes to stderr instead.
         with contextlib.redirect_stdout(term.stderr):
             app = load_app(args.app)
-            with contextlib.closing(_Closer(use_task_store(app, args.tasks_db, term))):
+            store = use_task_store(app, args.tasks_db, term)
+            with store if store is not None else contextlib.nullcontext():  # closed after serving
                 trio_run(serve_stdio, app, args.grace_period, term)
     else:
         guard = None
@@ -175,7 +176,8 @@ def serve(args: argparse.Namespace, term: Terminal) -> int:
 
             guard = resource_guard(args)
         app = load_app(args.app)
-        with contextlib.closing(_Closer(use_task_store(app, args.tasks_db, term))):
+        store = use_task_store(app, args.tasks_db, term)
+        with store if store is not None else contextlib.nullcontext():  # closed after serving
             try:
                 trio_run(serve_http, app, args.host, args.port, args.grace_period, term, guard)
             except OSError as exc:
@@ -184,13 +186,3 @@ def serve(args: argparse.Namespace, term: Terminal) -> int:
     term.say("mcpwire: stopped")
     return EXIT_OK
 
-
-class _Closer:
-    """Closes the task store ``serve`` opened, if any (its unfinished tasks then fail)."""
-
-    def __init__(self, store: SqliteTaskStore | None) -> None:
-        self.store = store
-
-    def close(self) -> None:
-        if self.store is not None:
-            self.store.close()

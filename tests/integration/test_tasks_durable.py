@@ -334,9 +334,14 @@ def test_serve_task_store_options(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
     assert done.returncode == 4 and "cannot open the task store" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+    with HttpServed("--tasks-db", str(tmp_path / "idle.db")) as idle:
+        assert list((tmp_path / "idle.db-owners").iterdir()) != []  # open: its owner lock file
+        idle.stop()
+    assert list((tmp_path / "idle.db-owners").iterdir()) == []  # closed on stop, empty as it was
     with HttpServed("--tasks-db", ":memory:", cwd=tmp_path) as served:
         assert served.store_line == "memory (lost when the server stops)"
         task_id = served.call("slow_compute", {"seconds": 0})
         assert served.wait_until(task_id, "completed")["status"] == "completed"
         served.stop()
-    assert not list(tmp_path.glob("*.db*"))  # no file: neither the one named nor the default
+    # No file: neither the one named for an App without tasks, nor the default.
+    assert not list(tmp_path.glob("x.db*")) and not list(tmp_path.glob("mcpwire-tasks.db*"))
