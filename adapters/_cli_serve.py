@@ -1,5 +1,6 @@
 """``mcpwire serve``: load an App from ``MODULE:APP`` and serve it over HTTP (optionally behind
-OAuth) or stdio until Ctrl-C (HTTP: a graceful stop first) or the end of stdin."""
+OAuth) or stdio until Ctrl-C (HTTP: a graceful stop first) or the end of stdin. An App with
+tasks keeps them in an SQLite file (``--tasks-db``, default ``./mcpwire-tasks.db``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import inspect as pyinspect
 import logging
 import os
 import signal
+import sqlite3
 import sys
 import traceback
 from pathlib import Path
@@ -19,9 +21,15 @@ from typing import Any
 import trio
 
 from ._cli_io import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliError, Terminal, os_reason, trio_run
-from .app import App
+from mcpwire.tasks import MemoryTaskStore
 
-__all__ = ["load_app", "serve"]
+from .app import App
+from .task_store import SqliteTaskStore
+
+__all__ = ["DEFAULT_TASKS_DB", "load_app", "serve", "use_task_store"]
+
+DEFAULT_TASKS_DB = "mcpwire-tasks.db"
+"""Where ``serve`` keeps an App's tasks without ``--tasks-db`` (in the working directory)."""
 
 
 # -- serve -----------------------------------------------------------------------------------------------
@@ -122,13 +130,45 @@ async def serve_stdio(app: App, grace: float, term: Terminal) -> None:
                 return
 
 
+def use_task_store(app: App, where: str | None, term: Terminal) -> SqliteTaskStore | None:
+    """Give ``app``'s tasks the store ``--tasks-db`` names: an SQLite file, or ``:memory:``.
+    Without the option, an App on the in-memory store gets :data:`DEFAULT_TASKS_DB`, and an
+    App that brought another store keeps it. Returns the store to close after serving."""
+    tasks = app.server.tasks
+    if tasks is None:
+        if where is not None:
+            raise CliError("--tasks-db: the App serves no tasks (make it with App(..., tasks=True))", EXIT_USAGE)
+        return None
+    if where == ":memory:":
+        if type(tasks.store) is not MemoryTaskStore:
+            tasks.store = MemoryTaskStore()
+        term.say("mcpwire: tasks kept in memory (lost when the server stops)")
+        return None
+    if where is None:
+        if type(tasks.store) is not MemoryTaskStore:
+            return None  # the App's own store
+        where = DEFAULT_TASKS_DB
+    try:
+        store = SqliteTaskStore(where)
+    except (OSError, sqlite3.Error) as exc:
+        reason = os_reason(exc) if isinstance(exc, OSError) else str(exc)
+        raise CliError(f"cannot open the task store {where}: {reason} (choose another with --tasks-db PATH, "
+                       "or --tasks-db :memory:)", EXIT_USAGE) from None
+    tasks.store = store
+    term.say(f"mcpwire: tasks kept in {where}")
+    return store
+
+
 def serve(args: argparse.Namespace, term: Terminal) -> int:
     logging.basicConfig(level=logging.WARNING, stream=term.stderr, format="mcpwire: %(levelname)s %(name)s: %(message)s")
     if args.transport == "stdio":
         # stdout carries protocol lines only (the driver writes to fd 1 directly): a print() in
         # the app, at import or in a handler, goes to stderr instead.
         with contextlib.redirect_stdout(term.stderr):
-            trio_run(serve_stdio, load_app(args.app), args.grace_period, term)
+            app = load_app(args.app)
+            store = use_task_store(app, args.tasks_db, term)
+            with store if store is not None else contextlib.nullcontext():  # closed after serving
+                trio_run(serve_stdio, app, args.grace_period, term)
     else:
         guard = None
         if args.oauth_issuer or args.oauth_jwks_url or args.oauth_resource or args.oauth_scope:
@@ -136,9 +176,13 @@ def serve(args: argparse.Namespace, term: Terminal) -> int:
 
             guard = resource_guard(args)
         app = load_app(args.app)
-        try:
-            trio_run(serve_http, app, args.host, args.port, args.grace_period, term, guard)
-        except OSError as exc:
-            raise CliError(f"cannot listen on {args.host}:{args.port}: {os_reason(exc)}", EXIT_UNREACHABLE) from None
+        store = use_task_store(app, args.tasks_db, term)
+        with store if store is not None else contextlib.nullcontext():  # closed after serving
+            try:
+                trio_run(serve_http, app, args.host, args.port, args.grace_period, term, guard)
+            except OSError as exc:
+                raise CliError(f"cannot listen on {args.host}:{args.port}: {os_reason(exc)}",
+                               EXIT_UNREACHABLE) from None
     term.say("mcpwire: stopped")
     return EXIT_OK
+

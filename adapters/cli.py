@@ -1,6 +1,7 @@
 """The ``mcpwire`` command line: serve an App, inspect any MCP server, call a tool.
 
     mcpwire serve MODULE:APP [--transport http|stdio] [--host 127.0.0.1] [--port 8000] [--oauth-issuer URL ...]
+                  [--tasks-db PATH]
     mcpwire inspect URL [--json]
     mcpwire inspect --stdio 'COMMAND [ARG]...' [--json]       (or: mcpwire inspect -- COMMAND [ARG]...)
     mcpwire call URL TOOL [JSON] [--log-level LEVEL] [--root URI]... [--no-input] [--json]
@@ -469,6 +470,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a scope every request needs (repeatable)")
     serve.add_argument("--grace-period", type=_seconds, default=10.0, metavar="SECONDS",
                        help="time requests in flight get to finish when stopping (default 10)")
+    serve.add_argument("--tasks-db", metavar="PATH",
+                       help="an App with tasks: the SQLite file that keeps them across restarts (default "
+                            "./mcpwire-tasks.db; :memory: keeps them in memory)")
 
     def client_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("url", metavar="URL", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp "

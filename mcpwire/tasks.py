@@ -14,12 +14,14 @@ from .server.catalog import TaskSupport
 from .server.events import TaskChanged
 from .server.states import TASK, TaskStatus
 from .server.tasks import (
-    DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS, MemoryTaskStore, TaskRecord, Tasks, TaskStore, iso_time,
+    DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS, LOST_WORK, MemoryTaskStore, TaskRecord, Tasks, TaskStore, iso_time,
+    recover,
 )
 from .wire.capabilities import TASKS_EXTENSION
 from .wire.tasks import TERMINAL_STATUSES, Task
 
 __all__ = [
     "TASKS_EXTENSION", "Tasks", "TaskRecord", "TaskStore", "MemoryTaskStore", "TaskStatus", "TaskChanged",
-    "TaskSupport", "TASK", "Task", "TERMINAL_STATUSES", "TaskNotification", "DEFAULT_TASK_TTL_MS", "DEFAULT_POLL_INTERVAL_MS", "iso_time",
+    "TaskSupport", "TASK", "Task", "TERMINAL_STATUSES", "TaskNotification", "DEFAULT_TASK_TTL_MS",
+    "DEFAULT_POLL_INTERVAL_MS", "iso_time", "recover", "LOST_WORK",
 ]

@@ -26,8 +26,8 @@ from ..wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from .states import TASK, TaskStatus
 
 __all__ = [
-    "DEFAULT_POLL_INTERVAL_MS", "DEFAULT_TASK_TTL_MS", "MemoryTaskStore", "TaskRecord", "TaskStore", "Tasks",
-    "iso_time",
+    "DEFAULT_POLL_INTERVAL_MS", "DEFAULT_TASK_TTL_MS", "LOST_WORK", "MemoryTaskStore", "TaskRecord", "TaskStore",
+    "Tasks", "iso_time", "recover",
 ]
 
 DEFAULT_TASK_TTL_MS: Final = 3_600_000
@@ -127,6 +127,24 @@ class MemoryTaskStore:
     def put(self, record: TaskRecord) -> None:
         if record.task_id in self._tasks:
             self._tasks[record.task_id] = record
+
+
+LOST_WORK: Final = "The server restarted while the task ran"
+"""The ``statusMessage`` :func:`recover` gives a task whose work was lost."""
+
+
+def recover(record: TaskRecord, now: float, message: str = LOST_WORK) -> TaskRecord:
+    """The task as it must stand once its work is lost (the process that ran it stopped):
+    ``working`` or ``input_required`` becomes ``failed`` with -32603 Internal error and
+    ``message`` as its ``statusMessage`` (the lifecycle's ``fail`` move); a finished task is
+    returned unchanged. Pure: the caller (a durable store when it opens) stores the result."""
+    if record.terminal:
+        return record
+    status = TASK.move(record.status, "fail")
+    return msgspec.structs.replace(
+        record, status=status, updated_at=max(now, record.updated_at), status_message=message,
+        error={"code": int(ErrorCode.INTERNAL_ERROR), "message": "Internal error"}, input_requests={},
+    )
 
 
 def _not_found() -> RemoteProtocolError:
