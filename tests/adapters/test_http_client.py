@@ -1,21 +1,22 @@
-"""The trio/h11 HTTP client and the stdio client against mcpwire's own servers.
+"""The anyio/h11 HTTP client and the stdio client against mcpwire's own servers, each test
+on trio and on asyncio (``tests/_backends.py``).
 
-HTTP: ``serve_http`` on 127.0.0.1 port 0 in the same trio run. stdio: ``tests/stdio_client_app.py``
-would be a separate app; here the stdio client starts ``tests/stdio_app.py`` (written for the
-stdio server tests) as a subprocess. Every test runs under ``trio.fail_after``.
+HTTP: ``serve_http`` on 127.0.0.1 port 0 in a thread of its own; raw TCP servers on anyio in
+the test's own loop. stdio: the client starts ``tests/stdio_app.py`` (written for the stdio
+server tests) as a subprocess. Every test runs under ``anyio.fail_after``.
 """
 
 from __future__ import annotations
 
-import functools
+import socket
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.abc
 import pytest
-import trio
-from mcpwire_adapters import App, Context, NeedInput, serve_http
+from mcpwire_adapters import App, Context, NeedInput
 from mcpwire_adapters.http_client import HttpClient, ServerError, TransportError
 from mcpwire_adapters.stdio_client import StdioClient
 
@@ -25,20 +26,9 @@ from mcpwire.client.engine import Client
 from mcpwire.client.events import Progress
 from mcpwire.types import ElicitRequest, ElicitResult, InputRequest, TextContent
 
-TIMEOUT = 15.0
+from _backends import both, served
+
 CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
-
-
-def run(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
-    @functools.wraps(test)
-    def wrapper() -> None:
-        async def limited() -> None:
-            with trio.fail_after(TIMEOUT):
-                await test()
-
-        trio.run(limited)
-
-    return wrapper
 
 
 def make_app() -> App:
@@ -82,11 +72,10 @@ def text(result: Any) -> str:
     return block.text
 
 
-@run
+@both
 async def test_http_client_end_to_end() -> None:
-    async with trio.open_nursery() as nursery:
-        host, port = await nursery.start(serve_http, make_app())
-        async with HttpClient(f"http://{host}:{port}/mcp", client()) as c:
+    async with served(make_app()) as server:
+        async with HttpClient(server.url, client()) as c:
             discovered = await c.discover()
             assert discovered.data["supportedVersions"] == ["2026-07-28"]
             assert sorted(t.name for t in await c.list_tools()) == ["echo", "greet", "progress"]
@@ -102,7 +91,6 @@ async def test_http_client_end_to_end() -> None:
                 await c.call_tool("missing", {})
             assert info.value.code == -32602
             assert c.connections_opened == 1  # keep-alive: one connection for every request
-        nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("url", ["ftp://127.0.0.1/mcp", "127.0.0.1:8000/mcp", "http:///mcp"])
@@ -111,101 +99,101 @@ def test_http_client_needs_an_http_url(url: str) -> None:
         HttpClient(url, client())
 
 
-@run
+@both
 async def test_http_client_connect_failure_and_read_timeout() -> None:
-    with trio.socket.socket() as held:  # bound, never listening: refused, and no other process can take the port
-        await held.bind(("127.0.0.1", 0))
+    with socket.socket() as held:  # bound, never listening: refused, and no other process can take the port
+        held.bind(("127.0.0.1", 0))
         port = held.getsockname()[1]
         with pytest.raises(TransportError, match="cannot connect"):
             async with HttpClient(f"http://127.0.0.1:{port}/mcp", client(), connect_timeout=2) as c:
                 await c.discover()
 
-    async def silent(stream: trio.SocketStream) -> None:
-        await trio.sleep(10)
+    async def silent(stream: anyio.abc.SocketStream) -> None:
+        await anyio.sleep(10)
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(trio.serve_tcp, silent, 0)
-        port = listeners[0].socket.getsockname()[1]
+    async with anyio.create_task_group() as tasks:
+        port = await tcp_server(tasks, silent)
         with pytest.raises(TransportError, match="no data"):
             async with HttpClient(f"http://127.0.0.1:{port}/mcp", client(), read_timeout=0.3) as c:
                 await c.discover()
-        nursery.cancel_scope.cancel()
+        tasks.cancel_scope.cancel()
 
 
-@run
+@both
 async def test_http_client_response_size_limit() -> None:
-    async with trio.open_nursery() as nursery:
-        host, port = await nursery.start(serve_http, make_app())
-        async with HttpClient(f"http://{host}:{port}/mcp", client(), max_response_bytes=200) as c:
+    async with served(make_app()) as server:
+        async with HttpClient(server.url, client(), max_response_bytes=200) as c:
             with pytest.raises(TransportError, match="exceeds"):
                 await c.call_tool("echo", {"text": "x" * 500})
-        nursery.cancel_scope.cancel()
 
 
-async def raw_server(nursery: trio.Nursery, answer: bytes | None) -> tuple[int, list[int]]:
+async def tcp_server(tasks: anyio.abc.TaskGroup, handle: Any) -> int:
+    """Serve TCP on 127.0.0.1 (a free port) with ``handle`` in ``tasks``; return the port."""
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    tasks.start_soon(listener.serve, handle)
+    return int(listener.extra(anyio.abc.SocketAttribute.local_port))
+
+
+async def raw_server(tasks: anyio.abc.TaskGroup, answer: bytes | None) -> tuple[int, list[int]]:
     """A TCP server on 127.0.0.1 that reads one request head per connection, writes ``answer``
     (None: nothing) and closes. Returns its port and a list that counts its connections."""
     accepted: list[int] = []
 
-    async def handle(stream: trio.SocketStream) -> None:
+    async def handle(stream: anyio.abc.SocketStream) -> None:
         accepted.append(1)
         head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = await stream.receive_some(65536)
-            if not chunk:
-                break
-            head += chunk
-        if answer is not None:
-            await stream.send_all(answer)
-        await stream.aclose()
+        async with stream:
+            while b"\r\n\r\n" not in head:
+                try:
+                    head += await stream.receive(65536)
+                except anyio.EndOfStream:
+                    break
+            if answer is not None:
+                await stream.send(answer)
 
-    listeners = await nursery.start(trio.serve_tcp, handle, 0)
-    return listeners[0].socket.getsockname()[1], accepted
+    return await tcp_server(tasks, handle), accepted
 
 
-@run
+@both
 async def test_http_client_does_not_follow_redirects() -> None:
     for status in (301, 302, 307, 308):
         redirect = b"HTTP/1.1 %d Moved\r\nLocation: http://127.0.0.1:1/elsewhere\r\nContent-Length: 0\r\n\r\n" % status
-        async with trio.open_nursery() as nursery:
-            port, _ = await raw_server(nursery, redirect)
+        async with anyio.create_task_group() as tasks:
+            port, _ = await raw_server(tasks, redirect)
             async with HttpClient(f"http://127.0.0.1:{port}/mcp", client()) as c:
                 with pytest.raises(TransportError, match=rf"redirects \(HTTP {status}\); not followed"):
                     await c.discover()
-            nursery.cancel_scope.cancel()
+            tasks.cancel_scope.cancel()
 
 
-@run
+@both
 async def test_http_client_does_not_retry_a_fresh_connection_closed_without_an_answer() -> None:
-    async with trio.open_nursery() as nursery:
-        port, accepted = await raw_server(nursery, None)
+    async with anyio.create_task_group() as tasks:
+        port, accepted = await raw_server(tasks, None)
         async with HttpClient(f"http://127.0.0.1:{port}/mcp", client()) as c:
             with pytest.raises(TransportError, match="closed the connection without a response"):
                 await c.discover()
             assert c.connections_opened == 1 and len(accepted) == 1  # only a reused connection is retried
-        nursery.cancel_scope.cancel()
+        tasks.cancel_scope.cancel()
 
 
-@run
+@both
 async def test_http_client_retries_once_when_a_kept_alive_connection_went_stale() -> None:
     from mcpwire_adapters import HttpServerConfig
 
-    async with trio.open_nursery() as nursery:
-        config = HttpServerConfig(keepalive_idle_timeout=0.05)
-        host, port = await nursery.start(functools.partial(serve_http, make_app(), config=config))
-        async with HttpClient(f"http://{host}:{port}/mcp", client()) as c:
+    async with served(make_app(), HttpServerConfig(keepalive_idle_timeout=0.05)) as server:
+        async with HttpClient(server.url, client()) as c:
             assert text(await c.call_tool("echo", {"text": "one"})) == "one"
-            await trio.sleep(1.0)  # the server closes the idle kept-alive connection meanwhile (20x its timeout)
+            await anyio.sleep(1.0)  # the server closes the idle kept-alive connection meanwhile (20x its timeout)
             assert text(await c.call_tool("echo", {"text": "two"})) == "two"
             assert c.connections_opened == 2
-        nursery.cancel_scope.cancel()
 
 
 STDIO_APP = Path(__file__).resolve().parents[1] / "stdio_app.py"
 
 
 @pytest.mark.skipif(not STDIO_APP.exists(), reason="tests/stdio_app.py is not there")
-@run
+@both
 async def test_stdio_client_concurrent_requests() -> None:
     async with StdioClient([sys.executable, str(STDIO_APP)], client()) as c:
         await c.discover()
@@ -216,11 +204,11 @@ async def test_stdio_client_concurrent_requests() -> None:
         async def call(key: str, name: str, args: dict[str, Any]) -> None:
             results[key] = text(await c.call_tool(name, args))
 
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(call, "slow", "wait", {"seconds": 0.3})
-            nursery.start_soon(call, "fast", "echo", {"text": "quick"})
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(call, "slow", "wait", {"seconds": 0.3})
+            tasks.start_soon(call, "fast", "echo", {"text": "quick"})
         assert results == {"slow": "waited 0.3", "fast": "quick"}
-        with trio.move_on_after(0.2):
+        with anyio.move_on_after(0.2):
             await c.call_tool("wait", {"seconds": 5})  # cancelled: writes notifications/cancelled
         assert text(await c.call_tool("echo", {"text": "still alive"})) == "still alive"
     assert c.returncode == 0
