@@ -109,7 +109,8 @@ async def test_http_client_connect_failure_and_read_timeout() -> None:
                 await c.discover()
 
     async def silent(stream: anyio.abc.SocketStream) -> None:
-        await anyio.sleep(10)
+        async with stream:
+            await anyio.sleep(10)
 
     async with anyio.create_task_group() as tasks:
         port = await tcp_server(tasks, silent)
@@ -130,7 +131,12 @@ async def test_http_client_response_size_limit() -> None:
 async def tcp_server(tasks: anyio.abc.TaskGroup, handle: Any) -> int:
     """Serve TCP on 127.0.0.1 (a free port) with ``handle`` in ``tasks``; return the port."""
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    tasks.start_soon(listener.serve, handle)
+
+    async def serve() -> None:
+        async with listener:
+            await listener.serve(handle)
+
+    tasks.start_soon(serve)
     return int(listener.extra(anyio.abc.SocketAttribute.local_port))
 
 

@@ -1,7 +1,8 @@
 """Integration tests of mcpwire_adapters.stdio_server: a real subprocess driven through pipes.
 
-The app is ``tests/stdio_app.py``. Each test writes NDJSON to the child's stdin, reads whole
-lines from its stdout, closes stdin and requires exit code 0. Everything runs under
+The app is ``tests/stdio_app.py``, its driver on trio and, the same code, on asyncio
+(``--backend``, the ``backend`` fixture). Each test writes NDJSON to the child's stdin, reads
+whole lines from its stdout, closes stdin and requires exit code 0. Everything runs under
 ``trio.fail_after`` so nothing can hang.
 """
 
@@ -44,13 +45,13 @@ class Child(StdioChild):
         return message
 
 
-def with_child(*args: str) -> Callable[[Callable[[Child], Awaitable[None]]], Callable[[], None]]:
-    def decorate(test: Callable[[Child], Awaitable[None]]) -> Callable[[], None]:
-        def wrapper() -> None:
+def with_child(*args: str) -> Callable[[Callable[[Child], Awaitable[None]]], Callable[[str], None]]:
+    def decorate(test: Callable[[Child], Awaitable[None]]) -> Callable[[str], None]:
+        def wrapper(backend: str) -> None:
             async def main() -> None:
                 with trio.fail_after(TIMEOUT):
                     process = await trio.lowlevel.open_process(
-                        [sys.executable, str(APP), *args],
+                        [sys.executable, str(APP), *args, "--backend", backend],
                         stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,

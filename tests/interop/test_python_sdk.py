@@ -4,7 +4,8 @@ directions, over Streamable HTTP and stdio, on the initialize-era revision 2025-
 - its ``Client`` (``mode="legacy"``: ``initialize``, no probe) against our server
   (``peers/our_server.py``), in this process on asyncio;
 - our ``HttpClient`` and ``StdioClient`` (pinned to 2025-11-25) against its ``MCPServer``
-  (``peers/sdk_server.py``), and unpinned, when our client probes and picks the era itself.
+  (``peers/sdk_server.py``), and unpinned, when our client probes and picks the era itself;
+  our client on trio and on asyncio (the ``backend`` fixture, ``tests/_backends.py``).
 
 The SDK's server declares no ``resources.subscribe`` and no ``logging`` capability: our client
 then sends neither ``resources/subscribe`` nor ``logging/setLevel`` (both would be -32601).
@@ -20,7 +21,6 @@ from typing import Any
 
 import anyio
 import pytest
-import trio
 
 from mcpwire import PROTOCOL_VERSION, Client as WireClient, LogMessage, Progress
 from mcpwire.types import CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Implementation
@@ -28,6 +28,7 @@ from mcpwire.types import InputRequest, TextContent as WireText
 from mcpwire_adapters.http_client import HttpClient, Session
 from mcpwire_adapters.stdio_client import StdioClient
 
+from _backends import run
 from _peers import OUR_SERVER, SDK_SERVER, served
 
 import mcp_types
@@ -180,33 +181,30 @@ async def drive(c: Session) -> None:
     await c.ping()
 
 
-def test_our_http_client_against_the_sdk_server(sdk_url: str) -> None:
+def test_our_http_client_against_the_sdk_server(sdk_url: str, backend: str) -> None:
     async def main() -> None:
-        with trio.fail_after(TIMEOUT):
-            async with HttpClient(sdk_url, make_client()) as c:
-                await drive(c)
-                assert c.protocol_version == "2025-11-25" and c.client.session_id is not None
-            assert c.client.session_id is None  # leaving sent DELETE
+        async with HttpClient(sdk_url, make_client()) as c:
+            await drive(c)
+            assert c.protocol_version == "2025-11-25" and c.client.session_id is not None
+        assert c.client.session_id is None  # leaving sent DELETE
 
-    trio.run(main)
+    run(main, backend, TIMEOUT)
 
 
-def test_our_stdio_client_against_the_sdk_server() -> None:
+def test_our_stdio_client_against_the_sdk_server(backend: str) -> None:
     async def main() -> None:
-        with trio.fail_after(TIMEOUT):
-            async with StdioClient([sys.executable, SDK_SERVER, "stdio"], make_client(), stderr=subprocess.DEVNULL) as c:
-                await drive(c)
-                assert c.protocol_version == "2025-11-25"
+        async with StdioClient([sys.executable, SDK_SERVER, "stdio"], make_client(), stderr=subprocess.DEVNULL) as c:
+            await drive(c)
+            assert c.protocol_version == "2025-11-25"
 
-    trio.run(main)
+    run(main, backend, TIMEOUT)
 
 
-def test_our_unpinned_client_connects_to_the_dual_era_sdk_server(sdk_url: str) -> None:
+def test_our_unpinned_client_connects_to_the_dual_era_sdk_server(sdk_url: str, backend: str) -> None:
     async def main() -> None:
-        with trio.fail_after(TIMEOUT):
-            async with HttpClient(sdk_url, make_client(pinned=False)) as c:
-                opened = await c.connect()
-                assert opened.method == "server/discover" and c.protocol_version == "2026-07-28"
-                assert text(await c.call_tool("echo", {"text": "modern"})) == "modern"
+        async with HttpClient(sdk_url, make_client(pinned=False)) as c:
+            opened = await c.connect()
+            assert opened.method == "server/discover" and c.protocol_version == "2026-07-28"
+            assert text(await c.call_tool("echo", {"text": "modern"})) == "modern"
 
-    trio.run(main)
+    run(main, backend, TIMEOUT)
