@@ -5,7 +5,8 @@ changes, resource updates) arrive on one channel per connection: the GET stream 
 server's stdout over stdio (specification 2025-11-25: Basic > Transports). The transport
 publishes each such event into its :class:`SessionFeed`; every :class:`FeedListen` (what
 ``Session.listen`` returns on such a session) has a bounded queue of its own and picks what
-its filter asks for.
+its filter asks for. The queues are anyio memory object streams, so the feed serves the
+clients on asyncio and trio alike.
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@
         tools = await c.list_tools()
         result = await c.call_tool("echo", {"text": "hi"}, on_input=answer, on_progress=show)
 
+The same class runs under ``trio.run`` and ``asyncio.run``: tasks, locks, timeouts and sockets
+are anyio's (TLS through anyio's ``TLSStream``), and importing this module loads no trio. The
+HTTP/1.1 read loop is our own, on h11: no HTTP proxies, no HTTP/2 (docs/client.md, "asyncio
+and trio", says why and what to do instead).
+
 :class:`Session` (:mod:`mcpwire_adapters.session`, re-exported here with :class:`Subscription`,
 :class:`ServerError`, :class:`TransportError`, ``InputHandler`` and ``ListenEvent``) holds what
 every transport shares: the -32022 version fallback (once per request), the MRTR loop

@@ -6,6 +6,9 @@
             tg.start_soon(c.call_tool, "a", {})
             tg.start_soon(c.call_tool, "b", {})
 
+The same class runs under ``trio.run`` and ``asyncio.run`` (anyio: the subprocess, its pipes,
+the reader task, locks and timeouts); importing this module loads neither trio nor h11.
+
 Requests are demultiplexed by id (:class:`mcpwire.ClientStdioConnection`);
 one reader task routes each event to the task awaiting that request. Cancelling the
 awaiting task writes ``notifications/cancelled`` for its request, which is how stdio

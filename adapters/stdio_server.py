@@ -209,8 +209,7 @@ class _FdReceiveStream(anyio.abc.ByteReceiveStream):
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
-            anyio.notify_closing(self._fd)
-            os.close(self._fd)
+            os.close(self._fd)  # no task waits on it: the driver closes its streams after its tasks
         await anyio.lowlevel.checkpoint()
 
 
@@ -239,8 +238,7 @@ class _FdSendStream(anyio.abc.ByteSendStream):
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
-            anyio.notify_closing(self._fd)
-            os.close(self._fd)
+            os.close(self._fd)  # no task waits on it: the driver closes its streams after its tasks
         await anyio.lowlevel.checkpoint()
 
 

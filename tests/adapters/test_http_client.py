@@ -9,6 +9,7 @@ server tests) as a subprocess. Every test runs under ``anyio.fail_after``.
 from __future__ import annotations
 
 import socket
+import ssl
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from mcpwire.client.engine import Client
 from mcpwire.client.events import Progress
 from mcpwire.types import ElicitRequest, ElicitResult, InputRequest, TextContent
 
-from _backends import both, served
+from _backends import both, run, served
 
 CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
 
@@ -224,3 +225,90 @@ async def test_stdio_client_concurrent_requests() -> None:
     with pytest.raises(TransportError, match="the server process is not running"):
         async with c.listen({"toolsListChanged": True}):
             pass  # pragma: no cover
+
+
+# -- https --------------------------------------------------------------------------------------------
+
+
+def self_signed(folder: Path) -> tuple[Path, Path, str]:
+    """A certificate for 127.0.0.1, signed by its own key: (cert file, key file, cert PEM)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = cert.public_bytes(serialization.Encoding.PEM).decode()
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_text(pem)
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_file, key_file, pem
+
+
+async def tls_front(tasks: anyio.abc.TaskGroup, context: ssl.SSLContext, upstream_port: int) -> int:
+    """A TLS-terminating relay on 127.0.0.1 to ``upstream_port`` (our plain-HTTP server); its port."""
+    from anyio.streams.tls import TLSListener
+
+    async def pump(source: anyio.abc.ByteStream, sink: anyio.abc.ByteStream, done: anyio.CancelScope) -> None:
+        try:
+            async for chunk in source:
+                await sink.send(chunk)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        done.cancel()  # either side ended: the relay ends
+
+    async def relay(client: anyio.abc.ByteStream) -> None:
+        async with client, await anyio.connect_tcp("127.0.0.1", upstream_port) as upstream:
+            async with anyio.create_task_group() as both_ways:
+                both_ways.start_soon(pump, client, upstream, both_ways.cancel_scope)
+                both_ways.start_soon(pump, upstream, client, both_ways.cancel_scope)
+
+    listener = TLSListener(await anyio.create_tcp_listener(local_host="127.0.0.1"), context, standard_compatible=False)
+
+    async def serve() -> None:
+        async with listener:
+            await listener.serve(relay)
+
+    tasks.start_soon(serve)
+    return int(listener.listener.extra(anyio.abc.SocketAttribute.local_port))
+
+
+def test_https_through_anyio_tls_and_a_certificate_checked(backend: str, tmp_path: Path) -> None:
+    cert_file, key_file, pem = self_signed(tmp_path)
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(cert_file, key_file)
+    trusted = ssl.create_default_context(cadata=pem)
+
+    async def main() -> None:
+        async with served(make_app()) as server, anyio.create_task_group() as tasks:
+            port = await tls_front(tasks, server_context, server.port)
+            url = f"https://127.0.0.1:{port}/mcp"
+            async with HttpClient(url, client(), ssl_context=trusted) as c:
+                assert text(await c.call_tool("echo", {"text": "over tls"})) == "over tls"
+                assert text(await c.call_tool("greet", {}, on_input=on_input)) == "Hello, Ada (1)"
+                assert c.connections_opened == 1  # kept alive across TLS too
+            # The default context does not trust a self-signed certificate: no connection.
+            async with HttpClient(url, client()) as c:
+                with pytest.raises(TransportError, match="cannot connect"):
+                    await c.discover()
+            # https to a port that speaks plain HTTP: the handshake fails, a TransportError too.
+            async with HttpClient(f"https://127.0.0.1:{server.port}/mcp", client(), ssl_context=trusted) as c:
+                with pytest.raises(TransportError, match="cannot connect"):
+                    await c.discover()
+            tasks.cancel_scope.cancel()
+
+    run(main, backend)
