@@ -1,7 +1,8 @@
 """Concurrent requests on one HttpClient: each in flight on a keep-alive connection of its own,
 at most ``max_connections`` at once, idle connections reused. Shown without timing: the tool
 waits until every call is inside it at once, which a client that sent one request at a time
-could never bring about. Each test runs on trio and on asyncio (``tests/_backends.py``)."""
+could never bring about; and once with timing, for what the docs promise (eight slow calls in
+about the time of one). Each test runs on trio and on asyncio (``tests/_backends.py``)."""
 
 from __future__ import annotations
 
@@ -64,6 +65,29 @@ def test_eight_calls_are_in_flight_at_once_and_their_connections_are_kept(backen
                 assert c.connections_opened == CALLS
                 await c.call_tool("hold", {})  # an idle keep-alive connection is reused
                 assert c.connections_opened == CALLS
+
+    run(main, backend, timeout=30)
+
+
+def test_eight_slow_calls_take_about_the_time_of_one(backend: str) -> None:
+    """What docs/client.md promises, timed: eight calls that each hold 0.5 s, sent at once, are
+    done well before the 4 s they would take one after another."""
+    app = App("slow", "1.0")
+
+    @app.tool(description="holds half a second")
+    async def slow(ctx: Context, arguments: dict[str, Any]) -> str:
+        await trio.sleep(0.5)  # the server's trio loop
+        return "slow"
+
+    async def main() -> None:
+        async with served(app) as server, HttpClient(server.url) as c:
+            await c.discover()
+            started = anyio.current_time()
+            async with anyio.create_task_group() as calls:
+                for _ in range(CALLS):
+                    calls.start_soon(c.call_tool, "slow", {})
+            took = anyio.current_time() - started
+            assert 0.5 <= took < 2.0, took
 
     run(main, backend, timeout=30)
 
