@@ -151,3 +151,12 @@ async def test_listen_stream_gets_events_and_its_result_at_eof(child: Child) -> 
     final = await child.rest()
     assert len(final) == 1 and final[0]["id"] == "L" and final[0]["result"]["resultType"] == "complete"
     assert await child.exit_code() == 0
+
+
+@with_child()
+async def test_a_closed_stdout_stops_the_server_at_once(child: Child) -> None:
+    assert child.process.stdout is not None
+    await child.process.stdout.aclose()  # nobody reads the answers any more
+    await child.send(line(call("echo", 1, {"text": "lost"})) + line(call("wait", 2, {"seconds": 30})))
+    with trio.fail_after(10):  # the 30 s call is not waited for, and stdin is still open
+        assert await child.exit_code() == 0
