@@ -7,7 +7,9 @@ The core package ``mcpwire`` never touches sockets, pipes, clocks or tasks; this
   (limits and timeouts in :class:`HttpServerConfig`);
 - :func:`serve_stdio`: newline-delimited JSON over stdin/stdout, on anyio (trio or asyncio);
 - :class:`AsgiApp` / :func:`asgi_app`: Streamable HTTP as an ASGI 3 application for uvicorn,
-  hypercorn or Starlette/FastAPI (limits in :class:`AsgiConfig`).
+  hypercorn or Starlette/FastAPI (limits in :class:`AsgiConfig`);
+- :class:`BlockingClient`: the HTTP and stdio clients as plain methods for scripts and
+  notebooks (the async client runs on an event loop in a thread of its own).
 
 Example::
 
@@ -38,17 +40,18 @@ from ._input import NeedInput
 if TYPE_CHECKING:
     from .app import App, Context
     from .asgi import AsgiApp, AsgiConfig, asgi_app
+    from .blocking import BlockingClient
     from .http_server import HttpServerConfig, serve_http, serve_http_until
     from .stdio_server import serve_stdio
 
 __all__ = [
-    "App", "AsgiApp", "AsgiConfig", "Context", "HttpServerConfig", "NeedInput", "asgi_app", "serve_http",
+    "App", "AsgiApp", "AsgiConfig", "BlockingClient", "Context", "HttpServerConfig", "NeedInput", "asgi_app", "serve_http",
     "serve_http_until", "serve_stdio",
 ]
 
 _LAZY = {
     "App": "app", "Context": "app",
-    "AsgiApp": "asgi", "AsgiConfig": "asgi", "asgi_app": "asgi",
+    "AsgiApp": "asgi", "AsgiConfig": "asgi", "asgi_app": "asgi", "BlockingClient": "blocking",
     "HttpServerConfig": "http_server", "serve_http": "http_server", "serve_http_until": "http_server",
     "serve_stdio": "stdio_server",
 }

@@ -23,14 +23,17 @@ misused: an answer of the wrong type, say) or an answer the engine cannot send i
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import itertools
 import logging
 import os
 import secrets
+import time
 import typing
 import warnings
 from types import MappingProxyType
+from collections.abc import AsyncIterator
 from typing import Any, Callable, Coroutine, Mapping, TypeVar
 
 import anyio
@@ -46,10 +49,12 @@ from mcpwire import CompletionRequest, Exchange, ListenStream, PromptGet, Resour
 from mcpwire import InputArrived, SessionClosed
 from mcpwire.sessions import HttpBatch
 from mcpwire.sessions import ResumedStream
+from mcpwire.tasks import MemoryTaskStore, TaskChanged, Tasks, TaskStore, TaskSupport
 
 from ._input import NeedInput
 from .context import Context, PeerGone, Send
 from .forwarder import ListenForwarder, Registered
+from .tasks import TaskRunner
 
 __all__ = ["App", "Context", "ListenForwarder", "NeedInput", "PeerGone", "Send", "OnError"]
 
@@ -81,6 +86,7 @@ class App:
         validator: mcpwire.ValidatorFactory | None | str = "default",
         on_error: OnError | None = None,
         input_timeout: float = 300.0,
+        tasks: bool | TaskStore = False,
         **server_options: Any,
     ) -> None:
         if keyring is None:
@@ -91,6 +97,10 @@ class App:
         server_options.setdefault("list_changed", True)  # the App sends them: notify_list_changed
         # Initialize-era session ids are random, drawn here (the core draws no randomness).
         server_options.setdefault("session_ids", (secrets.token_urlsafe(24) for _ in itertools.count()))
+        if tasks is not False and "tasks" not in server_options:
+            # Task ids are bearer handles: 128 bits and more of randomness (ext-tasks: Security).
+            store = MemoryTaskStore() if tasks is True else tasks
+            server_options["tasks"] = Tasks(store, (secrets.token_urlsafe(24) for _ in itertools.count()))
         self.server = Server(
             Implementation(name=name, version=version), keyring=keyring,
             validator=validator if not isinstance(validator, str) else None, **server_options,
@@ -116,6 +126,7 @@ class App:
         self._resource_defs: dict[str, Resource] = {}
         self._template_defs: dict[str, ResourceTemplate] = {}
         self._prompt_defs: dict[str, Prompt] = {}
+        self._tasks = TaskRunner(self)
 
     # -- what is registered -----------------------------------------------------------------------
     @property
@@ -150,6 +161,7 @@ class App:
         output_schema: dict[str, Any] | None = None,
         output_type: type[Any] | None = None,
         arguments: type[msgspec.Struct] | None = None,
+        task_support: TaskSupport = "forbidden",
         **fields: Any,
     ) -> Callable[[F], F]:
         """Register ``handler(ctx, arguments)`` as a tool.
@@ -160,7 +172,9 @@ class App:
         derivations are the core's :meth:`mcpwire.Server.tool_schema` (the object at the top,
         ``"type": "object"``, with ``$defs`` beside it when needed). The names are those of
         :meth:`mcpwire.Server.add_tool`; ``arguments=`` is the deprecated old name of
-        ``arguments_type=`` (a DeprecationWarning)."""
+        ``arguments_type=`` (a DeprecationWarning). ``task_support`` (``App(tasks=...)``):
+        the handler may turn a call into a task with ``await ctx.start_task()``
+        (:mod:`mcpwire_adapters.tasks`)."""
         if arguments is not None:
             if arguments_type is not None:
                 raise TypeError("App.tool: pass arguments_type= only (arguments= is its deprecated old name)")
@@ -184,7 +198,7 @@ class App:
                 name=tool_name, description=description, input_schema=schema,
                 output_schema=UNSET if out_schema is None else out_schema, **fields,
             )
-            self.server.add_tool(tool, arguments_type=arguments_type, output_type=output_type)
+            self.server.add_tool(tool, arguments_type=arguments_type, output_type=output_type, task_support=task_support)
             self._tools[tool_name] = handler
             self._tool_defs[tool_name] = tool
             if output_type is not None:
@@ -247,6 +261,26 @@ class App:
         self._completion = handler
         return handler
 
+    # -- background work and tasks ----------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[App]:
+        """The App's background task group, where tasks work after their request answered
+        (:mod:`mcpwire_adapters.tasks`). Every driver enters it while it serves; leaving it
+        cancels the work still running (a task then stays as it was: a durable store marks it
+        failed when it opens next)."""
+        async with anyio.create_task_group() as group:
+            self._tasks.group = group
+            try:
+                yield self
+            finally:
+                self._tasks.group = None
+                group.cancel_scope.cancel()
+
+    async def task_changed(self, changed: TaskChanged) -> None:
+        """A driver hands in a :class:`~mcpwire.tasks.TaskChanged` after sending its reply: the
+        task's handler runs again with the answers, or stops when the task was cancelled."""
+        await self._tasks.task_changed(changed)
+
     # -- subscriptions --------------------------------------------------------------------------
     def forward_listen(self, stream: ListenStream[Any], buffer: int = 64) -> ListenForwarder:
         """Start ``stream`` (its acknowledgement is the first output) and register it, so that
@@ -306,8 +340,16 @@ class App:
         """Run the handler for ``exchange.event`` and send its answer. Never raises for handler
         errors: they become error responses (a ProtocolError the handler raised keeps its code
         and message unless it is -32603; anything else, a LocalProtocolError included, is -32603
-        without detail, its cause logged and handed to ``on_error``, never sent)."""
-        ctx = Context(self, exchange, send)
+        without detail, its cause logged and handed to ``on_error``, never sent). A call that may
+        become a task (``ToolCall.task_allowed``) runs as :mod:`mcpwire_adapters.tasks` says."""
+        if getattr(exchange.event, "task_allowed", False):
+            await self._tasks.dispatch(exchange, send)
+        else:
+            await self.answer(Context(self, exchange, send))
+
+    async def answer(self, ctx: Context) -> None:
+        """Run the handler of ``ctx`` and send (or, for a task, record) its answer."""
+        exchange = ctx.exchange
         bug: BaseException | None = None
         try:
             answer = await self._run(ctx)
@@ -322,21 +364,24 @@ class App:
                 out = answer.output
             elif isinstance(answer, NeedInput):
                 if exchange.session is None:
-                    out = exchange.input_required(answer.requests, state=answer.state, ttl_seconds=answer.ttl_seconds)
+                    # A task parks on the requests until tasks/update answers them (now: when).
+                    out = exchange.input_required(
+                        answer.requests, state=answer.state, ttl_seconds=answer.ttl_seconds, now=time.time(),
+                    )
             else:
-                out = exchange.complete(answer)
+                out = exchange.complete(answer, now=time.time())
         except mcpwire.LocalProtocolError as exc:
             # The API misused (an answer of the wrong type, say): a bug in the host like any
             # other, answered -32603 whatever code it carries, and reported as itself.
             bug = exc
-            out = exchange.fail(_INTERNAL_ERROR)
+            out = exchange.fail(_INTERNAL_ERROR, now=time.time())
         except mcpwire.ProtocolError as exc:
-            out = exchange.fail(exc)
+            out = exchange.fail(exc, now=time.time())
         except anyio.get_cancelled_exc_class():
             exchange.cancel()
             raise
         except Exception as exc:  # a handler bug answers -32603 and keeps the server up
-            out = exchange.fail(exc)
+            out = exchange.fail(exc, now=time.time())
         cause = bug if bug is not None else exchange.internal_error
         if cause is not None:
             self._report(exchange, cause)

@@ -47,6 +47,7 @@ import anyio.lowlevel
 import msgspec
 
 from mcpwire.sessions import HttpBatch
+from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
@@ -132,14 +133,16 @@ class AsgiApp:
             raise RuntimeError(f"mcpwire's ASGI app does not serve {kind!r} scopes")
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                self.app.close_streams()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        # The App's background work (tasks) runs for the server's lifetime.
+        async with self.app.running():
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    self.app.close_streams()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
 
     async def _refuse_websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = await receive()
@@ -202,6 +205,9 @@ class _Request:
             elif isinstance(reply, Cancelled):
                 self.app.request_cancelled(reply)
                 await self._emit(reply.reply)
+            elif isinstance(reply, TaskChanged):
+                await self._emit(reply.reply)
+                await self.app.task_changed(reply)
             elif isinstance(reply, HttpBatch):
                 await self.app.run_batch(reply, self._emit, self._watch_disconnect)
             else:

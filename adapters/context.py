@@ -4,9 +4,11 @@ progress, log, the client's answers, the principal), and what drivers share with
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from msgspec import UNSET
+import anyio
+from msgspec import UNSET, UnsetType
 
 import mcpwire
 from mcpwire import Exchange
@@ -31,6 +33,8 @@ class Context:
         self.exchange = exchange
         self.event = exchange.event
         self._send = send
+        self.decided: anyio.Event | None = None
+        """Set when a call that may become a task has made it (the request then ends)."""
 
     @property
     def meta(self) -> mcpwire.RequestMeta:
@@ -67,6 +71,44 @@ class Context:
         out = self.exchange.log(level, data, logger=logger)
         if out:
             await self._send(out)
+
+    # -- the tasks extension ----------------------------------------------------------------------
+    @property
+    def task_allowed(self) -> bool:
+        """Whether this call may become a task (:meth:`start_task`): the tool has
+        ``task_support`` and the client declared the tasks extension."""
+        return bool(getattr(self.event, "task_allowed", False))
+
+    @property
+    def task_id(self) -> str | None:
+        """The task this call became, or ``None``."""
+        return self.exchange.task_id
+
+    async def start_task(
+        self, *, status_message: str | None = None, ttl_ms: int | None | UnsetType = UNSET,
+        poll_interval_ms: int | None | UnsetType = UNSET,
+    ) -> str:
+        """Answer the call with a task now (a ``CreateTaskResult``) and go on working in the
+        background: what the handler returns, raises or asks (:class:`NeedInput`) from here on
+        goes to the task. Returns the task id; on a call that already is a task (a later round),
+        returns its id and changes nothing. LocalProtocolError unless :attr:`task_allowed`."""
+        exchange = self.exchange
+        if exchange.task_id is not None:
+            return exchange.task_id
+        out = exchange.create_task(
+            now=time.time(), ttl_ms=ttl_ms, poll_interval_ms=poll_interval_ms, status_message=status_message,
+        )
+        if out:
+            await self._send(out)
+        if exchange.task_id is not None:
+            self.app._tasks.started(self)
+        return exchange.task_id or ""
+
+    async def task_status(self, message: str | None) -> None:
+        """A new ``statusMessage`` for this call's task (LocalProtocolError before :meth:`start_task`)."""
+        if self.exchange.task_id is None:
+            raise mcpwire.LocalProtocolError("task_status is for a call that became a task (start_task)")
+        self.exchange.set_task_status(message, now=time.time())
 
     async def close_sse_stream(self, retry_ms: int = 1000) -> None:
         """2025-11-25 sessions over HTTP (SEP-1699): end this request's SSE response now and

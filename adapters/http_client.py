@@ -66,6 +66,7 @@ from mcpwire.sessions import Resume
 from mcpwire.types import Implementation
 
 # The transport-neutral half lives in .session (no h11 there); re-exported here, where it was.
+from .cache import ResponseCache, http_where
 from .feed import FeedListen, SessionFeed
 from .session import (
     ElicitationHandler, EventHandler, InputHandler, ListenEvent, RootsHandler, SamplingHandler, ServerError, Session,
@@ -112,6 +113,7 @@ class HttpClient(Session):
         max_resumptions: int = 16,
         max_connections: int = 8,
         auth: OAuth | None = None,
+        cache: ResponseCache | None = None,
     ) -> None:
         super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0"), validator=jsonschema_validator()),
                          max_rounds=max_rounds,
@@ -147,6 +149,7 @@ class HttpClient(Session):
         self._auth = auth.bind(url) if auth is not None else None
         #: How many TCP connections were opened (keep-alive reuse is visible here).
         self.connections_opened = 0
+        self.cache = cache  # a ResponseCache (adapters/cache.py), or None
 
     async def __aenter__(self) -> Self:
         self._stack = contextlib.AsyncExitStack()
@@ -276,6 +279,10 @@ class HttpClient(Session):
 
     def _issued_session(self) -> str | None:
         return self._issued
+
+    def _cache_where(self) -> tuple[str, str]:
+        creds = self._auth.credentials if self._auth is not None else None
+        return http_where(self.url, self._extra, creds.access_token if creds is not None else None)
 
     def _subscription(self, request: OutgoingRequest) -> Subscription:
         return _HttpSubscription(self, request)

@@ -45,6 +45,7 @@ import msgspec
 import trio
 
 from mcpwire.sessions import HttpBatch
+from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from .app import App, PeerGone
@@ -148,7 +149,8 @@ class _HttpServer:
     ) -> None:
         listeners = await trio.open_tcp_listeners(port, host=host)
         sockname = listeners[0].socket.getsockname()
-        async with trio.open_nursery() as handlers, trio.open_nursery() as accepting:
+        # The App's background work (tasks) runs as long as the server serves.
+        async with self.app.running(), trio.open_nursery() as handlers, trio.open_nursery() as accepting:
             self._accepting = accepting.cancel_scope
             await accepting.start(partial(trio.serve_listeners, self._handle, listeners, handler_nursery=handlers))
             task_status.started((sockname[0], sockname[1]))
@@ -275,6 +277,9 @@ class _Connection:
         elif isinstance(reply, Cancelled):
             self.app.request_cancelled(reply)
             await self._emit(reply.reply)
+        elif isinstance(reply, TaskChanged):
+            await self._emit(reply.reply)
+            await self.app.task_changed(reply)
         elif isinstance(reply, HttpBatch):
             if await self.app.run_batch(reply, self._emit, self._watch_peer):
                 raise _PeerGone

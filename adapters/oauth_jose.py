@@ -116,6 +116,14 @@ class PrivateKeyJwt:
 
 # -- the resource server side ------------------------------------------------------------------------
 
+class _Jwks(msgspec.Struct):
+    """A JWK Set document (RFC 7517 section 5): its shape checked before joserfc reads the keys."""
+
+    keys: list[dict[str, Any]]
+
+
+_JWKS = msgspec.json.Decoder(_Jwks)
+
 ASYMMETRIC = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 
 
@@ -156,7 +164,8 @@ class JwtVerifier:
                 reply = await self._fetch(HttpCall(method="GET", url=self.jwks_url, headers=(("accept", "application/json"),)))
                 if reply.status != 200:
                     raise TransportError(f"HTTP {reply.status}")
-                self._keys = KeySet.import_key_set(msgspec.json.decode(reply.body))
+                document = _JWKS.decode(reply.body)  # a list, a string, no "keys": DecodeError, not a TypeError
+                self._keys = KeySet.import_key_set({"keys": document.keys})
                 self._fetched_at = now
             except (TransportError, msgspec.DecodeError, ValueError, jose_errors.JoseError) as exc:
                 if self._keys is None:

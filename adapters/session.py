@@ -29,6 +29,11 @@ with a warning on the ``mcpwire.client`` logger. ``listen`` on a session opens i
 (HTTP) or reads the server's notifications (stdio), and turns ``resourceSubscriptions`` into
 ``resources/subscribe`` / ``resources/unsubscribe``.
 
+Pages and caching: ``list_tools_page(cursor)`` and its kin return one :class:`Page` with its
+``nextCursor`` and caching hints; a session given ``cache=`` (a
+:class:`~mcpwire_adapters.cache.ResponseCache`) answers cacheable requests from it while fresh
+(``_follow`` consults it, ``_observe`` invalidates it from every listen stream).
+
 These names are also importable from :mod:`mcpwire_adapters.http_client`, as before.
 """
 
@@ -38,13 +43,13 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 
 from mcpwire import (
-    Client, ClientEvent, ErrorCode, ErrorResult, InputRequired, LogMessage, OutgoingMessage,
-    OutgoingRequest, Progress, ProtocolError, ResultReceived, ServerRequest,
+    Client, ClientEvent, ErrorCode, ErrorResult, InputRequired, ListChanged, LogMessage, OutgoingMessage,
+    OutgoingRequest, Progress, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest,
 )
 from mcpwire.sessions import INITIALIZE_ERA
 from mcpwire.types import (
@@ -55,8 +60,11 @@ from mcpwire.types import (
 from .errors import InvalidResult, ServerError, SessionExpired, TransportError
 from .subscription import ListenEvent, SessionListen, Subscription
 
+if TYPE_CHECKING:
+    from .cache import ResponseCache
+
 __all__ = [
-    "ElicitationHandler", "EventHandler", "InputHandler", "InvalidResult", "ListenEvent", "RootsHandler",
+    "ElicitationHandler", "EventHandler", "InputHandler", "InvalidResult", "ListenEvent", "Page", "RootsHandler",
     "SamplingHandler", "ServerError", "Session", "SessionExpired", "SessionListen", "Subscription", "TransportError",
 ]
 
@@ -71,6 +79,38 @@ RootsHandler = Callable[[ListRootsRequest], "ListRootsResult | Awaitable[ListRoo
 # declares the capability itself (URL-mode elicitation is declared by the host that handles it).
 _HANDLER_CAPABILITIES: dict[str, dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
 EventHandler = Callable[[Any], "None | Awaitable[None]"]
+_LIST_KINDS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
+               "resources/templates/list": "resources"}  # what list_changed names each list
+
+
+class Page(msgspec.Struct, frozen=True, kw_only=True):
+    """One page of a list method (tools/list, resources/list, resources/templates/list,
+    prompts/list) with the hints that came with it (specification: Server > Utilities >
+    Pagination; caching, schema ``$defs.CacheableResult``), from :meth:`Session.list_tools_page`
+    and the like.
+
+    ``items`` are the page's typed items (tools with invalid ``x-mcp-header`` annotations are
+    left out, as in :meth:`Session.list_tools`). ``next_cursor`` names the next page; ``None``:
+    this is the last. ``ttl_ms`` (0: immediately stale; positive: fresh for that many
+    milliseconds) and ``cache_scope`` (``"public"`` or ``"private"``) are ``None`` when the
+    server sent none, as initialize-era servers do. ``result`` is the result the page was read
+    from (``result.raw`` holds its exact bytes)."""
+
+    method: str
+    items: list[Any]
+    next_cursor: str | None
+    ttl_ms: int | None
+    cache_scope: Literal["public", "private"] | None
+    result: ResultReceived
+
+    @classmethod
+    def of(cls, client: Client, result: ResultReceived) -> Page:
+        """The page ``result`` (a list method's) holds, its items read the way ``client`` reads them."""
+        reader = client.paginate(result.method, max_pages=1)
+        reader.add(result)
+        cursor = result.data.get("nextCursor")
+        return cls(method=result.method, items=reader.items, next_cursor=cursor if isinstance(cursor, str) else None,
+                   ttl_ms=result.ttl_ms, cache_scope=result.cache_scope, result=result)
 
 
 class _NoAnswer(Exception):
@@ -90,7 +130,8 @@ class Session:
     ``on_input`` is the session's handler for input requests: it answers the server's own
     requests outside any call (on the GET stream, on stdio) and any call given no ``on_input``.
     ``on_log`` gets the log messages that belong to no call (an initialize-era session's GET
-    stream, while no single call with an ``on_log`` is in flight).
+    stream, while no single call with an ``on_log`` is in flight). ``cache`` is a
+    :class:`~mcpwire_adapters.cache.ResponseCache` for the cacheable requests (default: none).
     """
 
     _probe_first = False  # stdio: probe with server/discover before the first other request
@@ -98,7 +139,7 @@ class Session:
     def __init__(self, client: Client, *, max_rounds: int = 8, max_pages: int = 100,
                  on_input: InputHandler | None = None, on_log: EventHandler | None = None,
                  elicitation: ElicitationHandler | None = None, sampling: SamplingHandler | None = None,
-                 roots: RootsHandler | None = None) -> None:
+                 roots: RootsHandler | None = None, cache: ResponseCache | None = None) -> None:
         self.client = client
         self._handlers: dict[type, Callable[[Any], Any]] = {
             kind: handler for kind, handler in ((ElicitRequest, elicitation), (CreateMessageRequest, sampling),
@@ -112,6 +153,8 @@ class Session:
         self.max_pages = max_pages
         self.on_input = on_input
         self.on_log = on_log
+        self.cache = cache
+        """The :class:`~mcpwire_adapters.cache.ResponseCache` cacheable requests consult, if any."""
         self.discovered: ResultReceived | None = None
         self.initialized: ResultReceived | None = None
         """The ``initialize`` answer of the current initialize-era session, if any."""
@@ -329,7 +372,10 @@ class Session:
         restarted = False
         while True:
             try:
-                final = await self._exchange(request, on_event)
+                kept = await self._recall(request) if rounds == 0 else None
+                final = kept if kept is not None else await self._exchange(request, on_event)
+                if kept is None and rounds == 0 and isinstance(final, ResultReceived):
+                    await self._remember(request, final)  # not after input rounds: never kept
             except SessionExpired as exc:
                 if restarted or request.method == "initialize":
                     raise
@@ -364,6 +410,54 @@ class Session:
                                               message=f"input required for {request.method}: {why}", data=final.data))
             answers = await _maybe_await(on_input(final.input_requests))
             request = self.client.retry(final, answers)
+
+    # -- the response cache -----------------------------------------------------------------------
+    def _cache_where(self) -> tuple[str, str]:
+        """The server this session talks to and the authorization context of its requests, as
+        the response cache keys them. A transport that knows neither keeps its entries to this
+        one session object (HTTP: the URL and a digest of the Authorization header; stdio: the
+        command line and a digest of the server's environment)."""
+        return f"{type(self).__name__}@{id(self):x}", ""
+
+    def _caching(self) -> ResponseCache | None:
+        # An initialize-era server gives no hints: nothing on such a session is kept or reused.
+        return None if self.client.initialize_era else self.cache
+
+    async def _recall(self, request: OutgoingRequest) -> ResultReceived | None:
+        """A fresh kept result for ``request``, read as if just received, or ``None``."""
+        cache = self._caching()
+        if cache is None:
+            return None
+        server, context = self._cache_where()
+        raw = await cache.get(server, context, request)
+        if raw is None:
+            return None
+        try:
+            return self.client.cached_result(request, raw)
+        except ProtocolError:  # a store handed back bytes that are no result: ask the server
+            _log.warning("the response cache held no valid result for %s; asking the server", request.method)
+            return None
+
+    async def _remember(self, request: OutgoingRequest, result: ResultReceived) -> None:
+        cache = self._caching()
+        if cache is not None and result.problem is None:
+            server, context = self._cache_where()
+            await cache.put(server, context, request, result)
+
+    async def _observe(self, events: list[ClientEvent]) -> None:
+        """Every event read from a listen stream of this session passes here first (a
+        ``subscriptions/listen`` stream, an initialize-era session's GET stream or stdio
+        notifications): list changes and resource updates drop what the cache kept of them."""
+        if self.cache is None:
+            return
+        server = None
+        for event in events:
+            if isinstance(event, (ListChanged, ResourceUpdated)):
+                server = server or self._cache_where()[0]
+                if isinstance(event, ListChanged):
+                    await self.cache.list_changed(server, event.kind)
+                else:
+                    await self.cache.resource_updated(server, event.uri)
 
     async def _ready(self) -> None:
         """Before building a request: open the session of a host that pinned an
@@ -423,23 +517,58 @@ class Session:
 
     async def _all(self, method: str) -> list[Any]:
         await self._ready()
-        pages = self.client.paginate(method, max_pages=self.max_pages)
-        while (request := pages.next_request()) is not None:
-            pages.add(await self.send(request))
-        return pages.items
+        restarted = False
+        while True:
+            pages = self.client.paginate(method, max_pages=self.max_pages)
+            try:
+                while (request := pages.next_request()) is not None:
+                    pages.add(await self.send(request))
+                return pages.items
+            except ServerError as exc:
+                # A kept page's cursor may name a list the server has since changed (a page
+                # after it was dropped, by expiry or eviction): -32602. Walk once more, afresh.
+                cache = self._caching()
+                if restarted or cache is None or exc.code != ErrorCode.INVALID_PARAMS or pages.pages == 0:
+                    raise
+                restarted = True
+                await cache.list_changed(self._cache_where()[0], _LIST_KINDS[method])
+
+    async def _page(self, method: str, cursor: str | None) -> Page:
+        await self._ready()
+        return Page.of(self.client, await self.send(self.client.request(method, None if cursor is None else {"cursor": cursor})))
 
     async def list_tools(self) -> list[Any]:
-        """Every tool (all pages). Tools with invalid ``x-mcp-header`` are left out."""
+        """Every tool (all pages, at most ``max_pages``). Tools with invalid ``x-mcp-header`` are left out."""
         return await self._all("tools/list")
 
     async def list_resources(self) -> list[Any]:
+        """Every resource (all pages, at most ``max_pages``)."""
         return await self._all("resources/list")
 
     async def list_resource_templates(self) -> list[Any]:
+        """Every resource template (all pages, at most ``max_pages``)."""
         return await self._all("resources/templates/list")
 
     async def list_prompts(self) -> list[Any]:
+        """Every prompt (all pages, at most ``max_pages``)."""
         return await self._all("prompts/list")
+
+    async def list_tools_page(self, cursor: str | None = None) -> Page:
+        """One page of ``tools/list``: the first, or the one ``cursor`` (a page's
+        ``next_cursor``) names, with its ``ttl_ms`` and ``cache_scope``."""
+        return await self._page("tools/list", cursor)
+
+    async def list_resources_page(self, cursor: str | None = None) -> Page:
+        """One page of ``resources/list`` (see :meth:`list_tools_page`)."""
+        return await self._page("resources/list", cursor)
+
+    async def list_resource_templates_page(self, cursor: str | None = None) -> Page:
+        """One page of ``resources/templates/list`` (see :meth:`list_tools_page`)."""
+        return await self._page("resources/templates/list", cursor)
+
+    async def list_prompts_page(self, cursor: str | None = None) -> Page:
+        """One page of ``prompts/list`` (see :meth:`list_tools_page`)."""
+        return await self._page("prompts/list", cursor)
 
     async def _verb(self, build: Callable[..., OutgoingRequest], *args: Any, on_input: InputHandler | None = None,
                     on_progress: EventHandler | None = None, on_log: EventHandler | None = None,

@@ -53,6 +53,7 @@ from mcpwire import (
     OutgoingMessage, OutgoingRequest, ResourceUpdated, ResultReceived, ServerRequest, jsonschema_validator,
 )
 
+from .cache import ResponseCache, stdio_where
 from .feed import FeedListen, SessionFeed, receive_one
 from .session import (
     ElicitationHandler, EventHandler, InputHandler, RootsHandler, SamplingHandler, Session, Subscription, TransportError,
@@ -104,6 +105,7 @@ class StdioClient(Session):
         sampling: SamplingHandler | None = None,
         roots: RootsHandler | None = None,
         probe_timeout: float = 10.0,
+        cache: ResponseCache | None = None,
     ) -> None:
         super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0"), validator=jsonschema_validator()),
                          max_rounds=max_rounds,
@@ -124,6 +126,7 @@ class StdioClient(Session):
         self._tasks: anyio.abc.TaskGroup | None = None
         self._feed = SessionFeed()  # initialize-era notifications, for listen()
         self.returncode: int | None = None
+        self.cache = cache  # a ResponseCache (adapters/cache.py), or None
 
     async def __aenter__(self) -> Self:
         self._process = await anyio.open_process(
@@ -199,6 +202,9 @@ class StdioClient(Session):
 
     async def _deliver(self, message: OutgoingMessage) -> None:
         await self._write(message.line)
+
+    def _cache_where(self) -> tuple[str, str]:
+        return stdio_where(self.command, self._cwd, self._env)
 
     async def _probe(self) -> ResultReceived:
         with anyio.move_on_after(self.probe_timeout):

@@ -38,6 +38,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from mcpwire import Cancelled, InputArrived, LocalProtocolError, StdioConnection, StdioExchange, StdioListenStream
+from mcpwire.tasks import TaskChanged
 from mcpwire.sessions import StdioSessionStream
 
 from .app import App, ListenForwarder
@@ -90,7 +91,7 @@ class _StdioDriver:
 
     async def run(self, grace_period: float) -> None:
         with self._main:
-            async with anyio.create_task_group() as streams:
+            async with self.app.running(), anyio.create_task_group() as streams:
                 async with anyio.create_task_group() as requests:
                     await self._read(requests, streams)
                     # EOF: requests in flight may finish, up to the grace period.
@@ -126,6 +127,9 @@ class _StdioDriver:
                     scope = self._scopes.pop(_key(item.request_id), None)
                     if scope is not None:
                         scope.cancel()
+                elif isinstance(item, TaskChanged):
+                    await self._write(item.reply)
+                    await self.app.task_changed(item)
             if not data:
                 return
 

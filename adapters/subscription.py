@@ -94,7 +94,7 @@ class Subscription:
         return self._pending.popleft()
 
     async def _pull(self) -> None:
-        events = await self._receive()
+        events = await self._read()
         if events is None:
             self._ended = True
             return
@@ -113,6 +113,14 @@ class Subscription:
                                         message="input_required answering subscriptions/listen")
                 raise ServerError(event)
             # Progress and log messages are not part of a listen stream: ignored.
+
+    async def _read(self) -> list[ClientEvent] | None:
+        """The next events of the stream, shown to the session before anyone else: its response
+        cache drops what a list change or resource update makes stale (``Session._observe``)."""
+        events = await self._receive()
+        if events:
+            await self.session._observe(events)
+        return events
 
     # -- per transport ----------------------------------------------------------------------------
     async def _start(self) -> None:
@@ -196,7 +204,7 @@ class SessionListen(Subscription):
         return isinstance(event, ResourceUpdated) and event.uri in self._uris
 
     async def _pull(self) -> None:
-        events = await self._receive()
+        events = await self._read()
         if events is None:
             self._ended = True
             return

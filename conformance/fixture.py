@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 import anyio
 import msgspec
 import trio
+from fixture_tasks import task_tools
 from mcpwire_adapters import App, Context, NeedInput
 from msgspec import UNSET
 
@@ -208,6 +209,7 @@ def _text(text: str, *, is_error: bool = False) -> CallToolResult:
 def build_app(**options: Any) -> App:
     """The conformance fixture as an :class:`App` (``options`` go to the App/Server)."""
     options.setdefault("resource_subscribe", True)
+    options.setdefault("tasks", True)
     app = App(SERVER_NAME, SERVER_VERSION, completions=True, logging=True, list_changed=("tools", "prompts"), **options)
     _content_tools(app)
     _behaviour_tools(app)
@@ -217,6 +219,8 @@ def build_app(**options: Any) -> App:
     _resources(app)
     _prompts(app)
     _completion(app)
+    if app.server.tasks is not None:
+        task_tools(app)
     return app
 
 

@@ -37,6 +37,9 @@ from mcpwire.framing import SSEReader
 # As tests/wire/test_types_schema.py: the vendored copy (tests/data/schemas/provenance.json), only.
 SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "schemas" / "schema-2026-07-28.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
+# The tasks extension's own schema (ext-tasks repository), for the messages it adds.
+TASKS_SCHEMA: dict[str, Any] = json.loads((SCHEMA_PATH.parent / "ext-tasks-draft.json").read_text())
+TASK_RESULT_DEFS = {"tasks/get": "GetTaskResult", "tasks/update": "UpdateTaskResult", "tasks/cancel": "CancelTaskResult"}
 VERSION = "2026-07-28"
 NOW = 1_800_000_000.0
 SECRET = b"k" * 32
@@ -88,15 +91,17 @@ NOTIFICATION_DEFS = {
 
 
 @cache
-def _validator(definition: str) -> Draft202012Validator:
-    assert definition in SCHEMA["$defs"], definition
-    root = {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{definition}"}
+def _validator(definition: str, tasks: bool = False) -> Draft202012Validator:
+    schema = TASKS_SCHEMA if tasks else SCHEMA
+    assert definition in schema["$defs"], definition
+    root = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
     return Draft202012Validator(root)
 
 
-def validate(instance: Any, definition: str) -> None:
-    """Assert ``instance`` is valid against ``$defs[definition]``."""
-    errors = sorted(_validator(definition).iter_errors(instance), key=lambda e: list(e.absolute_path))
+def validate(instance: Any, definition: str, *, tasks: bool = False) -> None:
+    """Assert ``instance`` is valid against ``$defs[definition]`` (of the tasks extension's
+    schema with ``tasks``)."""
+    errors = sorted(_validator(definition, tasks).iter_errors(instance), key=lambda e: list(e.absolute_path))
     if errors:
         details = "; ".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
         raise AssertionError(f"not a valid {definition}: {details}\n{json.dumps(instance)[:2000]}")
@@ -125,7 +130,16 @@ def check_message(message: Mapping[str, Any], method: str | None = None) -> Mapp
         meta = result.get("_meta", {})
         assert SERVER_INFO_META_KEY in meta, "every result carries _meta serverInfo (section 3)"
         validate(meta[SERVER_INFO_META_KEY], "Implementation")
-        if result["resultType"] == "input_required":
+        if result["resultType"] == "task":
+            assert method == "tools/call", method
+            validate(result, "CreateTaskResult", tasks=True)
+            assert "requestState" not in result and "result" not in result and "inputRequests" not in result
+        elif method in TASK_RESULT_DEFS:
+            assert result["resultType"] == "complete", result
+            validate(result, TASK_RESULT_DEFS[method], tasks=True)
+            if method != "tasks/get":
+                assert set(result) <= {"resultType", "_meta"}, result  # an empty acknowledgement
+        elif result["resultType"] == "input_required":
             assert method in ("tools/call", "resources/read", "prompts/get"), method
             validate(result, "InputRequiredResult")
             assert "inputRequests" in result or "requestState" in result
@@ -139,6 +153,9 @@ def check_message(message: Mapping[str, Any], method: str | None = None) -> Mapp
         return message
     assert "id" not in message, "the server never sends requests (section 1)"
     validate(message, "JSONRPCNotification")
+    if message["method"] == "notifications/tasks":
+        validate(message, "TaskStatusNotification", tasks=True)
+        return message
     notification_def = NOTIFICATION_DEFS.get(message["method"])
     assert notification_def is not None, f"unexpected notification {message['method']}"
     validate(message, notification_def)

@@ -6,7 +6,10 @@ or stale, and bodies of arbitrary bytes, and the test plays the host (completing
 Invariants: the engine never raises; every reply is a well-formed HTTP answer with a status
 the transport specification allows and, when it has a body, one JSON-RPC message; an open
 session answers, a deleted one answers 404 and is gone from the store; the store never holds
-more than its bound.
+more than its bound; a request before initialize is 400 and opens nothing; a server-to-client
+request is answered, timed out or cancelled and then nothing waits on it; no stream is left
+registered. On stdio (a server of the initialize era only): any sequence of lines, whole or
+in any chunking, gives the same outputs, each line one JSON-RPC message.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import itertools
 import json
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, invariant, rule
 
@@ -203,12 +206,135 @@ class Sessions(RuleBasedStateMachine):
         self.open.discard(session.session_id)
         self.deleted.add(session.session_id)
 
+    @rule(version=st.sampled_from(ERA), method=st.sampled_from(["POST", "GET", "DELETE"]),
+          header=st.booleans())
+    def before_initialize(self, version: str, method: str, header: bool) -> None:
+        headers = [(b"Content-Type", b"application/json"), (b"Accept", b"application/json, text/event-stream")]
+        if header:
+            headers.append((b"MCP-Protocol-Version", version.encode()))
+        body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}' if method == "POST" else b""
+        before = len(self.server.sessions)
+        outcome = self._send(method, headers, body)
+        assert outcome is not None
+        status, message = outcome
+        # Without any header the request is the stateless generation's (GET, DELETE: 405).
+        expected = 400 if header or method == "POST" else 405
+        assert status == expected and message["error"]["code"] in (-32600, -32020), outcome
+        assert len(self.server.sessions) == before
+
+    @rule(session=sessions, ending=st.sampled_from(["answer", "timeout", "cancel", "stray", "error"]))
+    def input_round(self, session: Open | None, ending: str) -> None:
+        """A tool asks the client (elicitation): the round ends one way or another, and then
+        nothing waits for an answer."""
+        if session is None or session.session_id in self.deleted or not session.client.initialized:
+            return
+        request = session.client.request("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+        answer = self.server.receive_http(HttpRequest(method="POST", target="/mcp", headers=list(request.headers),
+                                                      body=request.body), now=NOW)
+        if not isinstance(answer, HttpExchange):
+            check_reply(answer)
+            return
+        question = {"q": {"method": "elicitation/create", "params": {"mode": "form", "message": "Name?",
+                                                                     "requestedSchema": {"type": "object"}}}}
+        frames = b"".join(part.data for part in answer.input_required(question) if isinstance(part, ResponseBody))
+        asked = [json.loads(line[6:]) for line in frames.split(b"\n") if line.startswith(b"data: {")]
+        stored = self.server.sessions.get(session.session_id, NOW)
+        assert stored is not None and stored.waiting == len(asked) == 1
+        rid = asked[0]["id"]
+        if ending == "timeout":
+            answer.input_timed_out(1)
+        elif ending == "cancel":
+            note = session.client.notification("notifications/cancelled", {"requestId": request.id})
+            cancelled = self.server.receive_http(HttpRequest(method="POST", target="/mcp", headers=list(note.headers),
+                                                             body=note.body), now=NOW)
+            assert isinstance(cancelled, mcpwire.Cancelled) and check_reply(cancelled.reply) == (202, None)
+            answer.cancel()
+        else:
+            rid = rid if ending != "stray" else f"{rid}x"
+            message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}
+            if ending == "error":
+                message["error"] = {"code": -1, "message": "declined"}
+            else:
+                message["result"] = {"action": "accept", "content": {"name": "A"}}
+            headers = [(k, v) for k, v in request.headers]
+            arrived = self.server.receive_http(HttpRequest(method="POST", target="/mcp", headers=headers,
+                                                           body=json.dumps(message).encode()), now=NOW)
+            if ending == "stray":
+                assert check_reply(arrived) == (202, None)  # dropped
+                answer.input_timed_out(1)
+            else:
+                assert isinstance(arrived, InputArrived) and arrived.ready
+                assert check_reply(arrived.reply) == (202, None)
+                try:
+                    answer.resume()
+                except mcpwire.ProtocolError as exc:  # the client declined: the host fails the call
+                    assert ending == "error"
+                    answer.fail(exc)
+                else:
+                    answer.complete(CallToolResult(content=[TextContent(text="ok")]))
+        assert stored.waiting == 0
+
     @invariant()
     def store_matches(self) -> None:
         if hasattr(self, "server"):
             assert len(self.server.sessions) == len(self.open) <= MAX_SESSIONS
+            assert self.server.open_streams == 0  # every stream the test host opened, it dropped
 
 
 TestSessions = Sessions.TestCase
 TestSessions.settings = settings(max_examples=budget(60), stateful_step_count=30, deadline=None,
                                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+# -- stdio: a connection of the initialize era ---------------------------------------------------------
+
+ERA_LINES = [
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},'
+    b'"clientInfo":{"name":"c","version":"1"}}}',
+    b'{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},'
+    b'"clientInfo":{"name":"c","version":"1"}}}',
+    b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    b'{"jsonrpc":"2.0","id":3,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":4,"method":"tools/list"}',
+    b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}',
+    b'{"jsonrpc":"2.0","id":6,"method":"logging/setLevel","params":{"level":"info"}}',
+    b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}',
+    b'{"jsonrpc":"2.0","id":7,"result":{"roots":[]}}',
+    b'[{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]',
+    b'[]',
+    b'[[]]',
+    b'{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"inputResponses":{}}}',
+    b'{"jsonrpc":"2.0","id":10,"method":"server/discover","params":{"_meta":'
+    b'{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}',
+    b'{"jsonrpc":"2.0","id":1',
+]
+
+
+def stdio_outputs(data: list[bytes]) -> list[Any]:
+    server = make_server(supported_versions=ERA)
+    conn = mcpwire.StdioConnection(server)
+    seen: list[Any] = []
+    outputs = [out for chunk in data if chunk for out in conn.receive_data(chunk, now=NOW)]
+    for out in outputs + conn.receive_eof(now=NOW):
+        if isinstance(out, bytes):
+            for line in out.splitlines():
+                message = json.loads(line)
+                assert isinstance(message, dict) and message["jsonrpc"] == "2.0", message
+                assert ("result" in message) != ("error" in message), message
+                seen.append(message)
+        elif isinstance(out, mcpwire.StdioExchange):
+            seen.append(("exchange", out.request_id))
+            out.cancel()
+        else:
+            seen.append(type(out).__name__)
+    return seen
+
+
+@settings(max_examples=budget(200), deadline=None)
+@given(st.lists(st.sampled_from(ERA_LINES), max_size=12), st.data())
+def test_stdio_initialize_era_lines_give_answers_whatever_the_chunking(lines: list[bytes], data: st.DataObject) -> None:
+    stream = b"".join(line + b"\n" for line in lines)
+    whole = stdio_outputs([stream])
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=6)))
+    pieces = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)])]
+    assert stdio_outputs(pieces) == whole

@@ -13,6 +13,9 @@ Patterns > Multi Round-Trip Requests and Cancellation; Server > Utilities > Pagi
   ``requestState`` echoed exactly (omitted when the server sent none). State and answers
   belong to one call: a retry is built only from that call's :class:`InputRequired`;
 - the -32022 fallback (:meth:`Client.version_retry`) and a bounded pagination helper;
+- reading back a result a host's response cache kept (:meth:`Client.cached_result`; the
+  caching hints themselves are ``ResultReceived.ttl_ms`` / ``cache_scope``, schema
+  ``$defs.CacheableResult``): the core keeps nothing and reads no clock;
 - cancellation: on stdio :meth:`Client.cancel` gives the ``notifications/cancelled`` line; on
   HTTP the host cancels by closing the response stream, nothing is sent (Basic > Patterns >
   Cancellation, Transport-Specific Cancellation).
@@ -41,6 +44,7 @@ from msgspec import UNSET, UnsetType
 
 from .events import ErrorResult, InputRequired, OutgoingMessage, OutgoingRequest, ResultReceived, ServerRequest
 from .learned import Learned
+from .stream import _Tracker
 from ..wire.envelope import RequestId, encode_error_object, encode_notification, encode_request, encode_result
 from ..wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from ..wire.headers import ParamHeader, request_headers, session_headers
@@ -495,6 +499,18 @@ class Client:
         if reason is not None:
             params["reason"] = reason
         return encode_line(encode_notification("notifications/cancelled", params))
+
+    def cached_result(self, request: OutgoingRequest, raw: bytes) -> ResultReceived:
+        """A result kept by a response cache, read again as the answer to ``request``: ``raw`` is
+        the ``raw`` of a complete :class:`ResultReceived` of the same method. It is typed (and, for
+        tools/list, teaches header annotations) exactly as a result just received; the request
+        is not in flight, and nothing goes on the wire. Raises :class:`RemoteProtocolError` when
+        ``raw`` is not a complete result."""
+        event = _Tracker(self)._result(request, msgspec.Raw(raw))
+        if not isinstance(event, ResultReceived) or event.result_type != "complete":
+            self.learned.rounds.pop(request.id, None)  # no round is pending for what was never sent
+            raise RemoteProtocolError("a cached result must be a complete result")
+        return event
 
     def paginate(self, method: str, *, max_pages: int = 100, **kw: Any) -> Paginator:
         """A :class:`Paginator` over a list method (tools/list, resources/list, ...)."""

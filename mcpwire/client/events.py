@@ -166,6 +166,22 @@ class ResultReceived(msgspec.Struct, frozen=True, kw_only=True):
     (``value`` is then ``None``), or, with a validator on the client, its ``structuredContent``
     does not match the tool's ``outputSchema`` (or is missing)."""
 
+    @property
+    def ttl_ms(self) -> int | None:
+        """``ttlMs`` as the server sent it (specification: caching, schema ``$defs.CacheableResult``):
+        how many milliseconds the result stays fresh, 0 for never reused; ``None`` when absent
+        or not a non-negative integer (an initialize-era server sends none)."""
+        value = self.data.get("ttlMs")
+        return value if type(value) is int and value >= 0 else None
+
+    @property
+    def cache_scope(self) -> Literal["public", "private"] | None:
+        """``cacheScope`` as the server sent it: ``"public"`` (may be shared across authorization
+        contexts) or ``"private"`` (only within one); ``None`` when absent or anything else."""
+        value = self.data.get("cacheScope")
+        return "public" if value == "public" else "private" if value == "private" else None
+
+
 
 class ErrorResult(msgspec.Struct, frozen=True, kw_only=True):
     """A JSON-RPC error response

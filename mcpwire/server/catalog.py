@@ -6,6 +6,10 @@ listing is deterministic; every item encoded to JSON once, when it is registered
 version per list (a digest of its encoded items) that signed cursors are bound to, so a
 cursor expires when its list changes; URI-template matching for resources/read.
 
+Each list also keeps, per initialize-era revision, every item shaped for that revision
+(mcpwire/server/era.py) and encoded once at registration; an item a revision cannot take (a
+tool whose schemas are not object schemas) is absent from that revision's list.
+
 Invariants: nothing here is per request except slicing a page out of pre-encoded items.
 """
 
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Callable, Final, Generic, TypeVar
+from typing import Any, Callable, Final, Generic, Literal, Mapping, TypeVar
 
 import msgspec
 
@@ -23,9 +27,14 @@ from ..wire.validators import SchemaCheck, ValidatorFactory
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = [
+    "TaskSupport",
     "SchemaCheck", "ValidatorFactory", "ToolEntry", "PromptEntry", "TemplateEntry", "Listing", "struct_schema",
-    "is_trivial_object_schema",
+    "is_trivial_object_schema", "Shapes",
 ]
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+"""Whether a tool's calls may become tasks (tasks extension): never, when the client declares
+the extension, or only so (a client without it gets -32021)."""
 
 
 _item_encoder: Final = msgspec.json.Encoder()
@@ -88,6 +97,7 @@ class ToolEntry(msgspec.Struct, frozen=True, kw_only=True):
     arguments_decoder: msgspec.json.Decoder[Any] | None = None
     input_check: SchemaCheck | None = None
     output_check: SchemaCheck | None = None
+    task_support: TaskSupport = "forbidden"
 
 
 class PromptEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -128,16 +138,25 @@ def compile_template(uri_template: str) -> tuple[re.Pattern[str], tuple[str, ...
     return re.compile("".join(parts)), tuple(names)
 
 
-class Listing(Generic[T]):
-    """One paginated list: items keyed and sorted, encoded once, versioned by digest."""
+# How an item is listed in each initialize-era revision: its wire object (JSON builtins) as that
+# revision has it, or None when the revision cannot take it.
+Shapes = Mapping[str, Callable[[Any], Any]]
 
-    def __init__(self, key: Callable[[T], str]) -> None:
+
+class Listing(Generic[T]):
+    """One paginated list: items keyed and sorted, encoded once (per revision too), versioned by digest."""
+
+    def __init__(self, key: Callable[[T], str], shapes: Shapes | None = None) -> None:
         self._key = key
         self._items: dict[str, T] = {}
         self._encoded: dict[str, bytes] = {}
         self._order: list[str] | None = []
         self._pieces: list[bytes] = []
         self._version = ""
+        self._shapes: Shapes = shapes or {}
+        # revision -> name -> the item as that revision lists it (absent: hidden there)
+        self._era_encoded: dict[str, dict[str, bytes]] = {revision: {} for revision in self._shapes}
+        self._era_pieces: dict[str, list[bytes]] = {revision: [] for revision in self._shapes}
 
     def __len__(self) -> int:
         return len(self._items)
@@ -157,6 +176,14 @@ class Listing(Generic[T]):
         name = self._key(item)
         self._items[name] = item
         self._encoded[name] = _item_encoder.encode(encoded_item)
+        if self._shapes:
+            plain = msgspec.to_builtins(encoded_item)
+            for revision, shape in self._shapes.items():
+                shaped = shape(plain)
+                if shaped is None:
+                    self._era_encoded[revision].pop(name, None)
+                else:
+                    self._era_encoded[revision][name] = _item_encoder.encode(shaped)
         self._order = None
 
     def remove(self, name: str) -> None:
@@ -164,12 +191,21 @@ class Listing(Generic[T]):
             raise LocalProtocolError(f"Nothing named {name!r} is registered")
         del self._items[name]
         del self._encoded[name]
+        for encoded in self._era_encoded.values():
+            encoded.pop(name, None)
         self._order = None
+
+    def listed_in(self, revision: str, name: str) -> bool:
+        """Whether ``name`` is in ``revision``'s list (a revision without shapes lists all)."""
+        encoded = self._era_encoded.get(revision)
+        return name in self._items if encoded is None else name in encoded
 
     def _prepare(self) -> None:
         if self._order is None:
             self._order = sorted(self._items)
             self._pieces = [self._encoded[k] for k in self._order]
+            for revision, encoded in self._era_encoded.items():
+                self._era_pieces[revision] = [encoded[k] for k in self._order if k in encoded]
             digest = hashlib.sha256(b"\x00".join(self._pieces)).hexdigest()[:32]
             self._version = f"{len(self._pieces)}-{digest}"
 
@@ -179,12 +215,19 @@ class Listing(Generic[T]):
         self._prepare()
         return self._version
 
-    def page(self, offset: int, size: int) -> tuple[msgspec.Raw, int | None]:
-        """The JSON array of items ``offset .. offset+size`` and the next offset (or ``None``)."""
+    def size(self, revision: str | None = None) -> int:
+        """How many items the list (or ``revision``'s list) holds."""
         self._prepare()
+        return len(self._pieces if revision is None else self._era_pieces.get(revision, self._pieces))
+
+    def page(self, offset: int, size: int, revision: str | None = None) -> tuple[msgspec.Raw, int | None]:
+        """The JSON array of items ``offset .. offset+size`` and the next offset (or ``None``);
+        with ``revision``, of that initialize-era revision's list, its items shaped for it."""
+        self._prepare()
+        pieces = self._pieces if revision is None else self._era_pieces.get(revision, self._pieces)
         end = offset + size
-        chunk = self._pieces[offset:end]
-        nxt = end if end < len(self._pieces) else None
+        chunk = pieces[offset:end]
+        nxt = end if end < len(pieces) else None
         return msgspec.Raw(b"[" + b",".join(chunk) + b"]"), nxt
 
 
@@ -194,6 +237,7 @@ def prepare_tool(
     arguments_type: type[msgspec.Struct] | None,
     output_type: type[Any] | None,
     validator: Callable[[], ValidatorFactory | None],
+    task_support: TaskSupport = "forbidden",
 ) -> ToolEntry:
     """Everything done once per tool at registration: schemas, checks, header annotations.
 
@@ -224,6 +268,7 @@ def prepare_tool(
         arguments_decoder=decoder,
         input_check=input_check,
         output_check=output_check,
+        task_support=task_support,
     )
 
 

@@ -3,7 +3,7 @@
 Owns :class:`ServerContext`, the small read-only view the :class:`~mcpwire.Server` builds once
 and hands to every per-request object instead of itself: the server's identity for result
 ``_meta``, the requestState codec, the cache policies, the registered tools (for output
-checks) and the registry of open listen streams. Per-request objects never reach back into
+checks), the registry of open listen streams and the server's tasks. Per-request objects never reach back into
 the engine, so the engine, the exchanges and the streams import one way.
 """
 
@@ -16,6 +16,7 @@ import msgspec
 from ..wire.meta import SERVER_INFO_META_KEY
 from .catalog import Listing, ToolEntry
 from .listeners import Listeners
+from .tasks import Tasks
 from .tokens import RequestStateCodec
 
 __all__ = ["CachePolicy", "ServerContext", "DEFAULT_CACHE_POLICY"]
@@ -34,7 +35,7 @@ DEFAULT_CACHE_POLICY: Final = CachePolicy()
 class ServerContext:
     """Read-only: built by the engine once, shared by every exchange and listen stream."""
 
-    __slots__ = ("info", "result_meta", "state_codec", "cache", "tools", "listeners")
+    __slots__ = ("info", "result_meta", "state_codec", "cache", "tools", "listeners", "tasks")
 
     def __init__(
         self,
@@ -44,6 +45,7 @@ class ServerContext:
         cache: Mapping[str, CachePolicy],
         tools: Listing[ToolEntry],
         listeners: Listeners,
+        tasks: Tasks | None = None,
     ) -> None:
         self.info = info
         """The server's Implementation object, as JSON-ready builtins."""
@@ -53,6 +55,8 @@ class ServerContext:
         self.cache = cache
         self.tools = tools
         self.listeners = listeners
+        self.tasks = tasks
+        """The server's tasks (tasks extension), or ``None`` when it serves none."""
 
     def policy(self, method: str) -> CachePolicy:
         return self.cache.get(method) or DEFAULT_CACHE_POLICY

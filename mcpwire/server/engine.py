@@ -15,7 +15,7 @@ request stands alone (the stateless revision). Time comes in as ``now``, keys as
 
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Final, Iterator, Literal, Mapping, Union
+from typing import Any, Callable, Collection, Final, Iterator, Literal, Mapping
 
 import msgspec
 from msgspec import UNSET, Raw
@@ -24,44 +24,37 @@ from ..types import CallToolResult, Implementation, Prompt, Resource, ResourceTe
 from ..wire.envelope import (
     Notification, Request, RequestId, Response, UnansweredMessage, decode_message, encode_error, encode_result,
 )
-from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
-from ..wire.headers import (
-    LAST_EVENT_ID, MCP_SESSION_ID, HeaderMismatch, HeaderView, check_request_headers, protocol_version_header,
-)
-from ..wire.meta import (
-    PROGRESS_TOKEN_META_KEY, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, check_client_capabilities,
-    check_notification_meta, parse_request_meta,
-)
+from ..wire.capabilities import TASKS_EXTENSION, declares_extension, extension_required
+from ..wire.errors import ErrorCode, LocalProtocolError, MissingCapability, ProtocolError, RemoteProtocolError
+from ..wire.headers import MCP_SESSION_ID, HeaderMismatch, HeaderView, check_request_headers, protocol_version_header
+from ..wire.meta import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, parse_request_meta
 from ..wire.methods import CACHEABLE_METHODS, GENERIC_DECODER, METHODS, MethodSpec
 from ..wire.params import bad_params, check_cursor, check_string_map, decode_params, is_absolute_uri, is_object
 from ..wire.versions import INITIALIZE_ERA, PROTOCOL_VERSION, REVISIONS
 from .catalog import (
-    Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, match_template,
+    TaskSupport, Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, match_template,
     prepare_prompt, prepare_template, prepare_tool, resource_key, struct_schema,
 )
 from .context import CachePolicy, ServerContext
-from .era import session_result, tool_visible
-from .events import (
-    Cancelled, CompletionRequest, HttpBatch, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall,
-)
-from .exchange import Exchange, HttpExchange, StdioExchange
+from .era import listing_shapes
+from .events import CompletionRequest, PromptGet, ResourceRead, TaskChanged, ToolCall
+from .exchange import HttpExchange, StdioExchange
 from .http import (
     HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, admit_target, as_text, content_length, empty_reply,
     error_reply, json_reply,
 )
 from .listen import (
-    LIST_FLAGS, HttpListenStream, ListenStream, ResumedStream, SessionStream, StdioListenStream, StdioSessionStream,
-    check_list_kind, check_uri, parse_filter,
+    LIST_FLAGS, HttpListenStream, ListenStream, StdioListenStream, check_list_kind, check_uri, parse_filter,
 )
-from .session import (
-    BATCH_REVISIONS, MAX_BATCH, EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore, check_initialize, check_session_id,
-    negotiate_version,
-)
+from .session import EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore
 from .listeners import Listeners
-from .states import ListenState
+from .states import ListenState, TaskStatus
+from .tasks import Tasks
 from .mrtr import check_answers, check_input_responses, check_request_state, open_round
 from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, check_now, request_scope
 from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
+from .admitted import Admitted, HttpAnswer, Listen, refuse
+from .era_engine import EraEngine
 
 __all__ = ["Server"]
 
@@ -77,25 +70,8 @@ def _disagree(tool: str, member: str, derive: str, option: str, given: type[Any]
     )
 
 
-class _Listen(msgspec.Struct, frozen=True):
-    request_id: RequestId
-    meta: RequestMeta
-    honoured: dict[str, Any]
 
-
-_Admitted = Union[bytes, tuple[ServerEvent, Any], _Listen]
-
-HttpAnswer = Union[HttpReply, HttpExchange, HttpListenStream, InputArrived, SessionClosed, Cancelled, HttpBatch]
-"""What :meth:`Server.receive_http` returns."""
-
-_OLDEST: Final = INITIALIZE_ERA[-1]
-
-
-def _refuse(status: int, message: str, request_id: Any = None, code: int = ErrorCode.INVALID_REQUEST) -> HttpReply:
-    return error_reply(RemoteProtocolError(message, code=code, http_status=status), request_id)
-
-
-class Server:
+class Server(EraEngine):
     """A sans-IO MCP 2026-07-28 server engine.
 
     Declare what the server offers (``add_tool``, ``add_resource``, ``add_template``,
@@ -140,6 +116,7 @@ class Server:
         session_ids: Iterator[str] | None = None,
         sessions: SessionStore | None = None,
         event_store: Callable[[], EventStore] = MemoryEventStore,
+        tasks: Tasks | None = None,
     ) -> None:
         if page_size < 1:
             raise LocalProtocolError("page_size must be at least 1")
@@ -184,17 +161,23 @@ class Server:
         self._info_builtins = msgspec.to_builtins(info)
         self._result_meta = {SERVER_INFO_META_KEY: self._info_builtins}
         self._meta_json = _encoder.encode(self._result_meta)
-        self._tools: Listing[ToolEntry] = Listing(lambda e: e.tool.name)
-        self._resources: Listing[Resource] = Listing(resource_key)
-        self._templates: Listing[TemplateEntry] = Listing(lambda e: e.template.uri_template)
-        self._prompts: Listing[PromptEntry] = Listing(lambda e: e.prompt.name)
+        # Each list also keeps its items as every enabled initialize-era revision lists them.
+        era = self._era
+        self._tools: Listing[ToolEntry] = Listing(lambda e: e.tool.name, listing_shapes("tools/list", era))
+        self._resources: Listing[Resource] = Listing(resource_key, listing_shapes("resources/list", era))
+        self._templates: Listing[TemplateEntry] = Listing(
+            lambda e: e.template.uri_template, listing_shapes("resources/templates/list", era)
+        )
+        self._prompts: Listing[PromptEntry] = Listing(lambda e: e.prompt.name, listing_shapes("prompts/list", era))
         self._listeners = Listeners()
+        self.tasks = tasks
+        """The tasks extension's tasks (``None``: the server serves no tasks)."""
         self._context = ServerContext(
             info=self._info_builtins, state_codec=self._state_codec, cache=self._cache, tools=self._tools,
-            listeners=self._listeners,
+            listeners=self._listeners, tasks=tasks,
         )
         self._discover: bytes | None = None
-        self._handlers: dict[str, Callable[[Request, Any, RequestMeta, float], _Admitted]] = {
+        self._handlers: dict[str, Callable[[Request, Any, RequestMeta, float], Admitted]] = {
             "server/discover": self._on_discover,
             "tools/list": self._on_list,
             "resources/list": self._on_list,
@@ -205,6 +188,9 @@ class Server:
             "prompts/get": self._on_get_prompt,
             "completion/complete": self._on_complete,
             "subscriptions/listen": self._on_listen,
+            "tasks/get": self._on_task_get,
+            "tasks/update": self._on_task_update,
+            "tasks/cancel": self._on_task_cancel,
         }
         self._lists: dict[str, Listing[Any]] = {
             "tools/list": self._tools,
@@ -220,6 +206,7 @@ class Server:
         *,
         arguments_type: type[msgspec.Struct] | None = None,
         output_type: type[Any] | None = None,
+        task_support: TaskSupport = "forbidden",
     ) -> None:
         """Register (or replace) a tool.
 
@@ -233,9 +220,18 @@ class Server:
         Without them the schemas are raw JSON Schema, checked by the server's ``validator``.
         One that accepts every object (``"type": "object"``, at most an empty ``"properties"``,
         otherwise only annotations such as ``title``/``description``) needs no validator.
-        The inputSchema must be an object schema. Raises :class:`LocalProtocolError`.
+        The inputSchema must be an object schema.
+
+        ``task_support`` (tasks extension; needs ``Server(tasks=...)``): ``"optional"`` lets the
+        host turn a call into a task when the request declares the extension
+        (``ToolCall.task_allowed``), ``"required"`` also refuses a request that does not with
+        -32021. Raises :class:`LocalProtocolError`.
         """
         name = tool.name
+        if task_support not in ("forbidden", "optional", "required"):
+            raise LocalProtocolError(f"Tool {name!r}: task_support is 'forbidden', 'optional' or 'required'")
+        if task_support != "forbidden" and self.tasks is None:
+            raise LocalProtocolError(f"Tool {name!r}: task_support needs a server with tasks (Server(tasks=...))")
         changes: dict[str, Any] = {}
         if arguments_type is not None:
             derived = struct_schema(arguments_type)
@@ -255,7 +251,8 @@ class Server:
         if not isinstance(schema, dict) or schema.get("type") != "object":
             raise LocalProtocolError(f"Tool {name!r}: inputSchema must be a JSON Schema with \"type\": \"object\"")
         entry = prepare_tool(
-            tool, arguments_type=arguments_type, output_type=output_type, validator=lambda: self._schema_validator(name)
+            tool, arguments_type=arguments_type, output_type=output_type, validator=lambda: self._schema_validator(name),
+            task_support=task_support,
         )
         self._tools.put(entry, tool)
 
@@ -330,6 +327,8 @@ class Server:
             caps["completions"] = {}
         if self._logging:
             caps["logging"] = {}
+        if self.tasks is not None:
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
     # -- input verbs ------------------------------------------------------------------------------
@@ -346,13 +345,15 @@ class Server:
         check_now(now)
         view = HeaderView(request.headers)
         method = request.method
-        if (
-            method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE")
-            and view.first(MCP_SESSION_ID) is not None
-        ):
-            # Only a session has a GET stream and can be deleted: without the header, GET and
-            # DELETE get the stateless answer (405).
-            return self._session_request(request, view, now)
+        if method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE"):
+            if view.first(MCP_SESSION_ID) is not None:
+                return self._session_request(request, view, now)
+            if self._session_client(view):
+                # Only a session has a GET stream and can be deleted (2025-11-25: Streamable
+                # HTTP, Session Management: 400 without the header); the stateless generation's
+                # GET and DELETE get its answer (405).
+                refused = admit_target(request, self.http, view)
+                return refused or refuse(400, "Bad Request: Mcp-Session-Id header is required")
         body = admit(request, self.http, view)
         if not isinstance(body, bytes):
             return body
@@ -378,270 +379,12 @@ class Server:
             return error_reply(exc, message.id)
         if isinstance(admitted, bytes):
             return json_reply(200, admitted)
-        if isinstance(admitted, _Listen):
+        if isinstance(admitted, TaskChanged):
+            return msgspec.structs.replace(admitted, reply=json_reply(200, admitted.reply))
+        if isinstance(admitted, Listen):
             return HttpListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
         event, params = admitted
         return HttpExchange(self._context, event, params, now)
-
-    # -- initialize era over HTTP -------------------------------------------------------------------
-    def _batches_allowed(self, view: HeaderView) -> bool:
-        """Batches are a 2025-03-26 feature: a request on a session of that revision (its header,
-        or none, which means 2025-03-26). Anywhere else an array is refused like any non-object."""
-        if not BATCH_REVISIONS & set(self._era) or not self._sessions_on or view.first(MCP_SESSION_ID) is None:
-            return False
-        try:
-            version = protocol_version_header(view)
-        except HeaderMismatch:
-            return False
-        return (version or _OLDEST) in BATCH_REVISIONS
-
-    def _batch_http(self, request: HttpRequest, body: bytes, now: float) -> HttpAnswer:
-        session_ids = HeaderView(request.headers).all(MCP_SESSION_ID)
-        if len(session_ids) > 1:
-            return _refuse(400, "Bad Request: repeated Mcp-Session-Id header", None)
-        if self.sessions.get(session_ids[0].decode("latin-1"), now) is None:
-            return _refuse(404, "Session not found", None)  # the batch as a whole: nothing to answer on
-        try:
-            raws = msgspec.json.decode(body, type=list[msgspec.Raw])
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-            return error_reply(RemoteProtocolError("Parse error", code=ErrorCode.PARSE_ERROR))
-        if not raws:  # JSON-RPC 2.0: an empty array is one Invalid Request
-            return error_reply(RemoteProtocolError("Invalid Request: empty batch", code=ErrorCode.INVALID_REQUEST))
-        if len(raws) > MAX_BATCH:
-            return error_reply(RemoteProtocolError(f"Invalid Request: more than {MAX_BATCH} messages in a batch",
-                                                   code=ErrorCode.INVALID_REQUEST))
-        answers: list[Any] = []
-        has_requests = False
-        for raw in raws:
-            item = bytes(raw)
-            if item[:1] == b"[":  # a batch in a batch is not a message
-                answers.append(error_reply(RemoteProtocolError("Invalid Request", code=ErrorCode.INVALID_REQUEST)))
-                has_requests = True
-                continue
-            answer = self.receive_http(HttpRequest(method=request.method, target=request.target,
-                                                   headers=request.headers, body=item), now=now)
-            answers.append(answer)
-            if isinstance(answer, HttpExchange) or (isinstance(answer, tuple) and answer[0].status != 202):
-                has_requests = True
-        return HttpBatch(answers=answers, has_requests=has_requests, no_requests=empty_reply(202))
-
-    @property
-    def _sessions_on(self) -> bool:
-        return bool(self._era) and self._session_ids is not None
-
-    def _route_era(self, message: Request | Notification | Response, view: HeaderView, now: float) -> HttpAnswer | None:
-        """Which dialect a POST speaks: ``None`` for the stateless path, else the answer.
-
-        A 2026-07-28 ``MCP-Protocol-Version`` header, or a request whose ``_meta`` names a
-        protocol version, is stateless; so is a request with neither header nor session.
-        An ``initialize`` opens a session; a request with ``Mcp-Session-Id`` belongs to it.
-        """
-        try:
-            header_version = protocol_version_header(view)
-        except HeaderMismatch:
-            return None  # the stateless admission answers it (-32020)
-        session_ids = view.all(MCP_SESSION_ID)
-        if header_version is not None and header_version not in INITIALIZE_ERA:
-            if session_ids and self._sessions_on and header_version not in self._stateless_versions:
-                # A session's request naming a revision nobody speaks (2025-11-25: Streamable
-                # HTTP, Protocol Version Header: 400 for an unsupported version).
-                return _refuse(400, f"Bad Request: unsupported protocol version {header_version}",
-                               getattr(message, "id", None))
-            return None
-        if isinstance(message, Request) and _names_version(message):
-            return None
-        if not session_ids:
-            if isinstance(message, Request) and message.method == "initialize":
-                return self._initialize_http(message, now)
-            if header_version is None:
-                return None
-            if isinstance(message, Request) and self._sessions_on:
-                return _refuse(400, "Bad Request: Mcp-Session-Id header is required", message.id)
-            if isinstance(message, Request):
-                # Stateless legacy mode (no session ids): each request stands alone.
-                session = Session(None, header_version, {}, None, now)
-                return self._session_http(message, session, header_version, now)
-            return empty_reply(202)
-        if not self._sessions_on:
-            return None
-        if len(session_ids) > 1:
-            return _refuse(400, "Bad Request: repeated Mcp-Session-Id header", getattr(message, "id", None))
-        found = self.sessions.get(session_ids[0].decode("latin-1"), now)
-        if found is None:
-            return _refuse(404, "Session not found", getattr(message, "id", None))
-        session = found
-        revision = header_version or _OLDEST
-        if revision not in self._era:
-            return _refuse(400, f"Bad Request: unsupported protocol version {revision}", getattr(message, "id", None))
-        if isinstance(message, Notification):
-            if message.method == "notifications/initialized":
-                session.move("initialized")
-            cancelled = Cancelled.parse(message)
-            if cancelled is not None:  # the host cancels that request's work, if it still runs
-                return msgspec.structs.replace(cancelled, session_id=str(session.id), reply=empty_reply(202))
-            return empty_reply(202)
-        if isinstance(message, Response):
-            arrived = self._answer(session, message)
-            reply = empty_reply(202)
-            return reply if arrived is None else InputArrived(exchange=arrived[0], ready=arrived[1], reply=reply)
-        return self._session_http(message, session, revision, now)
-
-    def _initialize_http(self, message: Request, now: float) -> HttpAnswer:
-        try:
-            session, result = self._initialize(message, now, self._session_ids)
-        except ProtocolError as exc:
-            return error_reply(exc, message.id)
-        extra = ((MCP_SESSION_ID, session.id.encode()),) if session.id is not None else ()
-        return json_reply(200, encode_result(message.id, result), extra)
-
-    def _session_http(self, message: Request, session: Session, revision: str, now: float) -> HttpAnswer:
-        try:
-            admitted = self._admit_session(message, session, revision, now)
-        except ProtocolError as exc:
-            # After admission, errors travel with HTTP 200 (those clients read other statuses as
-            # a failed transport, and 404 as a lost session).
-            return json_reply(200, encode_error(message.id, exc))
-        if isinstance(admitted, bytes):
-            return json_reply(200, admitted)
-        assert not isinstance(admitted, _Listen)  # subscriptions/listen is not a session method
-        event, params = admitted
-        return HttpExchange(self._context, event, params, now, session=session, revision=revision)
-
-    def _session_request(self, request: HttpRequest, view: HeaderView, now: float) -> HttpAnswer:
-        """GET (the session's standalone SSE stream) and DELETE (end the session)."""
-        refused = admit_target(request, self.http, view)
-        if refused is not None:
-            return refused
-        method = as_text("method", request.method)
-        if method == "GET":
-            accept = b",".join(view.all(b"accept")).lower()
-            if b"text/event-stream" not in accept and b"*/*" not in accept and b"text/*" not in accept:
-                return _refuse(406, "Not Acceptable: a GET stream needs Accept: text/event-stream")
-        ids = view.all(MCP_SESSION_ID)
-        if len(ids) > 1:
-            return _refuse(400, "Bad Request: repeated Mcp-Session-Id header")
-        session = self.sessions.get(ids[0].decode("latin-1"), now)
-        if session is None:
-            return _refuse(404, "Session not found")
-        if method == "DELETE":
-            self.sessions.remove(str(session.id))
-            stream = session.stream
-            waiting = session.close()
-            for exchange in waiting:
-                exchange.cancel()
-            return SessionClosed(session_id=str(session.id), reply=empty_reply(200), waiting=waiting, stream=stream)
-        last_event = view.first(LAST_EVENT_ID)
-        if last_event is not None:
-            replay = session.events.replay(last_event.decode("latin-1").strip())
-            if replay is not None:
-                return ResumedStream(self._context, session, *replay)
-        if session.stream is not None:
-            return _refuse(409, "Conflict: the session already has an open GET stream")
-        if len(self._listeners) >= self.max_listen_streams:
-            return error_reply(ProtocolError("Too many open streams", code=ErrorCode.INTERNAL_ERROR, http_status=503))
-        return SessionStream(self._context, session, self._session_kinds())
-
-    def _session_kinds(self) -> frozenset[str]:
-        return frozenset(k for k in self._list_changed if self._enabled[k])
-
-    def stdio_session_stream(self, session: Session) -> StdioSessionStream | None:
-        """The stream of what an initialize-era stdio session hears unasked (list_changed,
-        resources/updated), from ``notifications/initialized`` on; ``None`` when it has one."""
-        if session.stream is not None:
-            return None
-        return StdioSessionStream(self._context, session, self._session_kinds())
-
-    # -- initialize era: the handshake and the session's requests ------------------------------------
-    def _initialize(self, message: Request, now: float, ids: Iterator[str] | None) -> tuple[Session, dict[str, Any]]:
-        params = decode_params(METHODS["initialize"].decoder, message.params, message.id)
-        requested, caps, info = check_initialize(params)
-        check_client_capabilities(caps)
-        revision = negotiate_version(requested, self._era)
-        assert revision is not None  # only called when the era is enabled
-        session = Session(None if ids is None else check_session_id(next(ids)), revision, caps, info, now,
-                          self._event_store())
-        if session.id is not None and not self.sessions.add(session, now):
-            raise ProtocolError("Too many sessions: try again later", code=ErrorCode.INTERNAL_ERROR, http_status=503)
-        result: dict[str, Any] = {
-            "protocolVersion": revision,
-            "capabilities": self._era_capabilities(),
-            "serverInfo": self._info_builtins,
-        }
-        if self.instructions is not None:
-            result["instructions"] = self.instructions
-        return session, session_result(revision, "initialize", result)
-
-    def _era_capabilities(self) -> dict[str, Any]:
-        caps = self.capabilities()
-        return caps
-
-    def _admit_session(self, message: Request, session: Session, revision: str, now: float) -> _Admitted:
-        method = message.method
-        spec = METHODS.get(method)
-        if spec is None or revision not in spec.revisions or not self._session_method_enabled(spec):
-            raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
-        params = decode_params(spec.decoder, message.params, message.id)
-        meta = check_notification_meta(params.meta)
-        if method == "initialize":
-            raise RemoteProtocolError("The session is already initialized", code=ErrorCode.INVALID_REQUEST)
-        if spec.input_required and (params.input_responses is not UNSET or params.request_state is not UNSET):
-            raise bad_params("Tasks and multi-round-trip inputs are not supported in protocol revision " + revision)
-        if spec.session:
-            if method == "logging/setLevel":
-                session.set_level(params.level)
-            elif method == "resources/subscribe":
-                session.subscribe(params.uri)
-            elif method == "resources/unsubscribe":
-                session.unsubscribe(params.uri)
-            return encode_result(message.id, {})
-        request_meta = RequestMeta(
-            protocol_version=revision, client_capabilities=session.client_capabilities,
-            client_info=session.client_info, progress_token=meta.get(PROGRESS_TOKEN_META_KEY), raw=meta,
-        )
-        if spec.paginated:
-            return self._on_list_era(message, params, revision)
-        if method == "tools/call" and type(params.name) is str:
-            entry = self._tools.get(params.name)
-            if entry is not None and not tool_visible(revision, msgspec.to_builtins(entry.tool)):
-                raise bad_params(f"Tool {params.name} is not available in protocol revision {revision}")
-        return self._handlers[method](message, params, request_meta, now)
-
-    def _session_method_enabled(self, spec: MethodSpec) -> bool:
-        if spec.name in ("resources/subscribe", "resources/unsubscribe"):
-            return self._subscribe and self._enabled["resources"]
-        if spec.name == "logging/setLevel":
-            return self._logging
-        return spec.capability is None or self._enabled[spec.capability]
-
-    def _on_list_era(self, message: Request, params: Any, revision: str) -> bytes:
-        method = message.method
-        key = str(METHODS[method].list_key)
-        listing = self._lists[method]
-        cursor = check_cursor(params.cursor)
-        version = listing.version
-        offset = 0
-        if cursor is not None:
-            offset = self._cursor_codec.verify(cursor, method=method, catalog_version=version)
-            if offset > len(listing):
-                raise ExpiredCursor("offset past end")
-        items, nxt = listing.page(offset, self.page_size)
-        listed: list[Any] = msgspec.json.decode(items)
-        if method == "tools/list":
-            listed = [tool for tool in listed if tool_visible(revision, tool)]
-        result: dict[str, Any] = {key: listed}
-        if nxt is not None:
-            result["nextCursor"] = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
-        return encode_result(message.id, session_result(revision, method, result))
-
-    def _answer(self, session: Session, response: Response) -> tuple[Exchange[Any], bool] | None:
-        """A client's response to a server-to-client request: to the exchange that asked."""
-        if response.id is None:
-            return None
-        found = session.answered(response.id)
-        if found is None:
-            return None  # not a request the session waits on: dropped
-        exchange = found[0]
-        return exchange, exchange.receive_answer(response)
 
     def check_head(self, method: str | bytes, target: str | bytes, headers: HeaderInput) -> HttpReply | None:
         """Decide from the request head alone, before reading the body, whether to refuse it.
@@ -666,11 +409,12 @@ class Server:
 
     def admit_line(
         self, message: Request, now: float, session: Session | None = None
-    ) -> bytes | StdioExchange | StdioListenStream:
+    ) -> bytes | StdioExchange | StdioListenStream | TaskChanged:
         """Admit one request read from stdio (used by :class:`~mcpwire.StdioConnection`);
         ``session`` is the connection's initialize-era session, if it opened one.
 
-        Returns a complete response message (without the newline), an exchange or a stream.
+        Returns a complete response message (without the newline), an exchange, a stream, or a
+        :class:`TaskChanged` (its ``reply`` is the response message).
         """
         check_now(now)
         try:
@@ -680,38 +424,23 @@ class Server:
                 admitted = self._admit(message, None, now)
         except ProtocolError as exc:
             return encode_error(message.id, exc)
-        if isinstance(admitted, bytes):
+        if isinstance(admitted, (bytes, TaskChanged)):
             return admitted
-        if isinstance(admitted, _Listen):
+        if isinstance(admitted, Listen):
             return StdioListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
         event, params = admitted
         return StdioExchange(self._context, event, params, now, session=session, revision=session.revision if session else None)
 
     @property
+    def open_streams(self) -> int:
+        """How many listen streams are open: subscriptions/listen streams and initialize-era
+        sessions' GET (or stdio) streams, at most ``max_listen_streams``."""
+        return len(self._listeners)
+
+    @property
     def serves_stateless(self) -> bool:
         """Whether a stateless (2026-07-28 or later) revision is enabled."""
         return bool(self._stateless_versions)
-
-    def opens_session(self, message: Request) -> bool:
-        """Whether ``message`` opens an initialize-era session: an ``initialize`` whose
-        ``_meta`` names no protocol version, on a server that speaks an initialize-era revision."""
-        return bool(self._era) and message.method == "initialize" and not _names_version(message)
-
-    def initialize_line(self, message: Request, now: float) -> tuple[Session | None, bytes]:
-        """Answer an ``initialize`` read from stdio: the connection's session (``None`` when
-        refused) and the response message."""
-        check_now(now)
-        try:
-            session, result = self._initialize(message, now, None)
-        except ProtocolError as exc:
-            return None, encode_error(message.id, exc)
-        return session, encode_result(message.id, result)
-
-    def receive_answer(self, session: Session, response: Response) -> InputArrived | None:
-        """A client's response read from stdio: :class:`InputArrived` when it answers a
-        server-to-client request the session waits on, else ``None`` (dropped)."""
-        arrived = self._answer(session, response)
-        return None if arrived is None else InputArrived(exchange=arrived[0], ready=arrived[1])
 
     # -- subscriptions ------------------------------------------------------------------------------
     def list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> list[tuple[ListenStream[Any], Any]]:
@@ -773,6 +502,8 @@ class Server:
     def _method_enabled(self, spec: MethodSpec) -> bool:
         if spec.name == "subscriptions/listen":
             return bool(self._listen_kinds())
+        if spec.extension is not None:
+            return spec.extension == TASKS_EXTENSION and self.tasks is not None
         return spec.capability is None or self._enabled[spec.capability]
 
     def _listen_kinds(self) -> set[str]:
@@ -781,7 +512,7 @@ class Server:
             kinds.add("subscribe")
         return kinds
 
-    def _admit(self, message: Request, view: HeaderView | None, now: float) -> _Admitted:
+    def _admit(self, message: Request, view: HeaderView | None, now: float) -> Admitted:
         method = message.method
         spec = METHODS.get(method)
         if view is not None:
@@ -792,6 +523,8 @@ class Server:
             raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
         meta = parse_request_meta(params.meta, supported_versions=self._stateless_versions,
                                   offered_versions=self._offered)
+        if spec.extension is not None and not declares_extension(meta.client_capabilities, spec.extension):
+            raise MissingCapability(extension_required(spec.extension))
         return self._handlers[method](message, params, meta, now)
 
     # -- answers the engine gives itself ------------------------------------------------------------
@@ -849,7 +582,7 @@ class Server:
                 check_answers(responses, kinds)
         return responses, state
 
-    def _on_call_tool(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:
+    def _on_call_tool(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
         name = params.name
         if type(name) is not str or not name:
             raise bad_params("tools/call requires a non-empty string name")
@@ -858,6 +591,10 @@ class Server:
         entry = self._tools.get(name)
         if entry is None:
             raise bad_params(f"Unknown tool: {name}")
+        task_allowed = entry.task_support != "forbidden" and declares_extension(meta.client_capabilities, TASKS_EXTENSION)
+        if entry.task_support == "required" and not task_allowed:
+            # Tasks extension, Capability Negotiation: a call the server can only serve as a task.
+            raise MissingCapability(extension_required(TASKS_EXTENSION))
         responses, state = self._mrtr(message, params, now)
         try:
             if entry.arguments_decoder is not None:
@@ -872,7 +609,7 @@ class Server:
             return self._tool_error(message.id, f"Invalid arguments for tool {name}: {exc}")
         event = ToolCall(
             request_id=message.id, name=name, arguments=arguments, tool=entry.tool, meta=meta,
-            input_responses=responses, state=state,
+            input_responses=responses, state=state, task_allowed=task_allowed,
         )
         return event, message.params
 
@@ -881,7 +618,7 @@ class Server:
         result = CallToolResult(content=[TextContent(text=text)], is_error=True, meta={SERVER_INFO_META_KEY: self._info_builtins})
         return encode_result(request_id, result)
 
-    def _on_read_resource(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:
+    def _on_read_resource(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
         uri = params.uri
         if type(uri) is not str or not uri:
             raise bad_params("resources/read requires a non-empty string uri")
@@ -897,7 +634,7 @@ class Server:
         )
         return event, message.params
 
-    def _on_get_prompt(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:
+    def _on_get_prompt(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
         name = params.name
         if type(name) is not str or not name:
             raise bad_params("prompts/get requires a non-empty string name")
@@ -915,7 +652,7 @@ class Server:
         )
         return event, message.params
 
-    def _on_complete(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:
+    def _on_complete(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
         ref = params.ref
         if type(ref) is not dict:
             raise bad_params("Completion requires a prompt or resource-template reference")
@@ -948,7 +685,7 @@ class Server:
         )
         return event, message.params
 
-    def _on_listen(self, message: Request, params: Any, meta: RequestMeta, now: float) -> _Admitted:
+    def _on_listen(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
         requested = parse_filter(params.notifications)
         kinds = self._listen_kinds()
         honoured: dict[str, Any] = {}
@@ -959,17 +696,37 @@ class Server:
             honoured["resourceSubscriptions"] = list(requested["resourceSubscriptions"])
         if len(self._listeners) >= self.max_listen_streams:
             raise ProtocolError("Too many open subscription streams", code=ErrorCode.INTERNAL_ERROR, http_status=503)
-        return _Listen(message.id, meta, honoured)
+        return Listen(message.id, meta, honoured)
 
+    # -- the tasks extension ------------------------------------------------------------------------
+    def _task_result(self, request_id: RequestId, members: dict[str, Any]) -> bytes:
+        return encode_result(request_id, {"resultType": "complete", **members, "_meta": self._result_meta})
 
-def _names_version(message: Request) -> bool:
-    """Whether a request's ``_meta`` names a protocol version (a 2026-07-28 request)."""
-    params = message.params
-    if params is UNSET or PROTOCOL_VERSION_META_KEY.encode() not in bytes(params):
-        return False
-    try:
-        decoded = _dict_decoder.decode(params)
-    except (msgspec.DecodeError, RecursionError):
-        return False
-    meta = decoded.get("_meta")
-    return type(meta) is dict and PROTOCOL_VERSION_META_KEY in meta
+    def _on_task_get(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+        assert self.tasks is not None  # the method exists only with tasks
+        record = self.tasks.find(params.taskId, now)
+        return self._task_result(message.id, self.tasks.detailed(record))
+
+    def _on_task_update(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+        assert self.tasks is not None
+        responses = check_input_responses(params.inputResponses)
+        if responses is None:
+            raise bad_params("tasks/update requires inputResponses")
+        record = self.tasks.find(params.taskId, now)
+        # Answers to what the task asks now are checked against what each key asked for;
+        # answers to anything else are ignored (ext-tasks: Task Update Requests).
+        check_answers(responses, {k: str(v.get("method")) for k, v in record.input_requests.items()})
+        updated = self.tasks.answer(record, responses, now)
+        ack = self._task_result(message.id, {})
+        if updated.status is TaskStatus.WORKING and record.status is TaskStatus.INPUT_REQUIRED:
+            return TaskChanged(task=updated, reply=ack)
+        return ack
+
+    def _on_task_cancel(self, message: Request, params: Any, meta: RequestMeta, now: float) -> Admitted:
+        assert self.tasks is not None
+        record = self.tasks.find(params.taskId, now)
+        updated = self.tasks.cancel(record, now)
+        ack = self._task_result(message.id, {})
+        if updated.status is TaskStatus.CANCELLED and not record.terminal:
+            return TaskChanged(task=updated, reply=ack)
+        return ack

@@ -10,7 +10,7 @@ define; tools whose input or output schema is not an object schema are not visib
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Callable, Final
 
 import msgspec
 
@@ -18,7 +18,7 @@ from ..wire.era_shapes import MEMBERS, VARIANTS
 from ..wire.meta import SERVER_INFO_META_KEY
 from ..wire.methods import METHODS
 
-__all__ = ["session_result", "shape_request", "tool_visible"]
+__all__ = ["session_result", "shape_request", "tool_visible", "LISTED_TYPES", "listing_shapes"]
 
 _DROP: Final = object()  # a union member the revision has no variant for: left out of its list
 
@@ -31,8 +31,7 @@ def _prune(value: Any, sub: Any, members: dict[str, dict[str, Any]],
     if type(sub) is str:
         if type(value) is not dict:
             return value
-        known = members[sub]
-        return {k: _prune(v, known[k], members, variants) for k, v in value.items() if k in known}
+        return _members(value, members[sub], members, variants)
     kind, inner = sub
     if kind == "list":
         if type(value) is not list:
@@ -50,12 +49,27 @@ def _prune(value: Any, sub: Any, members: dict[str, dict[str, Any]],
     if kind == "map":
         if type(value) is not dict:
             return value
-        return {k: _prune(v, inner, members, variants) for k, v in value.items()}
+        shaped = {k: _prune(v, inner, members, variants) for k, v in value.items()}
+        return {k: v for k, v in shaped.items() if v is not _DROP}
     assert kind == "params"
     if type(value) is not dict:
         return value
-    known = dict(inner)
-    return {k: _prune(v, known[k], members, variants) for k, v in value.items() if k in known}
+    return _members(value, dict(inner), members, variants)
+
+
+def _members(value: dict[str, Any], known: dict[str, Any], members: dict[str, dict[str, Any]],
+             variants: dict[str, tuple[str | None, tuple[str, ...]]]) -> Any:
+    """The members of ``value`` the revision defines, each shaped; an object with a member the
+    revision has no variant for (a prompt message holding a resource_link, for 2025-03-26) is
+    itself left out of its list."""
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if key in known:
+            shaped = _prune(item, known[key], members, variants)
+            if shaped is _DROP:
+                return _DROP
+            out[key] = shaped
+    return out
 
 
 def _strip(result: dict[str, Any]) -> dict[str, Any]:
@@ -108,3 +122,27 @@ def tool_visible(revision: str, tool: dict[str, Any]) -> bool:
         if schema is not None and (type(schema) is not dict or schema.get("type") != "object"):
             return False
     return True
+
+
+# The named type of each list's items (schema $defs), for the catalog's per-revision lists.
+LISTED_TYPES: Final = {"tools/list": "Tool", "resources/list": "Resource",
+                       "resources/templates/list": "ResourceTemplate", "prompts/list": "Prompt"}
+
+
+def listing_shapes(method: str, revisions: tuple[str, ...]) -> dict[str, Callable[[Any], Any]]:
+    """For each of ``revisions`` (initialize-era), how an item of ``method``'s list (plain
+    JSON) is listed there: shaped to the revision's members, or ``None`` when hidden (a tool
+    :func:`tool_visible` refuses). The catalog applies these once, at registration."""
+    type_name = LISTED_TYPES[method]
+
+    def shape(revision: str) -> Callable[[Any], Any]:
+        members, variants = MEMBERS[revision], VARIANTS[revision]
+
+        def one(item: Any) -> Any:
+            if type_name == "Tool" and not tool_visible(revision, item):
+                return None
+            return _prune(item, type_name, members, variants)
+
+        return one
+
+    return {revision: shape(revision) for revision in revisions if revision in MEMBERS}

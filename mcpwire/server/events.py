@@ -25,7 +25,10 @@ from .http import ResponseBody, ResponseHead, batch_frames, sse_head
 from ..wire.meta import RequestMeta
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 
-__all__ = ["ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "Cancelled", "ServerEvent", "InputArrived", "SessionClosed"]
+__all__ = [
+    "ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "Cancelled", "ServerEvent", "InputArrived", "SessionClosed",
+    "TaskChanged",
+]
 
 
 class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,6 +39,11 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     their bare results (``None`` on a first round), each already checked against the result
     type its id asked for, and ``state`` is the application data the previous round put in its
     ``requestState`` (``None`` when it carried none).
+
+    ``task_allowed``: the call may become a task (tasks extension): the tool supports tasks
+    and the request declared the extension; the host then may answer with
+    ``exchange.create_task(...)`` instead of a result. ``task_id``: the task this event runs
+    for (a task's work run again after ``tasks/update`` answered its input requests).
     """
 
     method: ClassVar[str] = "tools/call"
@@ -47,6 +55,8 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     meta: RequestMeta
     input_responses: dict[str, dict[str, Any]] | None = None
     state: Any = None
+    task_allowed: bool = False
+    task_id: str | None = None
 
 
 class ResourceRead(msgspec.Struct, frozen=True, kw_only=True):
@@ -141,6 +151,17 @@ class InputArrived(msgspec.Struct, frozen=True, kw_only=True):
 
     exchange: Any
     ready: bool
+    reply: Any = None
+
+
+class TaskChanged(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``tasks/update`` or ``tasks/cancel`` changed a task whose work the host runs (tasks
+    extension). Send ``reply`` (the acknowledgement: an HTTP reply, or the stdio line); then, when
+    ``task.status`` is ``working``, every input request is answered: run the work again with
+    ``task.answers`` and ``task.state`` (``exchange.resume_task(task)``); when it is
+    ``cancelled``, stop the work (what it answers later is dropped)."""
+
+    task: Any
     reply: Any = None
 
 

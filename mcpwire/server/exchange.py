@@ -19,7 +19,7 @@ import math
 from typing import Any, Generic, Mapping, TypeVar
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from ..types import CallToolResult, InputRequiredResult, TextContent
 from ..wire.capabilities import missing_capabilities
@@ -38,7 +38,8 @@ from .states import EXCHANGE, ExchangeState
 from .era import session_result, shape_request
 from .mrtr import ANSWER_TYPES, round_data
 from .session import Session
-from .tokens import request_scope
+from .tasks import TaskRecord, Tasks
+from .tokens import check_now, request_scope
 
 __all__ = ["Exchange", "HttpExchange", "StdioExchange", "resource_not_found"]
 
@@ -125,7 +126,7 @@ class Exchange(Generic[O]):
         capability), so a bug shows in every test, not only with some clients.
         """
         nxt = EXCHANGE.move(self.state, verb)
-        return None if nxt is ExchangeState.CANCELLED else nxt
+        return None if nxt is ExchangeState.CANCELLED or nxt is ExchangeState.TASK else nxt
 
     def _notify(self, message: bytes, nxt: ExchangeState) -> O:
         first = self.state is ExchangeState.OPEN
@@ -196,15 +197,22 @@ class Exchange(Generic[O]):
             return self._empty()
         return self._notify(message, nxt)
 
-    def complete(self, result: Any) -> O:
+    def complete(self, result: Any, *, now: float | None = None) -> O:
         """Send the final result: a CallToolResult, ReadResourceResult, GetPromptResult or
         CompleteResult matching the event (a str is shorthand for one text block of a tool).
-        The result is checked and encoded even on a cancelled exchange (then nothing is sent)."""
+        The result is checked and encoded even on a cancelled exchange (then nothing is sent).
+        After :meth:`create_task` the result completes the task instead (``now`` required)."""
         nxt = self._next("finish")
         try:
             result = shape_result(self._context, self.event, result)
         except RemoteProtocolError as exc:  # e.g. output failed the tool's outputSchema
-            return self.fail(exc)
+            return self.fail(exc, now=now)
+        if self.state is ExchangeState.TASK:
+            tasks, task_id, at = self._task(now)
+            plain = msgspec.to_builtins(result)
+            plain.pop("_meta", None)  # the task's result is the call's, without the server's identity again
+            tasks.complete(task_id, plain, at)
+            return self._empty()
         if self.session is not None:
             result = session_result(self.revision, self.event.method, result)
         message = _encode(encode_result, self.request_id, result)
@@ -218,6 +226,7 @@ class Exchange(Generic[O]):
         *,
         state: Any = None,
         ttl_seconds: float | None = None,
+        now: float | None = None,
     ) -> O:
         """Answer ``resultType: "input_required"`` (Basic > Patterns > Multi round-trip requests).
 
@@ -228,6 +237,10 @@ class Exchange(Generic[O]):
         request needs a capability this request did not declare, the answer is -32021 with
         the merged ``requiredCapabilities`` instead (schema $defs MissingRequiredClientCapabilityError). Every argument is checked (and the
         state sealed) before that choice, and on a cancelled exchange too.
+
+        After :meth:`create_task` the task asks instead: ``input_required`` with these
+        ``inputRequests`` (keys used once per task) until ``tasks/update`` answers them all,
+        then the host runs the work again on :meth:`resume_task`'s event (``now`` required).
         """
         if not METHODS[self.event.method].input_required:
             raise LocalProtocolError(f"{self.event.method} may not answer input_required")
@@ -235,6 +248,8 @@ class Exchange(Generic[O]):
             state = None
         if self.session is not None:
             return self._ask(requests or {}, state)
+        if self.state is ExchangeState.TASK:
+            return self._task_ask(requests or {}, state, now)
         if not requests and state is None:
             raise LocalProtocolError("An input_required result needs input requests or a state")
         nxt = self._next("finish")
@@ -361,13 +376,20 @@ class Exchange(Generic[O]):
         # is -32602 now, answered by input_required).
         return decode_params(_params_dict, self._params, self.request_id)  # type: ignore[no-any-return]
 
-    def fail(self, error: BaseException) -> O:
+    def fail(self, error: BaseException, *, now: float | None = None) -> O:
         """Send an error response. A ProtocolError keeps its code and data; anything else is
         -32603. A -32603 is sent as ``Internal error`` with no data, whatever its message and
-        data were (mcpwire's rule: the cause is never sent); the exception is kept as :attr:`internal_error`."""
+        data were (mcpwire's rule: the cause is never sent); the exception is kept as :attr:`internal_error`.
+        After :meth:`create_task` the error fails the task instead (``now`` required)."""
         nxt = self._next("finish")
         if not isinstance(error, ProtocolError) or error.code == ErrorCode.INTERNAL_ERROR:
             self.internal_error = error
+        if self.state is ExchangeState.TASK:
+            tasks, task_id, at = self._task(now)
+            if not isinstance(error, ProtocolError) or error.code == ErrorCode.INTERNAL_ERROR:
+                error = ProtocolError("Internal error", code=ErrorCode.INTERNAL_ERROR)  # the cause is never sent
+            tasks.fail(task_id, _error_object(error), at, message=error.message)
+            return self._empty()
         if nxt is None:
             return self._empty()
         if not isinstance(error, ProtocolError):
@@ -384,6 +406,76 @@ class Exchange(Generic[O]):
         """The peer cancelled or went away: nothing more is sent for this request."""
         self.state = EXCHANGE.move(self.state, "cancel")
         self._release()
+
+    # -- the tasks extension ----------------------------------------------------------------------
+    task_id: str | None = None
+    """The task this call became (:meth:`create_task`), else ``None``."""
+
+    def create_task(
+        self, *, now: float, ttl_ms: int | None | UnsetType = UNSET, poll_interval_ms: int | None | UnsetType = UNSET,
+        status_message: str | None = None,
+    ) -> O:
+        """Answer the call with a task (tasks extension: Task Creation): the task is stored,
+        ``working``, and its ``CreateTaskResult`` is the output. The work then goes on: finish
+        it with :meth:`complete`, :meth:`fail` or :meth:`input_required` (each with ``now``),
+        which change the task instead of sending anything, as :meth:`progress` and :meth:`log`
+        send nothing any more. Only for an event with ``task_allowed``; ``ttl_ms`` and
+        ``poll_interval_ms`` default to the server's (``Tasks``). On an exchange the client
+        already left, no task is made and nothing is sent."""
+        tasks = self._context.tasks
+        event = self.event
+        if tasks is None or not getattr(event, "task_allowed", False):
+            raise LocalProtocolError("Only a tools/call with task_allowed may become a task")
+        nxt = EXCHANGE.move(self.state, "task")
+        if self.state is ExchangeState.CANCELLED:
+            return self._empty()
+        record = tasks.create(
+            event.name, now, ttl_ms=ttl_ms, poll_interval_ms=poll_interval_ms,  # type: ignore[union-attr]
+            status_message=status_message,
+        )
+        self.task_id = record.task_id
+        self.event = msgspec.structs.replace(event, task_id=record.task_id)
+        result = {"resultType": "task", **tasks.task_object(record), "_meta": self._context.result_meta}
+        return self._finish(_encode(encode_result, self.request_id, result), 200, nxt)
+
+    def _task(self, now: float | None) -> tuple[Tasks, str, float]:
+        if now is None:
+            raise LocalProtocolError("A task's outcome needs now= (seconds since the epoch)")
+        check_now(now)
+        tasks = self._context.tasks
+        assert tasks is not None and self.task_id is not None
+        return tasks, self.task_id, now
+
+    def _task_ask(self, requests: Mapping[str, Any], state: Any, now: float | None) -> O:
+        tasks, task_id, at = self._task(now)
+        try:
+            plain = {k: msgspec.to_builtins(v) for k, v in requests.items()}
+            msgspec.json.encode(state)
+        except (TypeError, ValueError, msgspec.EncodeError) as exc:
+            raise LocalProtocolError(f"Input requests or state cannot be encoded as JSON: {exc}") from exc
+        round_data(plain, None)  # every request is of a kind the protocol has
+        missing = missing_capabilities(plain, self.event.meta.client_capabilities)
+        if missing:
+            return self.fail(MissingCapability(missing), now=now)
+        tasks.ask(task_id, plain, state, at)
+        return self._empty()
+
+    def set_task_status(self, message: str | None, *, now: float) -> None:
+        """A new ``statusMessage`` for this call's task, while it works."""
+        tasks, task_id, at = self._task(now)
+        tasks.set_status(task_id, message, at)
+
+    def resume_task(self, task: TaskRecord) -> ServerEvent:
+        """``tasks/update`` answered every input request of this call's task
+        (:class:`TaskChanged` with a working ``task``): the event to run the work again on, with
+        ``input_responses`` (each checked against what its key asked) and the ``state`` given
+        with the requests."""
+        if self.state is not ExchangeState.TASK or task.task_id != self.task_id:
+            raise LocalProtocolError("resume_task takes the task this exchange created")
+        self.event = msgspec.structs.replace(
+            self.event, input_responses=dict(task.answers), state=task.state,
+        )
+        return self.event
 
 
 class HttpExchange(Exchange[HttpOutput]):
@@ -512,3 +604,14 @@ def shape_result(context: ServerContext, event: ServerEvent, result: Any) -> Any
     meta = result.meta
     changes["meta"] = context.result_meta if meta is UNSET else {**meta, SERVER_INFO_META_KEY: context.info}
     return msgspec.structs.replace(result, **changes)
+
+
+def _error_object(error: ProtocolError) -> dict[str, Any]:
+    """A JSON-RPC error object (schema $defs.Error) for a failed task."""
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        try:
+            body["data"] = msgspec.to_builtins(error.data)
+        except (TypeError, ValueError):
+            pass  # data that does not encode is left out, as in an error response
+    return body

@@ -14,7 +14,7 @@ from typing import Final
 
 from ..wire.statemachine import StateMachine
 
-__all__ = ["ExchangeState", "ListenState", "SessionState", "EXCHANGE", "LISTEN", "SESSION"]
+__all__ = ["ExchangeState", "ListenState", "SessionState", "TaskStatus", "EXCHANGE", "LISTEN", "SESSION", "TASK"]
 
 
 class ExchangeState(Enum):
@@ -29,6 +29,7 @@ class ExchangeState(Enum):
     AWAITING = "awaiting"    # initialize era: requests went to the client; waiting for its answers
     DONE = "done"            # the final response went out
     CANCELLED = "cancelled"  # the peer went away or cancelled; nothing more is sent
+    TASK = "task"            # the call became a task (its CreateTaskResult went out): the outcome goes to the task
 
 
 class ListenState(Enum):
@@ -56,7 +57,11 @@ EXCHANGE: Final = StateMachine("Request exchange", _E.OPEN, {
     (_E.STREAMING, "cancel"): _E.CANCELLED,
     (_E.AWAITING, "cancel"): _E.CANCELLED,
     (_E.DONE, "cancel"): _E.DONE,             # the answer is out; a late cancel changes nothing
-}, absorbing=(_E.CANCELLED,))  # the host may still be finishing: its output is dropped
+    (_E.OPEN, "task"): _E.TASK,               # tasks extension: a CreateTaskResult answers the call
+    (_E.STREAMING, "task"): _E.TASK,
+    # Cancelled: the host may still be finishing, its output is dropped. Task: the response is
+    # out and the work goes on, its outcome recorded in the task (a disconnect stops nothing).
+}, absorbing=(_E.CANCELLED, _E.TASK))
 
 class SessionState(Enum):
     """The state of one initialize-era session: ``Session.state``."""
@@ -84,3 +89,30 @@ LISTEN: Final = StateMachine("subscriptions/listen stream", _L.PENDING, {
     (_L.PENDING, "cancel"): _L.CANCELLED,
     (_L.OPEN, "cancel"): _L.CANCELLED,
 }, absorbing=(_L.CLOSED, _L.CANCELLED))  # ended: the host's late calls send nothing
+
+
+class TaskStatus(Enum):
+    """The status of one task of the tasks extension (ext-tasks specification: Task Status);
+    the values are the wire's."""
+
+    __hash__ = object.__hash__
+
+    WORKING = "working"                # the work runs
+    INPUT_REQUIRED = "input_required"  # the work waits for the answers to its inputRequests
+    COMPLETED = "completed"            # the work answered a result (a tool error included)
+    FAILED = "failed"                  # the work ended with a JSON-RPC error
+    CANCELLED = "cancelled"            # tasks/cancel arrived before the work ended
+
+
+_T = TaskStatus
+TASK: Final = StateMachine("Task (tasks extension)", _T.WORKING, {
+    (_T.WORKING, "status"): _T.WORKING,              # a new statusMessage
+    (_T.WORKING, "ask"): _T.INPUT_REQUIRED,          # inputRequests out, surfaced by tasks/get
+    (_T.INPUT_REQUIRED, "answer"): _T.INPUT_REQUIRED,  # tasks/update with some of the answers
+    (_T.INPUT_REQUIRED, "resume"): _T.WORKING,       # every answer in: the work runs again
+    (_T.WORKING, "complete"): _T.COMPLETED,
+    (_T.WORKING, "fail"): _T.FAILED,
+    (_T.INPUT_REQUIRED, "fail"): _T.FAILED,           # the work gave up waiting, or was lost
+    (_T.WORKING, "cancel"): _T.CANCELLED,
+    (_T.INPUT_REQUIRED, "cancel"): _T.CANCELLED,
+}, absorbing=(_T.COMPLETED, _T.FAILED, _T.CANCELLED))  # terminal: late work changes nothing

@@ -15,7 +15,7 @@ import msgspec
 
 from ..wire.envelope import Notification, Request, Response, UnansweredMessage, decode_message, encode_error
 from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
-from .events import Cancelled, InputArrived
+from .events import Cancelled, InputArrived, TaskChanged
 from .exchange import StdioExchange
 from .listen import StdioListenStream
 from ..wire.ndjson import LineReader, OversizeLine, encode_line
@@ -26,9 +26,10 @@ from .tokens import check_now
 
 __all__ = ["StdioConnection", "StdioOutput"]
 
-StdioOutput = Union[bytes, StdioExchange, StdioListenStream, Cancelled, InputArrived]
+StdioOutput = Union[bytes, StdioExchange, StdioListenStream, Cancelled, InputArrived, TaskChanged]
 """What the connection hands back: bytes to write to stdout now, an exchange or stream for the
-host to drive, or a cancellation of one it is already driving."""
+host to drive, a cancellation of one it is already driving, or a task changed by the client
+(write its ``reply``, then resume or stop the task's work)."""
 
 
 class StdioConnection:
@@ -127,6 +128,12 @@ class StdioConnection:
                 if self.session is None:
                     self._dialect = None  # refused: the next request decides again
                 return encode_line(answer)
+            # Before initialize a ping (which no stateless request is without a version in its
+            # _meta) is answered and decides nothing; so is anything on a server of the
+            # initialize era only.
+            early = self.server.uninitialized_line(message)
+            if early is not None and (message.method == "ping" or not self.server.serves_stateless):
+                return encode_line(early)
             if self.server.serves_stateless:
                 # A server of the initialize era only stays undecided: its refusal of a
                 # client's server/discover probe is followed by initialize (2026-07-28: stdio,
@@ -146,6 +153,8 @@ class StdioConnection:
         admitted = self.server.admit_line(message, now, self.session)
         if isinstance(admitted, bytes):
             return encode_line(admitted)
+        if isinstance(admitted, TaskChanged):
+            return msgspec.structs.replace(admitted, reply=encode_line(admitted.reply))
         self._in_flight[key] = admitted
         return admitted
 

@@ -11,11 +11,14 @@ by hosts asking ``RequestMeta.missing_capabilities`` first.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Final, Mapping
 
 from .errors import LocalProtocolError
 
-__all__ = ["client_supports", "missing_capabilities"]
+__all__ = ["TASKS_EXTENSION", "client_supports", "declares_extension", "extension_required", "missing_capabilities"]
+
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+"""The tasks extension's identifier (ext-tasks specification: Extension Identifier)."""
 
 
 def client_supports(caps: Mapping[str, Any], path: tuple[str, ...]) -> bool:
@@ -26,6 +29,17 @@ def client_supports(caps: Mapping[str, Any], path: tuple[str, ...]) -> bool:
             return False
         node = node[key]
     return type(node) is dict
+
+
+def declares_extension(caps: Mapping[str, Any], extension: str) -> bool:
+    """Whether ``caps`` declares ``extension`` (an object under ``extensions``; schema
+    $defs.ClientCapabilities ``extensions``)."""
+    return client_supports(caps, ("extensions", extension))
+
+
+def extension_required(extension: str) -> dict[str, Any]:
+    """The ``requiredCapabilities`` of a -32021 for an extension the request did not declare."""
+    return {"extensions": {extension: {}}}
 
 
 def _needs(request: Mapping[str, Any]) -> list[tuple[str, ...]]:

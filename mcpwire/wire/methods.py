@@ -29,8 +29,9 @@ from ..types import (
 )
 from .params import (
     CallToolParams, CompleteParams, GenericParams, GetPromptParams, InitializeParams, ListenParams, PaginatedParams,
-    ReadResourceParams, SetLevelParams, SubscribeParams,
+    ReadResourceParams, SetLevelParams, SubscribeParams, TaskParams, UpdateTaskParams,
 )
+from .capabilities import TASKS_EXTENSION
 from .versions import INITIALIZE_ERA, PROTOCOL_VERSION, REVISIONS
 
 __all__ = [
@@ -72,6 +73,9 @@ class MethodSpec(msgspec.Struct, frozen=True, kw_only=True):
     """The params member mirrored into the ``Mcp-Name`` header (SEP-2243)."""
     revisions: frozenset[str] = _ALL
     """The protocol revisions that have this method."""
+    extension: str | None = None
+    """The extension the method belongs to: the server must enable it (else -32601) and the
+    request must declare it in its client capabilities (else -32021)."""
     session: bool = False
     """A method of the initialize-era session itself (handshake, ping, logging level,
     subscriptions): the engine answers it from the session, never the host."""
@@ -143,6 +147,19 @@ METHODS: Final[dict[str, MethodSpec]] = {
         # Gated by the listChanged / subscribe flags rather than one capability key.
         MethodSpec(
             name="subscriptions/listen", params=ListenParams, result=SubscriptionsListenResult, revisions=_STATELESS,
+        ),
+        # The tasks extension (ext-tasks specification: Task Polling, Task Update Requests, Task
+        # Cancellation); its tasks/result and tasks/list of 2025-11-25 are gone (-32601).
+        MethodSpec(
+            name="tasks/get", params=TaskParams, name_param="taskId", revisions=_STATELESS, extension=TASKS_EXTENSION,
+        ),
+        MethodSpec(
+            name="tasks/update", params=UpdateTaskParams, name_param="taskId", revisions=_STATELESS,
+            extension=TASKS_EXTENSION,
+        ),
+        MethodSpec(
+            name="tasks/cancel", params=TaskParams, name_param="taskId", revisions=_STATELESS,
+            extension=TASKS_EXTENSION,
         ),
     )
 }

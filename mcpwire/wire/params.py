@@ -22,7 +22,7 @@ from .errors import ErrorCode, RemoteProtocolError
 
 __all__ = [
     "GenericParams", "PaginatedParams", "CallToolParams", "ReadResourceParams", "GetPromptParams", "CompleteParams",
-    "ListenParams", "InitializeParams", "SetLevelParams", "SubscribeParams", "bad_params", "decode_params", "is_absolute_uri", "check_cursor", "check_string_map", "is_object",
+    "ListenParams", "InitializeParams", "SetLevelParams", "SubscribeParams", "TaskParams", "UpdateTaskParams", "bad_params", "decode_params", "is_absolute_uri", "check_cursor", "check_string_map", "is_object",
 ]
 
 
@@ -82,6 +82,19 @@ class SetLevelParams(GenericParams):
 
 class SubscribeParams(GenericParams):
     uri: Any = UNSET
+
+
+class TaskParams(GenericParams):
+    """tasks/get and tasks/cancel (tasks extension: Task Polling, Task Cancellation). The
+    member keeps its wire name: the method table's ``name_param`` reads it by that name."""
+
+    taskId: Any = UNSET  # noqa: N815
+
+
+class UpdateTaskParams(TaskParams):
+    """tasks/update (tasks extension: Task Update Requests)."""
+
+    inputResponses: Any = UNSET  # noqa: N815
 
 
 _EMPTY: Final = b"{}"

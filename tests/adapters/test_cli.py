@@ -111,7 +111,8 @@ def test_inspect_shows_server_tools_resources_templates_prompts(url: str) -> Non
     assert out.startswith("mcpwire-conformance 0.1.0\n")
     assert f"  url           {url}\n" in out
     assert "  supports      2026-07-28\n" in out
-    assert "  capabilities  tools (listChanged), resources (subscribe), prompts (listChanged), completions, logging\n" in out
+    assert ("  capabilities  tools (listChanged), resources (subscribe), prompts (listChanged), completions, logging,"
+            " extensions (io.modelcontextprotocol/tasks)\n") in out
     for heading in ("Tools (", "Resources (2)", "Resource templates (1)", "Prompts (5)"):
         assert f"\n{heading}" in out
     assert re.search(r"\n  custom_header_region +region +Echoes its region argument", out)

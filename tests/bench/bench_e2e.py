@@ -180,12 +180,13 @@ def _cpu_seconds(pid: int) -> float:
 
 
 class ServerProcess:
-    """A server in a child process we started; stopped by closing its stdin, then by its pid."""
+    """A server in a child process we started (``python -m MODULE serve KIND``, which prints
+    the bound port); stopped by closing its stdin, then by its pid."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, module: str = "tests.bench.bench_e2e") -> None:
         self.kind = kind
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.bench.bench_e2e", "serve", kind], cwd=REPO,
+            [sys.executable, "-m", module, "serve", kind], cwd=REPO,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         assert self.proc.stdout is not None

@@ -1,10 +1,11 @@
 """The benchmark command: every measurement side by side in one run, ratios, targets, JSON.
 
-    .venv/bin/python tests/bench/run.py [--quick] [--json PATH] [--no-sdk] [--no-e2e] [--profile]
+    .venv/bin/python tests/bench/run.py [--quick] [--json PATH] [--no-sdk] [--no-e2e] [--parallel N] [--profile]
 
 Stages, in order: in-process timings (the msgspec floor, our engines, the SDK's ASGI app and
 types, all interleaved in the same rounds), memory per in-flight request / listen stream,
-import cost, end to end over loopback HTTP, and optionally a cProfile of our small tools/call.
+import cost, end to end over loopback HTTP, N parallel calls on one client (ours against the
+SDK's client, same server), and optionally a cProfile of our small tools/call.
 Prints one markdown table of measurements and one of targets (MET / MISSED), and writes
 everything (with per-round samples and the machine description) as JSON. ``--quick`` finishes
 in under a minute; the full run in a few minutes. See docs/performance.md.
@@ -28,7 +29,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `tests.bench` importable from the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench import bench_e2e, bench_engine, bench_memory
+from tests.bench import bench_e2e, bench_engine, bench_memory, bench_parallel
 from tests.bench._harness import Variant, machine, run_interleaved
 from tests.bench.bench_memory import OWN_PACKAGES
 from tests.bench._workload import LIST_TOOLS, PROGRESS_FRAMES, sdk_available
@@ -36,9 +37,11 @@ from tests.bench._workload import LIST_TOOLS, PROGRESS_FRAMES, sdk_available
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
 
 QUICK = {"rounds": 15, "target_ms": 10.0, "mem_n": 300, "import_samples": 3,
-         "e2e": {"conns": 8, "requests": 1000, "seconds": 3.0, "rounds": 3, "warmup": 200}}
+         "e2e": {"conns": 8, "requests": 1000, "seconds": 3.0, "rounds": 3, "warmup": 200},
+         "parallel": {"n": 8, "sleep_ms": 50.0, "repeats": 5, "seconds": 1.5, "rounds": 1}}
 FULL = {"rounds": 41, "target_ms": 50.0, "mem_n": 2000, "import_samples": 11,
-        "e2e": {"conns": 8, "requests": 20000, "seconds": 25.0, "rounds": 3, "warmup": 1000}}
+        "e2e": {"conns": 8, "requests": 20000, "seconds": 25.0, "rounds": 3, "warmup": 1000},
+        "parallel": {"n": 8, "sleep_ms": 50.0, "repeats": 15, "seconds": 4.0, "rounds": 3}}
 
 # Targets of the issue: (key, description, threshold text)
 TARGETS = [
@@ -127,6 +130,19 @@ def stage_e2e(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}"[:500]}
 
 
+def stage_parallel(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
+    p = cfg["parallel"]
+    kinds = ["ours"] + (["sdk"] if with_sdk else [])
+    log(f"parallel: {p['n']} concurrent tools/call on one client ({', '.join(kinds)}), a {p['sleep_ms']:.0f} ms "
+        f"tool x {p['repeats']} tries, then {p['seconds']:.1f} s of an immediate tool; {p['rounds']} round(s)")
+    try:
+        return bench_parallel.measure(kinds, n=p["n"], sleep_ms=p["sleep_ms"], repeats=p["repeats"],
+                                      seconds=p["seconds"], rounds=p["rounds"], progress=log)
+    except Exception as exc:
+        log(f"parallel failed: {exc}")
+        return {"error": f"{type(exc).__name__}: {exc}"[:500]}
+
+
 def stage_profile(n: int = 30000, top: int = 25) -> str:
     """cProfile of the engine's small tools/call (receive_http -> complete), top by own time."""
     from tests.bench._workload import CALL, CALL_HEADERS, NOW, echo_result, http, small_server
@@ -210,12 +226,14 @@ INPROCESS_ROWS = [
      "x floor"),
 ]
 
+PARALLEL_LABELS = {"ours": "ours (HttpClient, trio)", "sdk": "SDK (mcp.Client, streamable HTTP, asyncio)"}
+
 E2E_LABELS = {"ours": "ours (trio + h11 driver, App)", "ours-asgi": "ours (uvicorn + h11, our AsgiApp)",
               "sdk": "SDK (uvicorn + h11, its Starlette app)"}
 
 
 def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any], imp: dict[str, dict[str, Any]],
-               e2e: dict[str, Any], with_sdk: bool) -> list[dict[str, Any]]:
+               e2e: dict[str, Any], with_sdk: bool, par: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
 
     def row(section: str, label: str, value: float | None, unit: str, ratio: float | None = None,
@@ -256,6 +274,33 @@ def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any
         row("end to end", f"{label}: server process CPU per request", r["server_cpu_us_per_request"], "us/req",
             _ratio(r["server_cpu_us_per_request"], theirs["server_cpu_us_per_request"]) if theirs else None,
             "x SDK", f"e2e.{kind}.cpu")
+
+    par = par or {}
+    n, sleep_ms = par.get("n"), par.get("sleep_ms")
+    sdk_par = par.get("sdk") if isinstance(par.get("sdk"), dict) else None
+    if "error" in par:
+        row("one client", f"N parallel calls -- FAILED: {par['error']}", None, "")
+    for kind in ("ours", "sdk"):
+        r = par.get(kind)
+        if r is None:
+            continue
+        label = PARALLEL_LABELS[kind]
+        if isinstance(r, str):
+            row("one client", f"{label} -- FAILED: {r}", None, "")
+            continue
+        theirs = sdk_par if kind != "sdk" else None
+        row("one client", f"{label}: 1 tools/call of a {sleep_ms:.0f} ms tool, wall time", r["one_ms"], "ms",
+            key=f"parallel.{kind}.one")
+        row("one client", f"{label}: {n} concurrent tools/call of that tool on the one client, wall time", r["n_ms"],
+            "ms", _ratio(r["n_ms"], r["one_ms"]), "x 1 call", f"parallel.{kind}.n")
+        if theirs is not None:
+            row("one client", f"{label}: {n} concurrent calls against the SDK's client", None, "",
+                _ratio(r["n_ms"], theirs["n_ms"]), "x SDK", f"parallel.{kind}.n@sdk")
+        row("one client", f"{label}: {n} concurrent callers of an immediate tool, calls/s", r["calls_per_s"], "calls/s",
+            _ratio(r["calls_per_s"], theirs["calls_per_s"]) if theirs else None, "x SDK", f"parallel.{kind}.rate")
+        row("one client", f"{label}: client process CPU per call (same run)", r["client_cpu_us_per_call"], "us/call",
+            _ratio(r["client_cpu_us_per_call"], theirs["client_cpu_us_per_call"]) if theirs else None, "x SDK",
+            f"parallel.{kind}.cpu")
 
     labels = {
         "ours.engine_in_flight": "ours engine: per in-flight request (HttpRequest + exchange + event)",
@@ -369,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer rounds and requests: under a minute")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"results file (default {DEFAULT_JSON})")
     parser.add_argument("--no-sdk", action="store_true", help="skip every SDK measurement")
-    parser.add_argument("--no-e2e", action="store_true", help="skip the loopback HTTP runs")
+    parser.add_argument("--no-e2e", action="store_true", help="skip the loopback HTTP runs (parallel calls included)")
+    parser.add_argument("--parallel", type=int, metavar="N", help="concurrent calls on one client (default 8)")
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of our small tools/call")
     parser.add_argument("--rounds", type=int, help="override the number of in-process rounds")
     parser.add_argument("--conns", type=int, help="override the end-to-end concurrency")
@@ -380,6 +426,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg["rounds"] = args.rounds
     if args.conns:
         cfg["e2e"]["conns"] = args.conns
+    if args.parallel:
+        cfg["parallel"]["n"] = args.parallel
     with_sdk = not args.no_sdk
     if with_sdk and not sdk_available():
         log("the official SDK is not installed (pip install -e '.[bench]'): SDK rows skipped")
@@ -392,11 +440,12 @@ def main(argv: list[str] | None = None) -> int:
     mem = stage_memory(cfg, with_sdk)
     imp = stage_import(cfg, with_sdk)
     e2e = {} if args.no_e2e else stage_e2e(cfg, with_sdk)
+    par = {} if args.no_e2e else stage_parallel(cfg, with_sdk)
     profile = stage_profile() if args.profile else None
     elapsed = time.perf_counter() - started
     info["loadavg_at_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
 
-    rows = build_rows(v, failed, mem, imp, e2e, with_sdk)
+    rows = build_rows(v, failed, mem, imp, e2e, with_sdk, par)
     targets = build_targets(v, imp, e2e)
     cfg_name = "quick" if args.quick else "full"
     print(render(rows, targets, cfg_name, info))
@@ -410,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         "mode": cfg_name, "config": cfg, "machine": info, "wall_seconds": elapsed, "failed": failed,
         "rows": rows, "targets": targets,
         "inprocess": {k: var.summary() | {"samples_ns": var.samples} for k, var in v.items()},
-        "memory_bytes": mem, "import": imp, "e2e": e2e, "profile": profile,
+        "memory_bytes": mem, "import": imp, "e2e": e2e, "parallel": par, "profile": profile,
     }
     args.json.write_text(json.dumps(results, indent=1, default=str))
     log(f"results written to {args.json}")

@@ -370,6 +370,9 @@ def _exercise_client(ns: dict[str, Any]) -> None:
     # The version fallback ran: the server refused 2027-01-01, the client moved to 2026-07-28.
     assert ns["client"].protocol_version == "2026-07-28"
     assert ns["proc"].returncode == 0
+    # Blocking use: the elicitation handler answered, the stdio server stopped on close().
+    assert ns["greeting"] == "Hello, Ada!" and ns["counted"].value.content[0].text == "counted to 3"
+    assert ns["added"] == "2.0 + 40.0 = 42.0" and ns["c"].closed and ns["c"].session.returncode == 0
 
 
 async def _serving(serve: Callable[..., Any], application: Any, check: Callable[[str], None]) -> None:

@@ -102,7 +102,7 @@ ALLOWED = {
     "client": {"types", "wire", "client"},
     "auth": {"wire", "auth"},  # OAuth: its own public path (mcpwire.auth), the state machine from wire
 }
-PUBLIC_MODULES = {"mcpwire", "mcpwire.types", "mcpwire.framing", "mcpwire.sessions", "mcpwire.auth"}
+PUBLIC_MODULES = {"mcpwire", "mcpwire.types", "mcpwire.framing", "mcpwire.sessions", "mcpwire.tasks", "mcpwire.auth"}
 OUTSIDE = ("adapters", "conformance", "fuzz", "examples", "docs/_ext")
 
 

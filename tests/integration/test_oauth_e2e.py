@@ -120,6 +120,32 @@ async def test_authorization_code_step_up_and_principal() -> None:
 
 
 @run
+async def test_an_initialize_era_session_behind_oauth() -> None:
+    """A client pinned to 2025-11-25: the 401 comes on initialize, the session opens with the
+    token, the step-up runs on that session, and the DELETE that ends it is authorized too."""
+    auth = AuthServer()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(auth.serve)
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/mcp"
+        rs = ResourceServer(resource=url, authorization_servers=[auth.issuer], required_scopes=["mcp:basic"],
+                            tool_scopes={"write": ["mcp:write"]})
+        guard = OAuthResource(rs, JwtVerifier(issuer=auth.issuer, audience=url, jwks_url=f"{auth.issuer}/jwks"))
+        app = make_app()
+        await nursery.start(functools.partial(serve_http, app, "127.0.0.1", port, config=HttpServerConfig(auth=guard)))
+        client = Client(Implementation(name="t", version="1"), protocol_version="2025-11-25")
+        async with HttpClient(url, client, auth=user_oauth()) as session:
+            assert text(await session.call_tool("whoami", {})) == "user-1 mcp:basic offline_access False"
+            assert session.protocol_version == "2025-11-25" and client.session_id is not None
+            assert len(app.server.sessions) == 1
+            assert text(await session.call_tool("write", {})) == "written by user-1"  # 403, step-up, same session
+            assert session.sessions_started == 1
+        assert len(app.server.sessions) == 0  # the DELETE carried the token
+        assert [r["grant_type"] for r in auth.token_requests] == ["authorization_code", "authorization_code"]
+        nursery.cancel_scope.cancel()
+
+
+@run
 async def test_dpop_bound_tokens_end_to_end() -> None:
     auth = AuthServer()
     async with trio.open_nursery() as nursery:

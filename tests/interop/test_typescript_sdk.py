@@ -24,7 +24,7 @@ import pytest
 import trio
 
 from _node import TS_SDK_VERSION, NodeSetup, NpmError, node_setup
-from _peers import OUR_SERVER, served
+from _peers import OUR_SERVER, ping_status, served
 from mcpwire import Client, LogMessage, Progress, ResourceUpdated
 from mcpwire.types import (
     CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Implementation, InputRequest, TextContent,
@@ -45,7 +45,8 @@ def node() -> NodeSetup:
 
 @pytest.fixture
 def our_http_server() -> Iterator[str]:
-    yield from served(OUR_SERVER)
+    with served(OUR_SERVER, "http") as url:
+        yield url
 
 
 # -- the TypeScript SDK's client, our server -------------------------------------------------------
@@ -69,8 +70,9 @@ def check_ts_client_report(report: dict[str, Any]) -> None:
     assert report["logsAtDebug"] == ["quiet detail", "loud news"]
     assert report["greet"] == "Hello, Ada!"  # elicitation/create answered by the SDK's handler
     assert report["askLlm"] == "The model said: Paris"  # sampling/createMessage likewise
+    assert report["asked"] == {"elicitation": [["Your name?", ["name"]]], "sampling": [[["Capital of France?"], 50]]}
     assert report["resources"] == ["test://note"] and report["note"] == "a note"
-    assert report["updates"] == ["test://note"]
+    assert report["updates"] == ["test://note"] and report["updatesAfterUnsubscribe"] == []
     assert report["prompts"] == ["greeting"] and report["prompt"] == "Say hello to Grace"
     assert report["completion"] == ["Ada", "Alan"] and report["ping"] == {}
 
@@ -79,7 +81,8 @@ def test_the_ts_client_over_http(node: NodeSetup, our_http_server: str) -> None:
     report = run_ts_client(node, "http", our_http_server)
     check_ts_client_report(report)
     assert report["protocolVersion"] == "2025-11-25" and report["sessionId"]
-    assert report["terminated"] is True  # DELETE ended the session
+    assert report["openStatus"] == 200
+    assert report["terminated"] is True and report["closedStatus"] == 404  # DELETE ended it: our server forgot it
 
 
 def test_the_ts_client_over_stdio(node: NodeSetup) -> None:
@@ -93,9 +96,12 @@ def answer(requests: dict[str, InputRequest]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, request in requests.items():
         if isinstance(request, ElicitRequest):
+            assert request.params.message == "Your name?"
             out[key] = ElicitResult(action="accept", content={"name": "Ada"})
         else:
             assert isinstance(request, CreateMessageRequest)
+            assert [m.content.text for m in request.params.messages] == ["Capital of France?"]  # type: ignore[union-attr]
+            assert request.params.max_tokens == 50
             out[key] = CreateMessageResult(role="assistant", content=TextContent(text="Paris"), model="test-model")
     return out
 
@@ -128,17 +134,20 @@ async def drive(c: Session, logs: list[LogMessage]) -> None:
     assert text(await c.call_tool("ask_llm", {}, on_input=answer)) == "The model said: Paris"
     assert [r.uri for r in await c.list_resources()] == ["test://note"]
     assert (await c.read_resource("test://note")).data["contents"][0]["text"] == "a note"
+    assert text(await c.call_tool("touch", {})) == "touched; subscribed: none"
     async with c.listen({"resourceSubscriptions": ["test://note"], "toolsListChanged": True}) as sub:
-        await c.call_tool("touch", {})
+        assert text(await c.call_tool("touch", {})) == "touched; subscribed: test://note"  # resources/subscribe
         with trio.fail_after(10):
             event = await sub.__anext__()
     assert isinstance(event, ResourceUpdated) and event.uri == "test://note" and event.subscription_id is None
+    assert text(await c.call_tool("touch", {})) == "touched; subscribed: none"  # leaving sent resources/unsubscribe
     assert [p.name for p in await c.list_prompts()] == ["greeting"]
     prompt = await c.get_prompt("greeting", {"name": "Grace"})
     assert prompt.data["messages"][0]["content"]["text"] == "Say hello to Grace"
-    completion = await c.send(c.client.request("completion/complete", {
-        "ref": {"type": "ref/prompt", "name": "greeting"}, "argument": {"name": "name", "value": "A"}}))
+    completion = await c.complete({"type": "ref/prompt", "name": "greeting"}, "name", "A")
     assert completion.data["completion"]["values"] == ["Ada", "Alan"]
+    assert (await c.complete({"type": "ref/prompt", "name": "greeting"}, "name", "G")).data["completion"]["values"] == [
+        "Grace"]
     await c.ping()
 
 
@@ -149,8 +158,11 @@ def test_our_http_client_against_the_ts_server(node: NodeSetup) -> None:
             with trio.fail_after(TIMEOUT):
                 async with HttpClient(url, make_client(), on_log=logs.append) as c:
                     await drive(c, logs)
-                    assert c.client.session_id is not None and c.sessions_started == 1
-                assert c.client.session_id is None  # leaving sent DELETE
+                    session_id = c.client.session_id
+                    assert session_id is not None and c.sessions_started == 1
+                    assert await trio.to_thread.run_sync(ping_status, url, session_id) == 200
+                assert c.client.session_id is None  # leaving sent DELETE: the SDK server forgot the session
+                assert await trio.to_thread.run_sync(ping_status, url, session_id) == 404
 
     trio.run(main)
 

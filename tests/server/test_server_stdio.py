@@ -359,6 +359,28 @@ def test_a_server_of_the_initialize_era_only_answers_the_probe_then_initialize()
     assert opened["result"]["protocolVersion"] == "2025-11-25" and conn.session is not None
 
 
+def test_requests_before_initialize_on_a_server_of_the_initialize_era_only() -> None:
+    server = make_server(supported_versions=("2025-11-25", "2025-03-26"))
+    conn = StdioConnection(server)
+    early = era_answer(conn, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert early["error"] == {"code": -32600, "message": "Server not initialized: send initialize first"}
+    # ping is the one request a client may send first (Basic > Lifecycle).
+    assert era_answer(conn, {"jsonrpc": "2.0", "id": 2, "method": "ping"}) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert conn.session is None and conn.in_flight == 0
+    opened = era_answer(conn, {**INIT, "id": 3})
+    assert opened["result"]["protocolVersion"] == "2025-11-25" and conn.session is not None
+    assert "result" in era_answer(conn, {"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
+
+
+def test_a_ping_before_initialize_decides_nothing_on_a_dual_server() -> None:
+    conn = StdioConnection(make_server())
+    assert era_answer(conn, {"jsonrpc": "2.0", "id": 1, "method": "ping"}) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert "result" in era_answer(conn, {**INIT, "id": 2}) and conn.session is not None
+    modern = StdioConnection(make_server(supported_versions=("2026-07-28",)))
+    assert answer(modern, request("ping", {"_meta": meta()}, id=1))["error"]["code"] == -32601
+    assert era_answer(modern, {"jsonrpc": "2.0", "id": 2, "method": "ping"})["error"]["code"] == -32601
+
+
 def test_a_dual_server_decides_stateless_on_the_first_modern_request() -> None:
     conn = StdioConnection(make_server())
     assert "result" in answer(conn, request("server/discover", {"_meta": meta()}, id=0))

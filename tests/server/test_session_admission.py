@@ -14,7 +14,7 @@ import pytest
 import mcpwire
 from mcpwire import HttpRequest, Keyring, ResponseBody, ResponseHead, SessionClosed
 from mcpwire.sessions import HttpBatch, MemoryEventStore, MemorySessionStore, SessionStream
-from mcpwire.types import Implementation, Tool
+from mcpwire.types import ElicitRequest, ElicitRequestFormParams, Implementation, Tool
 
 NOW = 1_800_000_000.0
 BASE = [(b"content-type", b"application/json"), (b"accept", b"application/json, text/event-stream")]
@@ -275,3 +275,109 @@ def test_batches_are_refused_elsewhere() -> None:
     for refused in (batch(server, [PING], new), batch(server, [PING], [])):
         status, _, body = reply(refused)
         assert status == 400 and body["error"]["code"] == -32600
+
+
+# -- before initialize, cancellation, a client that never answers, leaks -----------------------------
+
+
+def test_requests_before_initialize_are_400_and_open_nothing() -> None:
+    server = make_server()
+    era = [(b"mcp-protocol-version", b"2025-06-18")]
+    listed = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    error(send(server, listed, era), 400, -32600, "Bad Request: Mcp-Session-Id header is required")
+    # A GET or DELETE of an initialize-era client without a session: 400 too (Session Management).
+    error(send(server, None, era + [(b"accept", b"text/event-stream")], "GET"), 400, -32600,
+          "Bad Request: Mcp-Session-Id header is required")
+    error(send(server, None, era, "DELETE"), 400, -32600, "Bad Request: Mcp-Session-Id header is required")
+    # Without any header the request is the stateless generation's: its own admission answers.
+    status, _, body = reply(send(server, listed))
+    assert status == 400 and body["error"]["code"] == -32020
+    # A server of the initialize era only has no stateless generation: 400 for the session id.
+    only = make_server(supported_versions=("2025-11-25", "2025-06-18", "2025-03-26"))
+    error(send(only, listed), 400, -32600, "Bad Request: Mcp-Session-Id header is required")
+    error(send(only, None, [(b"accept", b"text/event-stream")], "GET"), 400, -32600,
+          "Bad Request: Mcp-Session-Id header is required")
+    assert reply(send(only, {"jsonrpc": "2.0", "method": "notifications/initialized"}))[0] == 202
+    assert len(server.sessions) == len(only.sessions) == 0
+
+
+def test_stateless_legacy_mode_takes_a_request_without_the_version_header_as_2025_03_26() -> None:
+    server = mcpwire.Server(Implementation(name="s", version="1"), keyring=Keyring.single(b"k" * 32),
+                            supported_versions=("2025-11-25", "2025-03-26"))
+    server.add_tool(Tool(name="t", title="T", input_schema={"type": "object"}))
+    status, _, body = reply(send(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+    assert status == 200 and body["result"] == {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    newer = mcpwire.Server(Implementation(name="s", version="1"), keyring=Keyring.single(b"k" * 32),
+                           supported_versions=("2025-11-25",))
+    error(send(newer, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), 400, -32600,
+          "Bad Request: unsupported protocol version 2025-03-26")
+
+
+ASKING_INIT: dict[str, Any] = {**INIT, "params": {**INIT["params"], "capabilities": {"elicitation": {}}}}
+CALL: dict[str, Any] = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "t", "arguments": {}}}
+QUESTION = ElicitRequest(params=ElicitRequestFormParams(message="Name?", requested_schema={"type": "object"}))
+
+
+def asking_session(server: mcpwire.Server) -> list[tuple[bytes, bytes]]:
+    status, headers, _ = reply(send(server, ASKING_INIT))
+    assert status == 200
+    return [(b"mcp-session-id", headers[b"mcp-session-id"]), (b"mcp-protocol-version", b"2025-11-25")]
+
+
+def sse_messages(output: Any) -> list[dict[str, Any]]:
+    data = b"".join(part.data for part in output if isinstance(part, ResponseBody))
+    return [json.loads(line[6:]) for line in data.split(b"\n") if line.startswith(b"data: ") and len(line) > 6]
+
+
+def test_a_posted_cancellation_names_the_request_and_its_exchange_sends_nothing_more() -> None:
+    server = make_server()
+    session = asking_session(server)
+    exchange = send(server, CALL, session)
+    assert isinstance(exchange, mcpwire.HttpExchange)
+    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5, "reason": "late"}}
+    cancelled = send(server, note, session)
+    assert isinstance(cancelled, mcpwire.Cancelled)
+    assert (cancelled.request_id, cancelled.reason, cancelled.session_id) == (5, "late", session[0][1].decode())
+    assert reply(cancelled.reply)[0] == 202
+    exchange.cancel()  # what the host does on Cancelled
+    assert sse_messages(exchange.complete(mcpwire.types.CallToolResult(content=[]))) == []
+    # Unusable cancellations are notifications like any other: 202, nothing cancelled.
+    for params in ({}, {"requestId": None}, {"requestId": 5, "reason": 3}):
+        assert reply(send(server, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}, session))[0] == 202
+
+
+def test_a_client_that_never_answers_times_out_and_its_late_answer_is_dropped() -> None:
+    server = make_server()
+    session = asking_session(server)
+    exchange = send(server, CALL, session)
+    assert isinstance(exchange, mcpwire.HttpExchange)
+    (asked,) = sse_messages(exchange.input_required({"name": QUESTION}))
+    assert asked["method"] == "elicitation/create" and exchange.awaiting_input
+    stored = server.sessions.get(session[0][1].decode(), NOW)
+    assert stored is not None and stored.waiting == 1
+    (final,) = sse_messages(exchange.input_timed_out(300))
+    assert final["id"] == 5 and final["error"]["code"] == -32603 and stored.waiting == 0
+    late = {"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {}}}
+    assert reply(send(server, late, session))[0] == 202  # dropped: nothing waits on it
+
+
+def test_nothing_leaks_when_sessions_end() -> None:
+    server = make_server(sessions=MemorySessionStore(max_sessions=3, idle_timeout=60))
+    opened = [asking_session(server) for _ in range(3)]
+    waiting = []
+    for session in opened:
+        stream = send(server, None, session + [(b"accept", b"text/event-stream")], "GET")
+        assert isinstance(stream, SessionStream)
+        stream.start()
+        exchange = send(server, CALL, session)
+        assert isinstance(exchange, mcpwire.HttpExchange)
+        exchange.input_required({"name": QUESTION})
+        waiting.append(exchange)
+    error(send(server, ASKING_INIT), 503, -32603, "Internal error")
+    assert len(server.sessions) == 3 and server.open_streams == 3
+    for session, exchange in zip(opened, waiting):
+        closed = send(server, None, session, "DELETE")
+        assert isinstance(closed, SessionClosed) and closed.waiting == [exchange] and closed.stream is not None
+        closed.stream.close()
+    assert len(server.sessions) == 0 and server.open_streams == 0
+    assert all(exchange.state is mcpwire.ExchangeState.CANCELLED for exchange in waiting)

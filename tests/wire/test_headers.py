@@ -59,7 +59,11 @@ def test_constants() -> None:
     assert MCP_METHOD == b"mcp-method"
     assert MCP_NAME == b"mcp-name"
     assert MCP_PARAM_PREFIX == b"mcp-param-"
-    assert dict(NAMED_METHODS) == {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+    assert dict(NAMED_METHODS) == {
+        "tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+        # The tasks extension: Streamable HTTP, Routing Headers
+        "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId",
+    }
 
 
 def test_error_classes() -> None:

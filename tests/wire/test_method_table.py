@@ -51,9 +51,26 @@ def _params_def(revision: str, request: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-# 2025-11-25's schema has the experimental tasks methods in its core unions; they belong to
-# the tasks extension (its own issue), which is not a row of the table yet.
+# 2025-11-25's schema has the experimental tasks methods of that revision in its core unions;
+# the table has the tasks extension's instead (io.modelcontextprotocol/tasks, 2026-07-28 only),
+# held against the extension's own schema.
 TASKS_EXTENSION = {"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/tasks/status"}
+
+
+@cache
+def _extension_requests() -> dict[str, dict[str, Any]]:
+    """The tasks extension's request definitions by method (its vendored schema)."""
+    d: dict[str, Any] = json.loads((SCHEMAS / "ext-tasks-draft.json").read_text())["$defs"]
+    out: dict[str, dict[str, Any]] = {}
+    for name in ("GetTaskRequest", "UpdateTaskRequest", "CancelTaskRequest"):
+        own = d[name]["allOf"][1]  # allOf: [JSONRPCRequest, the method's own members]
+        out[str(own["properties"]["method"]["const"])] = own
+    return out
+
+
+def _extension_params(request: dict[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = request["properties"]["params"]
+    return params
 # The columns below the row set (result types, ttlMs, inputResponses, list shapes, Mcp-Name)
 # are facts of the 2026-07-28 schema; initialize-era results are shaped from them on the way out.
 STATELESS = ("2026-07-28",)
@@ -61,13 +78,16 @@ STATELESS = ("2026-07-28",)
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_rows_are_exactly_the_client_requests_of_the_schema(revision: str) -> None:
-    assert methods_of(revision) == set(_union(revision, "ClientRequest")) - TASKS_EXTENSION
+    extension = set(_extension_requests()) if revision in STATELESS else set()
+    assert methods_of(revision) == (set(_union(revision, "ClientRequest")) - TASKS_EXTENSION) | extension
+    for name in extension:
+        assert METHODS[name].extension == "io.modelcontextprotocol/tasks" and METHODS[name].revisions == {revision}
 
 
 @pytest.mark.parametrize("revision", STATELESS)
 def test_result_types_are_the_schemas_results(revision: str) -> None:
     results = {_ref(m) for m in defs(revision)["ServerResult"]["anyOf"]}
-    for name in methods_of(revision):
+    for name in methods_of(revision) - set(_extension_requests()):  # the extension's: tests/schema_check.py
         result = METHODS[name].result
         assert result is not None and result.__name__ in results, name
 
@@ -75,7 +95,7 @@ def test_result_types_are_the_schemas_results(revision: str) -> None:
 @pytest.mark.parametrize("revision", STATELESS)
 def test_cacheable_is_what_carries_ttl(revision: str) -> None:
     d = defs(revision)
-    for name in methods_of(revision):
+    for name in methods_of(revision) - set(_extension_requests()):
         result_def = d[METHODS[name].result.__name__]  # type: ignore[union-attr]
         assert ("ttlMs" in result_def.get("properties", {})) == (name in CACHEABLE_METHODS), name
 
@@ -109,7 +129,11 @@ def test_name_param_is_a_string_member_of_the_params(revision: str) -> None:
         if spec.name_param is not None:
             member = _params_def(revision, request)["properties"][spec.name_param]
             assert member["type"] == "string", name
-    assert NAMED_METHODS == {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+    for name, request in _extension_requests().items():
+        assert METHODS[name].name_param == "taskId"
+        assert _extension_params(request)["properties"]["taskId"]["type"] == "string", name
+    assert NAMED_METHODS == {"tools/call": "name", "prompts/get": "name", "resources/read": "uri", "tasks/get": "taskId",
+                             "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
 
 @pytest.mark.parametrize("revision", REVISIONS)

@@ -23,6 +23,15 @@ function waitFor(check, what) {
 
 const text = (result) => result.content.map((c) => c.text).join("");
 
+// The HTTP status a ping on `sessionId` gets, on a request of its own (outside the transport).
+async function pingStatus(url, sessionId) {
+  const response = await fetch(url, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: "probe", method: "ping" }),
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream",
+      "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" } });
+  await response.text();
+  return response.status;
+}
+
 async function main() {
   const [kind, ...target] = process.argv.slice(2);
   const transport = kind === "http"
@@ -32,9 +41,15 @@ async function main() {
     { capabilities: { elicitation: { form: {} }, sampling: {} } });
   const logs = [];
   const updates = [];
-  client.setRequestHandler(ElicitRequestSchema, async (req) => ({ action: "accept", content: { name: "Ada" } }));
-  client.setRequestHandler(CreateMessageRequestSchema, async (req) => ({
-    role: "assistant", model: "test-model", content: { type: "text", text: "Paris" } }));
+  const asked = { elicitation: [], sampling: [] };  // what our server's requests carried
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.elicitation.push([req.params.message, req.params.requestedSchema.required]);
+    return { action: "accept", content: { name: "Ada" } };
+  });
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+    asked.sampling.push([req.params.messages.map((m) => m.content.text), req.params.maxTokens]);
+    return { role: "assistant", model: "test-model", content: { type: "text", text: "Paris" } };
+  });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (note) => { logs.push(note.params.data); });
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (note) => { updates.push(note.params.uri); });
 
@@ -61,6 +76,7 @@ async function main() {
   out.logsAtDebug = logs.splice(0);
   out.greet = text(await client.callTool({ name: "greet", arguments: {} }));
   out.askLlm = text(await client.callTool({ name: "ask_llm", arguments: {} }));
+  out.asked = asked;
   out.resources = (await client.listResources()).resources.map((r) => r.uri);
   out.note = (await client.readResource({ uri: "test://note" })).contents[0].text;
   await client.subscribeResource({ uri: "test://note" });
@@ -68,14 +84,21 @@ async function main() {
   await waitFor(() => updates.length >= 1, "notifications/resources/updated");
   out.updates = updates.splice(0);
   await client.unsubscribeResource({ uri: "test://note" });
+  await client.callTool({ name: "touch", arguments: {} });  // no longer subscribed: no update may come
+  await client.ping();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  out.updatesAfterUnsubscribe = updates.splice(0);
   out.prompts = (await client.listPrompts()).prompts.map((p) => p.name);
   out.prompt = (await client.getPrompt({ name: "greeting", arguments: { name: "Grace" } })).messages[0].content.text;
   out.completion = (await client.complete({ ref: { type: "ref/prompt", name: "greeting" },
     argument: { name: "name", value: "A" } })).completion.values;
   out.ping = await client.ping();
   if (kind === "http") {
+    const sessionId = transport.sessionId;
+    out.openStatus = await pingStatus(target[0], sessionId);
     await transport.terminateSession();
     out.terminated = transport.sessionId === undefined;
+    out.closedStatus = await pingStatus(target[0], sessionId);  // the server forgot the session: 404
   }
   await client.close();
   process.stdout.write(JSON.stringify(out) + "\n");

@@ -61,9 +61,10 @@ function build() {
   server.registerResource("note", "test://note", { mimeType: "text/plain", description: "A note" },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: "a note" }] }));
 
+  // Answers with the URIs subscribed at the time, so a client can see its subscribe and unsubscribe.
   server.registerTool("touch", { description: "Announce that test://note was updated" }, async () => {
     if (subscribed.has("test://note")) await server.server.sendResourceUpdated({ uri: "test://note" });
-    return { content: [{ type: "text", text: "touched" }] };
+    return { content: [{ type: "text", text: `touched; subscribed: ${[...subscribed].sort().join(",") || "none"}` }] };
   });
 
   server.registerPrompt("greeting", { description: "Greets someone",

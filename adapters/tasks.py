@@ -1,0 +1,141 @@
+"""The App's tasks (tasks extension, ``io.modelcontextprotocol/tasks``): tool calls that outlive
+their request.
+
+A tool registered with ``task_support`` whose call declares the extension
+(``ToolCall.task_allowed``) runs its handler in the App's background task group
+(:meth:`App.running`, entered by every driver) while the request waits. The handler decides:
+returning (a result, an error, a :class:`NeedInput` for a multi round-trip round) answers the
+request as usual; ``await ctx.start_task()`` answers it with a ``CreateTaskResult`` at once and
+the handler goes on in the background, its outcome recorded in the task (``tasks/get`` reads
+it). After that, a :class:`NeedInput` parks the task in ``input_required``; when
+``tasks/update`` has answered every request (a :class:`~mcpwire.tasks.TaskChanged` the
+driver hands to :meth:`App.task_changed`), the handler runs again with ``ctx.input_responses``
+and ``ctx.state``, as on a multi round-trip retry. ``tasks/cancel`` cancels the handler.
+
+A client that leaves before the task exists cancels the handler with its request; once the
+task exists, nothing but ``tasks/cancel`` (or the server's shutdown) stops it. Without a
+background group (a driver that does not enter :meth:`App.running`, an ASGI server without
+lifespan) the handler runs inside the request, which then ends only when the work does.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+import mcpwire
+from mcpwire import Exchange, ExchangeState
+from mcpwire.tasks import TaskChanged, TaskStatus
+
+from .context import Context, Send
+
+if TYPE_CHECKING:
+    from .app import App
+
+__all__ = ["TaskRunner"]
+
+_LOST = {"code": mcpwire.ErrorCode.INTERNAL_ERROR, "message": "Internal error"}
+
+
+async def _nowhere(outputs: Any) -> None:
+    """A task's later rounds answer no request: their output (always empty) goes nowhere."""
+
+
+class TaskRunner:
+    """The work of an App's task-capable calls and tasks (see the module docstring)."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.group: anyio.abc.TaskGroup | None = None
+        """The App's background task group while :meth:`App.running` is entered."""
+        # The exchange of each task whose work this process runs, and the cancel scope of the
+        # round running now (None while the task waits for input).
+        self._work: dict[str, tuple[Exchange[Any], anyio.CancelScope | None]] = {}
+        # Before start_task: each running call's scope, by exchange.
+        self._starting: dict[int, anyio.CancelScope] = {}
+
+    def __len__(self) -> int:
+        """How many tasks this process runs or keeps waiting for input."""
+        return len(self._work)
+
+    async def dispatch(self, exchange: Exchange[Any], send: Send) -> None:
+        """Answer a call that may become a task: wait until its handler answers or makes the task."""
+        ctx = Context(self.app, exchange, send)
+        decided = anyio.Event()
+        scope = anyio.CancelScope()
+        self._starting[id(exchange)] = scope
+        if self.group is None:
+            await self._round(ctx, scope, decided)
+            return
+        self.group.start_soon(self._round, ctx, scope, decided)
+        try:
+            await decided.wait()
+        except anyio.get_cancelled_exc_class():
+            if exchange.state is not ExchangeState.TASK:
+                scope.cancel()  # the client left before the task existed: the work ends with the request
+            raise
+
+    def started(self, ctx: Context) -> None:
+        """``ctx.start_task`` made the task: its work now belongs to the task."""
+        exchange = ctx.exchange
+        assert exchange.task_id is not None
+        self._work[exchange.task_id] = (exchange, self._starting.pop(id(exchange), None))
+        if ctx.decided is not None:
+            ctx.decided.set()
+
+    async def _round(self, ctx: Context, scope: anyio.CancelScope, decided: anyio.Event | None) -> None:
+        exchange = ctx.exchange
+        ctx.decided = decided
+        try:
+            with scope:
+                await self.app.answer(ctx)
+        finally:
+            self._starting.pop(id(exchange), None)
+            if decided is not None:
+                decided.set()
+            self._settle(exchange, scope)
+
+    def _settle(self, exchange: Exchange[Any], scope: anyio.CancelScope) -> None:
+        """After a round: forget a finished task; a task waiting for input keeps its exchange."""
+        task_id = exchange.task_id
+        entry = self._work.get(task_id) if task_id is not None else None
+        if task_id is None or entry is None or entry[1] is not scope:
+            return
+        tasks = self.app.server.tasks
+        record = tasks.get(task_id, time.time()) if tasks is not None else None
+        if record is None or record.terminal:
+            del self._work[task_id]
+        else:
+            self._work[task_id] = (exchange, None)
+
+    async def task_changed(self, changed: TaskChanged) -> None:
+        """Resume a task whose input requests are all answered, or stop a cancelled one."""
+        task = changed.task
+        entry = self._work.get(task.task_id)
+        if task.status is TaskStatus.CANCELLED:
+            if entry is not None:
+                del self._work[task.task_id]
+                if entry[1] is not None:
+                    entry[1].cancel()
+            return
+        if task.status is not TaskStatus.WORKING:
+            return
+        tasks = self.app.server.tasks
+        assert tasks is not None
+        if entry is None or entry[1] is not None:
+            # No work of this process waits for these answers (it ran in another process, or
+            # before a restart): the task cannot go on.
+            tasks.fail(task.task_id, dict(_LOST), time.time(), message="The task's work is no longer running")
+            return
+        exchange = entry[0]
+        ctx = Context(self.app, exchange, _nowhere)
+        ctx.event = exchange.resume_task(task)
+        scope = anyio.CancelScope()
+        self._work[task.task_id] = (exchange, scope)
+        if self.group is None:
+            await self._round(ctx, scope, None)
+        else:
+            self.group.start_soon(self._round, ctx, scope, None)

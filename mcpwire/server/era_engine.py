@@ -1,0 +1,385 @@
+"""The initialize-era half of the server engine: sessions over HTTP and stdio.
+
+Owns (specification 2025-11-25, 2025-06-18, 2025-03-26: Basic > Lifecycle; Basic > Transports >
+Streamable HTTP, Session Management, Multiple Connections, Resumability; 2025-03-26: JSON-RPC
+batching): routing a message to its session (Mcp-Session-Id, 400 without it, 404 for a session
+the store does not hold, 400 for an unsupported MCP-Protocol-Version), ``initialize`` and the
+session's admission (the same method table and handlers as the stateless half, the methods of
+that revision only, results shaped by era.py), the session's GET stream (409 for a second one,
+``Last-Event-ID`` replay from its EventStore), DELETE, 2025-03-26 batches, and the stdio entry
+points :class:`~mcpwire.StdioConnection` calls. :class:`~mcpwire.Server` inherits it; the
+annotations below name what it uses of the engine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Final, Iterator
+
+import msgspec
+from msgspec import UNSET, Raw
+
+from ..wire.envelope import Notification, Request, Response, encode_error, encode_result
+from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
+from ..wire.headers import LAST_EVENT_ID, MCP_SESSION_ID, HeaderMismatch, HeaderView, protocol_version_header
+from ..wire.meta import PROGRESS_TOKEN_META_KEY, RequestMeta, check_client_capabilities, check_notification_meta
+from ..wire.methods import METHODS, MethodSpec
+from ..wire.params import bad_params, check_cursor, decode_params
+from ..wire.versions import INITIALIZE_ERA
+from .catalog import Listing, ToolEntry
+from .context import ServerContext
+from .era import session_result
+from .events import Cancelled, HttpBatch, InputArrived, SessionClosed, TaskChanged
+from .exchange import Exchange, HttpExchange
+from .http import HttpPolicy, HttpRequest, admit_target, as_text, empty_reply, error_reply, json_reply
+from .listen import ResumedStream, SessionStream, StdioSessionStream
+from .session import (
+    BATCH_REVISIONS, MAX_BATCH, EventStore, Session, SessionStore, check_initialize, check_session_id,
+    negotiate_version,
+)
+from .admitted import Admitted, HttpAnswer, Listen, names_version, refuse
+from .listeners import Listeners
+from .tokens import CursorCodec, ExpiredCursor, check_now
+
+__all__ = ["EraEngine"]
+
+OLDEST: Final = INITIALIZE_ERA[-1]
+
+
+class EraEngine:
+    """The initialize-era methods of :class:`~mcpwire.Server` (see the module docstring)."""
+
+    # What this half uses of the engine, set by Server.__init__.
+    http: HttpPolicy
+    instructions: str | None
+    page_size: int
+    max_listen_streams: int
+    sessions: SessionStore
+    _era: tuple[str, ...]
+    _stateless_versions: tuple[str, ...]
+    _session_ids: Iterator[str] | None
+    _event_store: Callable[[], EventStore]
+    _enabled: dict[str, bool]
+    _logging: bool
+    _list_changed: frozenset[str]
+    _subscribe: bool
+    _info_builtins: Any
+    _context: ServerContext
+    _cursor_codec: CursorCodec
+    _listeners: Listeners
+    _tools: Listing[ToolEntry]
+    _lists: dict[str, Listing[Any]]
+    _handlers: dict[str, Callable[[Request, Any, RequestMeta, float], Admitted]]
+
+    if TYPE_CHECKING:
+        def receive_http(self, request: HttpRequest, *, now: float) -> HttpAnswer: ...
+        def capabilities(self) -> dict[str, Any]: ...
+        @property
+        def serves_stateless(self) -> bool: ...
+
+    # -- initialize era over HTTP -------------------------------------------------------------------
+    def _batches_allowed(self, view: HeaderView) -> bool:
+        """Batches are a 2025-03-26 feature: a request on a session of that revision (its header,
+        or none, which means 2025-03-26). Anywhere else an array is refused like any non-object."""
+        if not BATCH_REVISIONS & set(self._era) or not self._sessions_on or view.first(MCP_SESSION_ID) is None:
+            return False
+        try:
+            version = protocol_version_header(view)
+        except HeaderMismatch:
+            return False
+        return (version or OLDEST) in BATCH_REVISIONS
+
+    def _batch_http(self, request: HttpRequest, body: bytes, now: float) -> HttpAnswer:
+        session_ids = HeaderView(request.headers).all(MCP_SESSION_ID)
+        if len(session_ids) > 1:
+            return refuse(400, "Bad Request: repeated Mcp-Session-Id header", None)
+        if self.sessions.get(session_ids[0].decode("latin-1"), now) is None:
+            return refuse(404, "Session not found", None)  # the batch as a whole: nothing to answer on
+        try:
+            raws = msgspec.json.decode(body, type=list[msgspec.Raw])
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return error_reply(RemoteProtocolError("Parse error", code=ErrorCode.PARSE_ERROR))
+        if not raws:  # JSON-RPC 2.0: an empty array is one Invalid Request
+            return error_reply(RemoteProtocolError("Invalid Request: empty batch", code=ErrorCode.INVALID_REQUEST))
+        if len(raws) > MAX_BATCH:
+            return error_reply(RemoteProtocolError(f"Invalid Request: more than {MAX_BATCH} messages in a batch",
+                                                   code=ErrorCode.INVALID_REQUEST))
+        answers: list[Any] = []
+        has_requests = False
+        for raw in raws:
+            item = bytes(raw)
+            if item[:1] == b"[":  # a batch in a batch is not a message
+                answers.append(error_reply(RemoteProtocolError("Invalid Request", code=ErrorCode.INVALID_REQUEST)))
+                has_requests = True
+                continue
+            answer = self.receive_http(HttpRequest(method=request.method, target=request.target,
+                                                   headers=request.headers, body=item), now=now)
+            answers.append(answer)
+            if isinstance(answer, HttpExchange) or (isinstance(answer, tuple) and answer[0].status != 202):
+                has_requests = True
+        return HttpBatch(answers=answers, has_requests=has_requests, no_requests=empty_reply(202))
+
+    @property
+    def _sessions_on(self) -> bool:
+        return bool(self._era) and self._session_ids is not None
+
+    def _route_era(self, message: Request | Notification | Response, view: HeaderView, now: float) -> HttpAnswer | None:
+        """Which dialect a POST speaks: ``None`` for the stateless path, else the answer.
+
+        A 2026-07-28 ``MCP-Protocol-Version`` header, or a request whose ``_meta`` names a
+        protocol version, is stateless; so is a request with neither header nor session.
+        An ``initialize`` opens a session; a request with ``Mcp-Session-Id`` belongs to it.
+        """
+        try:
+            header_version = protocol_version_header(view)
+        except HeaderMismatch:
+            return None  # the stateless admission answers it (-32020)
+        session_ids = view.all(MCP_SESSION_ID)
+        if header_version is not None and header_version not in INITIALIZE_ERA:
+            if session_ids and self._sessions_on and header_version not in self._stateless_versions:
+                # A session's request naming a revision nobody speaks (2025-11-25: Streamable
+                # HTTP, Protocol Version Header: 400 for an unsupported version).
+                return refuse(400, f"Bad Request: unsupported protocol version {header_version}",
+                               getattr(message, "id", None))
+            return None
+        if isinstance(message, Request) and names_version(message):
+            return None
+        if not session_ids:
+            if isinstance(message, Request) and message.method == "initialize":
+                return self._initialize_http(message, now)
+            if header_version is None and self.serves_stateless:
+                return None  # the stateless generation's request (its admission answers)
+            if isinstance(message, Request) and self._sessions_on:
+                # Before initialize (2025-11-25: Session Management: 400 without the header).
+                return refuse(400, "Bad Request: Mcp-Session-Id header is required", message.id)
+            if isinstance(message, Request):
+                # Stateless legacy mode (no session ids): each request stands alone; without
+                # the header it is 2025-03-26 (Protocol Version Header).
+                revision = header_version or OLDEST
+                if revision not in self._era:
+                    return refuse(400, f"Bad Request: unsupported protocol version {revision}", message.id)
+                session = Session(None, revision, {}, None, now)
+                return self._session_http(message, session, revision, now)
+            return empty_reply(202)
+        if not self._sessions_on:
+            return None
+        if len(session_ids) > 1:
+            return refuse(400, "Bad Request: repeated Mcp-Session-Id header", getattr(message, "id", None))
+        found = self.sessions.get(session_ids[0].decode("latin-1"), now)
+        if found is None:
+            return refuse(404, "Session not found", getattr(message, "id", None))
+        session = found
+        revision = header_version or OLDEST
+        if revision not in self._era:
+            return refuse(400, f"Bad Request: unsupported protocol version {revision}", getattr(message, "id", None))
+        if isinstance(message, Notification):
+            if message.method == "notifications/initialized":
+                session.move("initialized")
+            cancelled = Cancelled.parse(message)
+            if cancelled is not None:  # the host cancels that request's work, if it still runs
+                return msgspec.structs.replace(cancelled, session_id=str(session.id), reply=empty_reply(202))
+            return empty_reply(202)
+        if isinstance(message, Response):
+            arrived = self._answer(session, message)
+            reply = empty_reply(202)
+            return reply if arrived is None else InputArrived(exchange=arrived[0], ready=arrived[1], reply=reply)
+        return self._session_http(message, session, revision, now)
+
+    def _session_client(self, view: HeaderView) -> bool:
+        """Whether a request without a session id comes from the initialize era: it names such a
+        revision in ``MCP-Protocol-Version``, or names none to a server of that era only."""
+        try:
+            version = protocol_version_header(view)
+        except HeaderMismatch:
+            return False
+        return version in INITIALIZE_ERA if version is not None else not self.serves_stateless
+
+    def _initialize_http(self, message: Request, now: float) -> HttpAnswer:
+        try:
+            session, result = self._initialize(message, now, self._session_ids)
+        except ProtocolError as exc:
+            return error_reply(exc, message.id)
+        extra = ((MCP_SESSION_ID, session.id.encode()),) if session.id is not None else ()
+        return json_reply(200, encode_result(message.id, result), extra)
+
+    def _session_http(self, message: Request, session: Session, revision: str, now: float) -> HttpAnswer:
+        try:
+            admitted = self._admit_session(message, session, revision, now)
+        except ProtocolError as exc:
+            # After admission, errors travel with HTTP 200 (those clients read other statuses as
+            # a failed transport, and 404 as a lost session).
+            return json_reply(200, encode_error(message.id, exc))
+        if isinstance(admitted, bytes):
+            return json_reply(200, admitted)
+        # subscriptions/listen and the tasks methods are not session methods
+        assert not isinstance(admitted, (Listen, TaskChanged))
+        event, params = admitted
+        return HttpExchange(self._context, event, params, now, session=session, revision=revision)
+
+    def _session_request(self, request: HttpRequest, view: HeaderView, now: float) -> HttpAnswer:
+        """GET (the session's standalone SSE stream) and DELETE (end the session)."""
+        refused = admit_target(request, self.http, view)
+        if refused is not None:
+            return refused
+        method = as_text("method", request.method)
+        if method == "GET":
+            accept = b",".join(view.all(b"accept")).lower()
+            if b"text/event-stream" not in accept and b"*/*" not in accept and b"text/*" not in accept:
+                return refuse(406, "Not Acceptable: a GET stream needs Accept: text/event-stream")
+        ids = view.all(MCP_SESSION_ID)
+        if len(ids) > 1:
+            return refuse(400, "Bad Request: repeated Mcp-Session-Id header")
+        session = self.sessions.get(ids[0].decode("latin-1"), now)
+        if session is None:
+            return refuse(404, "Session not found")
+        if method == "DELETE":
+            self.sessions.remove(str(session.id))
+            stream = session.stream
+            waiting = session.close()
+            for exchange in waiting:
+                exchange.cancel()
+            return SessionClosed(session_id=str(session.id), reply=empty_reply(200), waiting=waiting, stream=stream)
+        last_event = view.first(LAST_EVENT_ID)
+        if last_event is not None:
+            replay = session.events.replay(last_event.decode("latin-1").strip())
+            if replay is not None:
+                return ResumedStream(self._context, session, *replay)
+        if session.stream is not None:
+            return refuse(409, "Conflict: the session already has an open GET stream")
+        if len(self._listeners) >= self.max_listen_streams:
+            return error_reply(ProtocolError("Too many open streams", code=ErrorCode.INTERNAL_ERROR, http_status=503))
+        return SessionStream(self._context, session, self._session_kinds())
+
+    def _session_kinds(self) -> frozenset[str]:
+        return frozenset(k for k in self._list_changed if self._enabled[k])
+
+    def stdio_session_stream(self, session: Session) -> StdioSessionStream | None:
+        """The stream of what an initialize-era stdio session hears unasked (list_changed,
+        resources/updated), from ``notifications/initialized`` on; ``None`` when it has one."""
+        if session.stream is not None:
+            return None
+        return StdioSessionStream(self._context, session, self._session_kinds())
+
+    # -- initialize era: the handshake and the session's requests ------------------------------------
+    def _initialize(self, message: Request, now: float, ids: Iterator[str] | None) -> tuple[Session, dict[str, Any]]:
+        params = decode_params(METHODS["initialize"].decoder, message.params, message.id)
+        requested, caps, info = check_initialize(params)
+        check_client_capabilities(caps)
+        revision = negotiate_version(requested, self._era)
+        assert revision is not None  # only called when the era is enabled
+        session = Session(None if ids is None else check_session_id(next(ids)), revision, caps, info, now,
+                          self._event_store())
+        if session.id is not None and not self.sessions.add(session, now):
+            raise ProtocolError("Too many sessions: try again later", code=ErrorCode.INTERNAL_ERROR, http_status=503)
+        result: dict[str, Any] = {
+            "protocolVersion": revision,
+            "capabilities": self._era_capabilities(),
+            "serverInfo": self._info_builtins,
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return session, session_result(revision, "initialize", result)
+
+    def _era_capabilities(self) -> dict[str, Any]:
+        caps = self.capabilities()
+        return caps
+
+    def _admit_session(self, message: Request, session: Session, revision: str, now: float) -> Admitted:
+        method = message.method
+        spec = METHODS.get(method)
+        if spec is None or revision not in spec.revisions or not self._session_method_enabled(spec):
+            raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
+        params = decode_params(spec.decoder, message.params, message.id)
+        meta = check_notification_meta(params.meta)
+        if method == "initialize":
+            raise RemoteProtocolError("The session is already initialized", code=ErrorCode.INVALID_REQUEST)
+        if spec.input_required and (params.input_responses is not UNSET or params.request_state is not UNSET):
+            raise bad_params("Tasks and multi-round-trip inputs are not supported in protocol revision " + revision)
+        if spec.session:
+            if method == "logging/setLevel":
+                session.set_level(params.level)
+            elif method == "resources/subscribe":
+                session.subscribe(params.uri)
+            elif method == "resources/unsubscribe":
+                session.unsubscribe(params.uri)
+            return encode_result(message.id, {})
+        request_meta = RequestMeta(
+            protocol_version=revision, client_capabilities=session.client_capabilities,
+            client_info=session.client_info, progress_token=meta.get(PROGRESS_TOKEN_META_KEY), raw=meta,
+        )
+        if spec.paginated:
+            return self._on_list_era(message, params, revision)
+        tool = params.name if method == "tools/call" else None
+        if type(tool) is str and tool in self._tools and not self._tools.listed_in(revision, tool):
+            raise bad_params(f"Tool {tool} is not available in protocol revision {revision}")
+        return self._handlers[method](message, params, request_meta, now)
+
+    def _session_method_enabled(self, spec: MethodSpec) -> bool:
+        if spec.name in ("resources/subscribe", "resources/unsubscribe"):
+            return self._subscribe and self._enabled["resources"]
+        if spec.name == "logging/setLevel":
+            return self._logging
+        return spec.capability is None or self._enabled[spec.capability]
+
+    def _on_list_era(self, message: Request, params: Any, revision: str) -> bytes:
+        """A list as ``revision`` has it: the revision's own list of items, shaped and encoded at
+        registration (its cursors are bound to the revision, whose list may be shorter)."""
+        method = message.method
+        key = str(METHODS[method].list_key)
+        listing = self._lists[method]
+        cursor = check_cursor(params.cursor)
+        version = f"{listing.version}@{revision}"
+        offset = 0
+        if cursor is not None:
+            offset = self._cursor_codec.verify(cursor, method=method, catalog_version=version)
+            if offset > listing.size(revision):
+                raise ExpiredCursor("offset past end")
+        items, nxt = listing.page(offset, self.page_size, revision)
+        parts = [b'{"', key.encode(), b'":', bytes(items)]
+        if nxt is not None:
+            token = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
+            parts.append(b',"nextCursor":"' + token.encode() + b'"')
+        parts.append(b"}")
+        return encode_result(message.id, Raw(b"".join(parts)))
+
+    def _answer(self, session: Session, response: Response) -> tuple[Exchange[Any], bool] | None:
+        """A client's response to a server-to-client request: to the exchange that asked."""
+        if response.id is None:
+            return None
+        found = session.answered(response.id)
+        if found is None:
+            return None  # not a request the session waits on: dropped
+        exchange = found[0]
+        return exchange, exchange.receive_answer(response)
+
+    def opens_session(self, message: Request) -> bool:
+        """Whether ``message`` opens an initialize-era session: an ``initialize`` whose
+        ``_meta`` names no protocol version, on a server that speaks an initialize-era revision."""
+        return bool(self._era) and message.method == "initialize" and not names_version(message)
+
+    def uninitialized_line(self, message: Request) -> bytes | None:
+        """Answer a request read from stdio before ``initialize``: ``ping`` is answered (Basic > Lifecycle: the one request a client may send
+        first), anything else is -32600; ``None`` for a request whose ``_meta`` names a protocol
+        version (a stateless client's: its admission answers, e.g. -32022 for a probe), or on a
+        server that serves no initialize-era revision."""
+        if not self._era or names_version(message):
+            return None
+        if message.method == "ping":
+            return encode_result(message.id, {})
+        return encode_error(message.id, RemoteProtocolError("Server not initialized: send initialize first",
+                                                            code=ErrorCode.INVALID_REQUEST))
+
+    def initialize_line(self, message: Request, now: float) -> tuple[Session | None, bytes]:
+        """Answer an ``initialize`` read from stdio: the connection's session (``None`` when
+        refused) and the response message."""
+        check_now(now)
+        try:
+            session, result = self._initialize(message, now, None)
+        except ProtocolError as exc:
+            return None, encode_error(message.id, exc)
+        return session, encode_result(message.id, result)
+
+    def receive_answer(self, session: Session, response: Response) -> InputArrived | None:
+        """A client's response read from stdio: :class:`InputArrived` when it answers a
+        server-to-client request the session waits on, else ``None`` (dropped)."""
+        arrived = self._answer(session, response)
+        return None if arrived is None else InputArrived(exchange=arrived[0], ready=arrived[1])

@@ -1,0 +1,23 @@
+"""The tasks extension (``io.modelcontextprotocol/tasks``, ext-tasks specification), for hosts
+that run tasks: the extension's identifier, a task as stored, where tasks live (the store
+interface and its bounded in-memory default), the lifecycle, and the server's tasks.
+
+A :class:`~mcpwire.Server` given ``tasks=Tasks(MemoryTaskStore(), ids)`` advertises the
+extension, answers ``tasks/get`` itself, hands ``tasks/update`` and ``tasks/cancel`` that
+change a task to the host as :class:`TaskChanged`, and lets a ``tools/call`` of a tool
+registered with ``task_support`` become a task (``Exchange.create_task``). A durable store:
+``mcpwire_adapters.task_store.SqliteTaskStore``.
+"""
+
+from .server.catalog import TaskSupport
+from .server.events import TaskChanged
+from .server.states import TASK, TaskStatus
+from .server.tasks import (
+    DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS, MemoryTaskStore, TaskRecord, Tasks, TaskStore, iso_time,
+)
+from .wire.capabilities import TASKS_EXTENSION
+
+__all__ = [
+    "TASKS_EXTENSION", "Tasks", "TaskRecord", "TaskStore", "MemoryTaskStore", "TaskStatus", "TaskChanged",
+    "TaskSupport", "TASK", "DEFAULT_TASK_TTL_MS", "DEFAULT_POLL_INTERVAL_MS", "iso_time",
+]
