@@ -86,6 +86,8 @@ def test_one_need_input_type_for_app_example_and_fixture() -> None:
     assert app.NeedInput is mcpwire_adapters.NeedInput
     example = _load(REPO / "examples" / "asyncio_server.py", "asyncio_server_example")
     assert example.NeedInput is mcpwire_adapters.NeedInput
+    if str(REPO / "conformance") not in sys.path:  # the fixture imports its sibling fixture_tasks
+        sys.path.insert(0, str(REPO / "conformance"))
     fixture = _load(REPO / "conformance" / "fixture.py", "conformance_fixture_imports")
     assert fixture.NeedInput is mcpwire_adapters.NeedInput
 
@@ -103,7 +105,8 @@ def test_no_other_need_input_is_defined() -> None:
 
 # -- the anyio drivers: no trio -------------------------------------------------------------------
 
-ANYIO_DRIVERS = ["mcpwire_adapters.http_client", "mcpwire_adapters.stdio_client", "mcpwire_adapters.stdio_server"]
+ANYIO_DRIVERS = ["mcpwire_adapters.http_client", "mcpwire_adapters.stdio_client", "mcpwire_adapters.stdio_server",
+                 "mcpwire_adapters.blocking"]
 
 
 @pytest.mark.parametrize("module", ANYIO_DRIVERS)
