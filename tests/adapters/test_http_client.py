@@ -312,3 +312,45 @@ def test_https_through_anyio_tls_and_a_certificate_checked(backend: str, tmp_pat
             tasks.cancel_scope.cancel()
 
     run(main, backend)
+
+
+def test_cancelling_a_call_closes_its_connection_and_the_server_stops_it(backend: str) -> None:
+    """HTTP cancels by disconnecting: the awaiting task cancelled (anyio's scope on either loop,
+    and asyncio's own ``asyncio.timeout`` there) closes the call's connection, the server's
+    handler is cancelled, and the next call opens a fresh connection."""
+    import threading
+
+    import trio
+
+    app = make_app()
+    stopped: list[threading.Event] = []
+
+    @app.tool(description="Hang until cancelled")
+    async def hang(ctx: Context, arguments: dict[str, Any]) -> str:
+        stopped.append(threading.Event())
+        try:
+            await trio.sleep(30)  # the server's trio loop
+        except trio.Cancelled:
+            stopped[-1].set()
+            raise
+        return "never"
+
+    async def main() -> None:
+        async with served(app) as server, HttpClient(server.url, client()) as c:
+            assert text(await c.call_tool("echo", {"text": "warm"})) == "warm"
+            with anyio.move_on_after(0.3) as scope:
+                await c.call_tool("hang", {})
+            assert scope.cancelled_caught
+            if backend == "asyncio":
+                import asyncio
+
+                with pytest.raises(TimeoutError):
+                    async with asyncio.timeout(0.3):
+                        await c.call_tool("hang", {})
+            for event in stopped:
+                assert await anyio.to_thread.run_sync(event.wait, 10), "the server's handler was not cancelled"
+            assert len(stopped) == (2 if backend == "asyncio" else 1)
+            assert text(await c.call_tool("echo", {"text": "after"})) == "after"
+            assert c.connections_opened == 1 + len(stopped)  # each cancelled call's connection was closed
+
+    run(main, backend)
