@@ -160,3 +160,13 @@ async def test_a_closed_stdout_stops_the_server_at_once(child: Child) -> None:
     await child.send(line(call("echo", 1, {"text": "lost"})) + line(call("wait", 2, {"seconds": 30})))
     with trio.fail_after(10):  # the 30 s call is not waited for, and stdin is still open
         assert await child.exit_code() == 0
+
+
+@with_child()
+async def test_messages_larger_than_a_pipe_buffer_pass_both_ways(child: Child) -> None:
+    text = "x" * (1024 * 1024)  # 1 MiB each way: many reads, and writes that wait for the pipe to drain
+    await child.send(line(call("echo", 9, {"text": text})))
+    answer = await child.message()
+    assert answer["id"] == 9 and answer["result"]["content"][0]["text"] == text
+    await child.close_stdin()
+    assert await child.exit_code() == 0
