@@ -83,6 +83,7 @@ class Terminal:
         self.in_tty = stdin.isatty()
         self.out_width: int | None = shutil.get_terminal_size().columns if stdout.isatty() else None
         self._bar = 0  # length of the progress line on screen (TTY only), 0 when none
+        self._task_line = ""  # the last task state shown (tasks extension), to show each change once
         self._asking = False  # a question is on screen, its answer not typed yet
 
     def out(self, text: str = "") -> None:
@@ -128,6 +129,22 @@ class Terminal:
                 line = f"[{'#' * filled}{'.' * (_BAR - filled)}] {fraction:4.0%}{note}"
             else:
                 line = f"[{'working':^{_BAR}}] {shown}{note}"
+            line = line[: max(shutil.get_terminal_size().columns - 1, 20)]
+            self.stderr.write("\r" + line + " " * max(self._bar - len(line), 0))
+            self._bar = len(line)
+        self.stderr.flush()
+
+    def task(self, task: Any) -> None:
+        """A followed task's state (tasks extension): one line per change, or the status line of a
+        terminal, redrawn while the task is polled."""
+        message = f" {clean(task.status_message)}" if isinstance(task.status_message, str) else ""
+        line = f"task {clean(task.task_id)[:12]}: {clean(task.status)}{message}"
+        if line == self._task_line:
+            return
+        self._task_line = line
+        if not self.err_tty:
+            self.stderr.write(line + "\n")
+        else:
             line = line[: max(shutil.get_terminal_size().columns - 1, 20)]
             self.stderr.write("\r" + line + " " * max(self._bar - len(line), 0))
             self._bar = len(line)

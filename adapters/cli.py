@@ -42,6 +42,7 @@ import h11
 import msgspec
 
 import mcpwire
+from mcpwire.tasks import TASKS_EXTENSION
 from mcpwire import Client, ErrorCode, ListChanged, LocalProtocolError, RemoteProtocolError, ResourceUpdated
 from mcpwire.auth import AuthError
 from mcpwire.types import Implementation
@@ -275,7 +276,9 @@ def _arguments_json(text: str) -> dict[str, Any]:
 
 async def call_tool(args: argparse.Namespace, term: Terminal) -> int:
     arguments = _arguments_json(args.arguments)
-    capabilities: dict[str, Any] = {} if args.no_input else {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
+    # A call may become a task (the tasks extension): followed to its result, its state shown.
+    capabilities: dict[str, Any] = {} if args.no_input else {
+        "elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}, "extensions": {TASKS_EXTENSION: {}}}
     answerer = Answerer(term, [_root_uri(r) for r in args.root])
 
     def on_log(event: Any) -> None:
@@ -291,7 +294,7 @@ async def call_tool(args: argparse.Namespace, term: Terminal) -> int:
             result = await session.call_tool(
                 args.tool, arguments, on_input=None if args.no_input else answerer,
                 on_progress=lambda p: term.progress(p.progress, p.total, p.message),
-                on_log=on_log, log_level=args.log_level,
+                on_log=on_log, log_level=args.log_level, on_task=term.task,
             )
         except InvalidResult as invalid:  # shown anyway, with what is wrong with it
             term.end_progress()

@@ -109,6 +109,7 @@ class Context:
         if self.exchange.task_id is None:
             raise mcpwire.LocalProtocolError("task_status is for a call that became a task (start_task)")
         self.exchange.set_task_status(message, now=time.time())
+        self.app._tasks.notify(self.exchange.task_id)
 
     async def close_sse_stream(self, retry_ms: int = 1000) -> None:
         """2025-11-25 sessions over HTTP (SEP-1699): end this request's SSE response now and

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcpwire import ErrorResult, ResultReceived
 
-__all__ = ["InvalidResult", "ServerError", "SessionExpired", "TransportError"]
+__all__ = ["InvalidResult", "ServerError", "SessionExpired", "TaskCancelled", "TransportError"]
 
 
 class ServerError(Exception):
@@ -15,6 +15,15 @@ class ServerError(Exception):
         self.error = error
         self.code = error.code
         self.data = error.data
+
+
+class TaskCancelled(Exception):
+    """A call that became a task (tasks extension) ended ``cancelled``: ``task`` is its last
+    state (a :class:`mcpwire.tasks.Task`)."""
+
+    def __init__(self, task: object) -> None:
+        super().__init__(f"task {getattr(task, 'task_id', '?')} was cancelled")
+        self.task = task
 
 
 class TransportError(Exception):

@@ -40,7 +40,6 @@ These names are also importable from :mod:`mcpwire_adapters.http_client`, as bef
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -52,12 +51,15 @@ from mcpwire import (
     OutgoingRequest, Progress, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest,
 )
 from mcpwire.sessions import INITIALIZE_ERA
+from mcpwire.tasks import Task
 from mcpwire.types import (
     SERVER_INFO_META_KEY, CreateMessageRequest, CreateMessageResult, DiscoverResult, ElicitRequest, ElicitResult, ListRootsRequest,
     ListRootsResult, Implementation, InitializeResult, InputRequest, ServerCapabilities,
 )
 
-from .errors import InvalidResult, ServerError, SessionExpired, TransportError
+from ._awaitable import maybe_await
+from .errors import InvalidResult, ServerError, SessionExpired, TaskCancelled, TransportError
+from .task_client import TaskFollower, TaskHandler, caps_option
 from .subscription import ListenEvent, SessionListen, Subscription
 
 if TYPE_CHECKING:
@@ -65,7 +67,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ElicitationHandler", "EventHandler", "InputHandler", "InvalidResult", "ListenEvent", "Page", "RootsHandler",
-    "SamplingHandler", "ServerError", "Session", "SessionExpired", "SessionListen", "Subscription", "TransportError",
+    "SamplingHandler", "ServerError", "Session", "SessionExpired", "SessionListen", "Subscription", "TaskCancelled",
+    "TaskHandler", "TransportError",
 ]
 
 _log = logging.getLogger("mcpwire.client")
@@ -116,12 +119,6 @@ class Page(msgspec.Struct, frozen=True, kw_only=True):
 class _NoAnswer(Exception):
     """The probe got no answer in time (stdio): an initialize-era server that ignores requests
     sent before ``initialize``."""
-
-
-async def _maybe_await(value: T | Awaitable[T]) -> T:
-    if inspect.isawaitable(value):
-        return await value
-    return value
 
 
 class Session:
@@ -175,7 +172,7 @@ class Session:
             if handler is None:
                 raise ServerError(ErrorResult(request_id=key, code=ErrorCode.INTERNAL_ERROR,
                                               message=f"no handler for {type(request).__name__}"))
-            answers[key] = await _maybe_await(handler(request))
+            answers[key] = await maybe_await(handler(request))
         return answers
 
     # -- what the server said about itself ------------------------------------------------------
@@ -278,7 +275,7 @@ class Session:
         call may have ended by the time it is read: its answer travels on another connection."""
         handler = self._calls[0][1] if len(self._calls) == 1 and self._calls[0][1] is not None else self.on_log
         if handler is not None:
-            await _maybe_await(handler(event))
+            await maybe_await(handler(event))
 
     async def _answer_server(self, event: ServerRequest, handler: InputHandler | None) -> None:
         """Answer one of the server's own requests through the input handler: the same that
@@ -293,7 +290,7 @@ class Session:
         else:
             key = str(event.request_id)
             try:
-                answers = await _maybe_await(handler({key: event.request}))
+                answers = await maybe_await(handler({key: event.request}))
                 message = self.client.answer(event, answers[key])
             except Exception as exc:  # the handler failed: the server hears -32603, the host the log
                 _log.warning("input handler failed for %s: %r", event.method, exc)
@@ -352,9 +349,9 @@ class Session:
     ) -> ResultReceived:
         async def on_event(event: ClientEvent) -> None:
             if isinstance(event, Progress) and on_progress is not None:
-                await _maybe_await(on_progress(event))
+                await maybe_await(on_progress(event))
             elif isinstance(event, LogMessage) and on_log is not None:
-                await _maybe_await(on_log(event))
+                await maybe_await(on_log(event))
             elif isinstance(event, ServerRequest):
                 await self._answer_server(event, on_input)
 
@@ -408,7 +405,7 @@ class Session:
                 why = "no input handler" if on_input is None else f"more than {self.max_rounds} input rounds"
                 raise ServerError(ErrorResult(request_id=final.request_id, code=ErrorCode.INTERNAL_ERROR,
                                               message=f"input required for {request.method}: {why}", data=final.data))
-            answers = await _maybe_await(on_input(final.input_requests))
+            answers = await maybe_await(on_input(final.input_requests))
             request = self.client.retry(final, answers)
 
     # -- the response cache -----------------------------------------------------------------------
@@ -593,10 +590,41 @@ class Session:
         self, name: str, arguments: Mapping[str, Any] | None = None, *, on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
         on_log: EventHandler | None = None, progress_token: str | int | None = None, log_level: str | None = None,
         capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
+        on_task: TaskHandler | None = None,
     ) -> ResultReceived:
-        """``tools/call``, with the options every verb takes (see :meth:`_verb`)."""
-        return await self._verb(self.client.call_tool, name, arguments, on_input=on_input, on_progress=on_progress, on_log=on_log,
-                                progress_token=progress_token, log_level=log_level, capabilities=capabilities, meta=meta)
+        """``tools/call``, with the options every verb takes (see :meth:`_verb`).
+
+        A client that declares the tasks extension (``{"extensions":
+        {"io.modelcontextprotocol/tasks": {}}}`` in its capabilities, or in this call's) may get
+        a task instead of the result: the call then follows it (ext-tasks: Task Polling) and
+        returns the result it completes with. ``tasks/get`` every ``pollIntervalMs`` the server
+        advises; each state of the task goes to ``on_task``; its input requests are answered by
+        the handlers of input rounds, with ``tasks/update`` (each key once). A failed task
+        raises :class:`ServerError` with its error, a cancelled one :class:`TaskCancelled`;
+        cancelling the call sends ``tasks/cancel``."""
+        result = await self._verb(self.client.call_tool, name, arguments, on_input=on_input, on_progress=on_progress,
+                                  on_log=on_log, progress_token=progress_token, log_level=log_level,
+                                  capabilities=capabilities, meta=meta)
+        if result.result_type == "task" and isinstance(result.value, Task):
+            follow = TaskFollower(self, name, arguments, capabilities, on_input or self.on_input, on_task)
+            return await follow.run(result.value)
+        return result
+
+    async def get_task(self, task_id: str, *, capabilities: Mapping[str, Any] | None = None) -> Task:
+        """``tasks/get``: the task's current state."""
+        result = await self.send(self.client.get_task(task_id, **caps_option(capabilities)))
+        if not isinstance(result.value, Task):
+            raise InvalidResult(result)
+        return result.value
+
+    async def update_task(self, task_id: str, input_responses: Mapping[str, Any], *,
+                          capabilities: Mapping[str, Any] | None = None) -> None:
+        """``tasks/update``: answers to the task's outstanding input requests."""
+        await self.send(self.client.update_task(task_id, input_responses, **caps_option(capabilities)))
+
+    async def cancel_task(self, task_id: str, *, capabilities: Mapping[str, Any] | None = None) -> None:
+        """``tasks/cancel`` (cooperative: the task may still finish otherwise)."""
+        await self.send(self.client.cancel_task(task_id, **caps_option(capabilities)))
 
     async def read_resource(
         self, uri: str, *, on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
@@ -645,3 +673,4 @@ class Session:
 
     def _session_listen(self, notifications: Mapping[str, Any]) -> Subscription:
         raise NotImplementedError
+

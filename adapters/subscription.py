@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
 
+from mcpwire.tasks import TaskNotification
 from mcpwire import (
     ClientEvent, ErrorCode, ErrorResult, InputRequired, ListChanged, ListenAck, OutgoingRequest, ProtocolError,
     ResourceUpdated, ResultReceived,
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["ListenEvent", "SessionListen", "Subscription"]
 
 _log = logging.getLogger("mcpwire.client")
-ListenEvent = ListenAck | ListChanged | ResourceUpdated
+ListenEvent = ListenAck | ListChanged | ResourceUpdated | TaskNotification
 
 
 class Subscription:
@@ -34,8 +35,9 @@ class Subscription:
 
     ``async with`` sends the request and waits for the acknowledgement (falling back once on
     -32022), so the server is listening when the block runs; :attr:`acknowledged` is the
-    filter it honours. Iterating yields :class:`ListenAck` first, then :class:`ListChanged`
-    and :class:`ResourceUpdated` events, until the server ends the stream: :attr:`result` is
+    filter it honours (:attr:`task_ids`: the tasks it agreed to report on). Iterating yields
+    :class:`ListenAck` first, then :class:`ListChanged`, :class:`ResourceUpdated` and
+    :class:`~mcpwire.tasks.TaskNotification` events, until the server ends the stream: :attr:`result` is
     then its listen result (``None`` when the stream ended without one). Leaving the block
     cancels the subscription: over HTTP its connection is closed, over stdio
     ``notifications/cancelled`` is written. A JSON-RPC error answering the listen request
@@ -48,6 +50,7 @@ class Subscription:
         #: an initialize-era session, which has no listen request).
         self.request = request
         self.acknowledged: SubscriptionFilter | None = None
+        self.task_ids: list[str] | None = None
         self.result: ResultReceived | None = None
         self._pending: deque[ListenEvent] = deque()
         self._ended = False
@@ -99,9 +102,10 @@ class Subscription:
             self._ended = True
             return
         for event in events:
-            if isinstance(event, (ListenAck, ListChanged, ResourceUpdated)):
+            if isinstance(event, (ListenAck, ListChanged, ResourceUpdated, TaskNotification)):
                 if isinstance(event, ListenAck):
                     self.acknowledged = event.notifications
+                    self.task_ids = event.task_ids
                 self._pending.append(event)
             elif isinstance(event, ResultReceived):
                 self.result = event

@@ -83,8 +83,13 @@ class TaskRunner:
         exchange = ctx.exchange
         assert exchange.task_id is not None
         self._work[exchange.task_id] = (exchange, self._starting.pop(id(exchange), None))
+        self.notify(exchange.task_id)
         if ctx.decided is not None:
             ctx.decided.set()
+
+    def notify(self, task_id: str) -> None:
+        """Send the task's state to the listen streams watching it (``notifications/tasks``)."""
+        self.app._deliver(self.app.server.task_status(task_id, now=time.time()))
 
     async def _round(self, ctx: Context, scope: anyio.CancelScope, decided: anyio.Event | None) -> None:
         exchange = ctx.exchange
@@ -101,6 +106,8 @@ class TaskRunner:
     def _settle(self, exchange: Exchange[Any], scope: anyio.CancelScope) -> None:
         """After a round: forget a finished task; a task waiting for input keeps its exchange."""
         task_id = exchange.task_id
+        if task_id is not None:
+            self.notify(task_id)
         entry = self._work.get(task_id) if task_id is not None else None
         if task_id is None or entry is None or entry[1] is not scope:
             return
@@ -115,6 +122,7 @@ class TaskRunner:
         """Resume a task whose input requests are all answered, or stop a cancelled one."""
         task = changed.task
         entry = self._work.get(task.task_id)
+        self.notify(task.task_id)
         if task.status is TaskStatus.CANCELLED:
             if entry is not None:
                 del self._work[task.task_id]
@@ -129,6 +137,7 @@ class TaskRunner:
             # No work of this process waits for these answers (it ran in another process, or
             # before a restart): the task cannot go on.
             tasks.fail(task.task_id, dict(_LOST), time.time(), message="The task's work is no longer running")
+            self.notify(task.task_id)
             return
         exchange = entry[0]
         ctx = Context(self.app, exchange, _nowhere)

@@ -9,6 +9,7 @@ registered with ``task_support`` become a task (``Exchange.create_task``). A dur
 ``mcpwire_adapters.task_store.SqliteTaskStore``.
 """
 
+from .client.events import TaskNotification
 from .server.catalog import TaskSupport
 from .server.events import TaskChanged
 from .server.states import TASK, TaskStatus
@@ -16,8 +17,9 @@ from .server.tasks import (
     DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS, MemoryTaskStore, TaskRecord, Tasks, TaskStore, iso_time,
 )
 from .wire.capabilities import TASKS_EXTENSION
+from .wire.tasks import TERMINAL_STATUSES, Task
 
 __all__ = [
     "TASKS_EXTENSION", "Tasks", "TaskRecord", "TaskStore", "MemoryTaskStore", "TaskStatus", "TaskChanged",
-    "TaskSupport", "TASK", "DEFAULT_TASK_TTL_MS", "DEFAULT_POLL_INTERVAL_MS", "iso_time",
+    "TaskSupport", "TASK", "Task", "TERMINAL_STATUSES", "TaskNotification", "DEFAULT_TASK_TTL_MS", "DEFAULT_POLL_INTERVAL_MS", "iso_time",
 ]

@@ -287,6 +287,21 @@ class Client:
             params["context"] = {"arguments": dict(context)}
         return self.request("completion/complete", params, **kw)
 
+    def get_task(self, task_id: str, **kw: Any) -> OutgoingRequest:
+        """``tasks/get`` (tasks extension: Task Polling); the result's ``value`` is a
+        :class:`~mcpwire.tasks.Task`. Declare the extension in ``capabilities``
+        (``{"extensions": {"io.modelcontextprotocol/tasks": {}}}``)."""
+        return self.request("tasks/get", {"taskId": task_id}, **kw)
+
+    def update_task(self, task_id: str, input_responses: Mapping[str, Any], **kw: Any) -> OutgoingRequest:
+        """``tasks/update``: answers to the task's outstanding ``inputRequests``."""
+        responses = {k: msgspec.to_builtins(v) for k, v in input_responses.items()}
+        return self.request("tasks/update", {"taskId": task_id, "inputResponses": responses}, **kw)
+
+    def cancel_task(self, task_id: str, **kw: Any) -> OutgoingRequest:
+        """``tasks/cancel`` (tasks extension: Task Cancellation)."""
+        return self.request("tasks/cancel", {"taskId": task_id}, **kw)
+
     def listen(self, notifications: Mapping[str, Any], **kw: Any) -> OutgoingRequest:
         """``subscriptions/listen``: its id is the subscription id
         (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>)."""

@@ -28,9 +28,11 @@ from msgspec import UNSET, UnsetType
 from ..wire.envelope import RequestId
 from ..wire.ndjson import encode_line
 from ..types import InputRequest, SubscriptionFilter
+from ..wire.tasks import Task
 
 __all__ = [
     "ClientEvent",
+    "TaskNotification",
     "ErrorResult",
     "OutgoingMessage",
     "InputRequired",
@@ -213,10 +215,20 @@ class InputRequired(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ListenAck(msgspec.Struct, frozen=True, kw_only=True):
-    """``notifications/subscriptions/acknowledged``: the filter the server will honour."""
+    """``notifications/subscriptions/acknowledged``: the filter the server will honour
+    (``task_ids``: the tasks it agreed to report on, tasks extension; ``None`` when absent)."""
 
     subscription_id: RequestId
     notifications: SubscriptionFilter
+    task_ids: list[str] | None = None
+
+
+class TaskNotification(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``notifications/tasks`` on a listen stream (tasks extension: Task Status
+    Notifications): ``task`` is the task's whole state, as ``tasks/get`` would answer."""
+
+    subscription_id: RequestId | None
+    task: Task
 
 
 class ListChanged(msgspec.Struct, frozen=True, kw_only=True):
@@ -237,4 +249,5 @@ class ResourceUpdated(msgspec.Struct, frozen=True, kw_only=True):
 
 ClientEvent = Union[
     Progress, LogMessage, ResultReceived, ErrorResult, InputRequired, ListenAck, ListChanged, ResourceUpdated, ServerRequest,
+    TaskNotification,
 ]

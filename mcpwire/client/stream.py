@@ -56,6 +56,8 @@ from ..wire.validators import ValidatorFactory
 from ..wire.envelope import Notification, Request, RequestId, Response, decode_message
 from ..wire.errors import ErrorCode, RemoteProtocolError
 from ..wire.meta import SUBSCRIPTION_ID_META_KEY
+from ..wire.tasks import Task
+from .events import TaskNotification
 from ..wire.methods import METHODS, MRTR_METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from ..wire.ndjson import LineReader, OversizeLine
 from ..wire.sse import SSEReader
@@ -225,6 +227,16 @@ class _Tracker:
             return self._input_required(request, data)
         value: Any = None
         problem: str | None = None
+        if result_type == "task":
+            # The tasks extension: a CreateTaskResult, for the methods that support tasks only
+            # (ext-tasks: Supported Methods; anything else is an invalid response).
+            if request.method != "tools/call":
+                problem = f"a task (resultType \"task\") does not answer {request.method}"
+            else:
+                try:
+                    value = msgspec.convert(data, Task)
+                except msgspec.ValidationError as exc:
+                    problem = f"the result does not match CreateTaskResult: {exc}"
         if result_type == "complete":
             spec = METHODS.get(request.method)
             typed = data
@@ -325,7 +337,15 @@ class _Tracker:
             if method == "notifications/subscriptions/acknowledged":
                 a = msgspec.json.decode(note.params, type=SubscriptionsAcknowledgedNotificationParams)
                 sid = self._subscription(a.meta)
-                return [] if sid is None else [ListenAck(subscription_id=sid, notifications=a.notifications)]
+                if sid is None:
+                    return []
+                raw_ids = msgspec.json.decode(note.params).get("notifications", {}).get("taskIds")
+                task_ids = [t for t in raw_ids if type(t) is str] if type(raw_ids) is list else None
+                return [ListenAck(subscription_id=sid, notifications=a.notifications, task_ids=task_ids)]
+            if method == "notifications/tasks":
+                params = msgspec.json.decode(note.params)
+                task = msgspec.convert(params, Task)
+                return [TaskNotification(subscription_id=self._subscription(params.get("_meta")), task=task)]
             kind = spec.list_changed if spec is not None else None
             if kind is not None:
                 meta = msgspec.json.decode(note.params).get("_meta")

@@ -456,6 +456,18 @@ class Server(EraEngine):
         check_uri(uri)
         return [(s, s.resource_updated(uri)) for s in self._listeners if s.covers(uri)]
 
+    def task_status(self, task_id: str, *, now: float) -> list[tuple[ListenStream[Any], Any]]:
+        """Deliveries of ``task_id``'s current state (``notifications/tasks``, the DetailedTask
+        that ``tasks/get`` would answer) to every stream watching it; none when the task is gone
+        or the server serves no tasks. Call after each change of the task."""
+        check_now(now)
+        tasks = self.tasks
+        record = tasks.get(task_id, now) if tasks is not None else None
+        if tasks is None or record is None:
+            return []
+        detailed = tasks.detailed(record)
+        return [(s, s.task_status(task_id, detailed)) for s in self._listeners if s.watches(task_id)]
+
     def close_listeners(self) -> list[tuple[ListenStream[Any], Any]]:
         """End every open stream gracefully (at shutdown): the listen result for each."""
         return [(s, s.close()) for s in self._listeners if s.state is ListenState.OPEN]
@@ -510,6 +522,8 @@ class Server(EraEngine):
         kinds = {k for k in self._list_changed if self._enabled[k]}
         if self._subscribe and self._enabled["resources"]:
             kinds.add("subscribe")
+        if self.tasks is not None:
+            kinds.add("tasks")
         return kinds
 
     def _admit(self, message: Request, view: HeaderView | None, now: float) -> Admitted:
@@ -694,6 +708,13 @@ class Server(EraEngine):
                 honoured[flag] = True
         if "subscribe" in kinds and requested.get("resourceSubscriptions"):
             honoured["resourceSubscriptions"] = list(requested["resourceSubscriptions"])
+        task_ids = requested.get("taskIds")
+        if task_ids and self.tasks is not None:
+            # Tasks extension, Task Status Notifications: only a client that declares the
+            # extension; the acknowledgement names the tasks agreed to (those that exist now).
+            if not declares_extension(meta.client_capabilities, TASKS_EXTENSION):
+                raise MissingCapability(extension_required(TASKS_EXTENSION))
+            honoured["taskIds"] = [t for t in dict.fromkeys(task_ids) if self.tasks.get(t, now) is not None]
         if len(self._listeners) >= self.max_listen_streams:
             raise ProtocolError("Too many open subscription streams", code=ErrorCode.INTERNAL_ERROR, http_status=503)
         return Listen(message.id, meta, honoured)

@@ -468,13 +468,14 @@ class Exchange(Generic[O]):
     def resume_task(self, task: TaskRecord) -> ServerEvent:
         """``tasks/update`` answered every input request of this call's task
         (:class:`TaskChanged` with a working ``task``): the event to run the work again on, with
-        ``input_responses`` (each checked against what its key asked) and the ``state`` given
-        with the requests."""
+        ``input_responses`` (every answer the task got so far, each checked against what its key
+        asked) and the ``state`` given with the latest requests."""
         if self.state is not ExchangeState.TASK or task.task_id != self.task_id:
             raise LocalProtocolError("resume_task takes the task this exchange created")
-        self.event = msgspec.structs.replace(
-            self.event, input_responses=dict(task.answers), state=task.state,
-        )
+        # Every answer of the task so far, as a session's rounds give them (keys are never reused).
+        answers = dict(getattr(self.event, "input_responses", None) or {})
+        answers.update(task.answers)
+        self.event = msgspec.structs.replace(self.event, input_responses=answers, state=task.state)
         return self.event
 
 

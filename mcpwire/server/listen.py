@@ -67,6 +67,11 @@ def parse_filter(notifications: Any) -> dict[str, Any]:
         raise _bad("resourceSubscriptions must be a list of absolute URI strings")
     if len(uris) > MAX_RESOURCE_SUBSCRIPTIONS:
         raise _bad(f"resourceSubscriptions exceeds {MAX_RESOURCE_SUBSCRIPTIONS} URIs")
+    task_ids = notifications.get("taskIds", [])  # the tasks extension: Task Status Notifications
+    if type(task_ids) is not list or any(type(t) is not str or not t for t in task_ids):
+        raise _bad("taskIds must be a list of non-empty strings")
+    if len(task_ids) > MAX_RESOURCE_SUBSCRIPTIONS:
+        raise _bad(f"taskIds exceeds {MAX_RESOURCE_SUBSCRIPTIONS} task ids")
     return notifications
 
 
@@ -82,6 +87,7 @@ class ListenStream(Generic[O]):
         self.state = LISTEN.initial
         self._context = context
         self._resources = tuple(honoured.get("resourceSubscriptions", ()))
+        self._tasks = frozenset(honoured.get("taskIds", ()))
         self._sub_meta = {SUBSCRIPTION_ID_META_KEY: request_id}
         context.listeners.add(self)
 
@@ -127,6 +133,16 @@ class ListenStream(Generic[O]):
         if not self._move("event") or not self.covers(uri):
             return self._empty()
         return self._frame(encode_notification("notifications/resources/updated", {"uri": uri, "_meta": self._sub_meta}))
+
+    def watches(self, task_id: str) -> bool:
+        """Whether the stream is open and agreed to ``task_id``'s status notifications."""
+        return self.state is ListenState.OPEN and task_id in self._tasks
+
+    def task_status(self, task_id: str, task: dict[str, Any]) -> O:
+        """A ``notifications/tasks`` carrying ``task`` (the DetailedTask), if the stream watches it."""
+        if not self._move("event") or not self.watches(task_id):
+            return self._empty()
+        return self._frame(encode_notification("notifications/tasks", {**task, "_meta": self._sub_meta}))
 
     def close(self) -> O:
         """End the stream gracefully with the listen result (for example at shutdown)."""

@@ -223,6 +223,8 @@ class Tasks:
         status = TASK.move(record.status, verb)
         if record.terminal:
             return record  # absorbing: a finished task stays as it finished
+        if status is not record.status:
+            changes.setdefault("status_message", None)  # a message describes the state it was given in
         updated = msgspec.structs.replace(record, status=status, updated_at=max(now, record.updated_at), **changes)
         self.store.put(updated)
         return updated

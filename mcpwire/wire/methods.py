@@ -32,6 +32,7 @@ from .params import (
     ReadResourceParams, SetLevelParams, SubscribeParams, TaskParams, UpdateTaskParams,
 )
 from .capabilities import TASKS_EXTENSION
+from .tasks import Task
 from .versions import INITIALIZE_ERA, PROTOCOL_VERSION, REVISIONS
 
 __all__ = [
@@ -151,7 +152,8 @@ METHODS: Final[dict[str, MethodSpec]] = {
         # The tasks extension (ext-tasks specification: Task Polling, Task Update Requests, Task
         # Cancellation); its tasks/result and tasks/list of 2025-11-25 are gone (-32601).
         MethodSpec(
-            name="tasks/get", params=TaskParams, name_param="taskId", revisions=_STATELESS, extension=TASKS_EXTENSION,
+            name="tasks/get", params=TaskParams, result=Task, name_param="taskId", revisions=_STATELESS,
+            extension=TASKS_EXTENSION,
         ),
         MethodSpec(
             name="tasks/update", params=UpdateTaskParams, name_param="taskId", revisions=_STATELESS,
@@ -253,6 +255,8 @@ NOTIFICATIONS: Final[dict[str, NotificationSpec]] = {
         NotificationSpec(
             name="notifications/elicitation/complete", senders=_SERVER, revisions=frozenset({"2025-11-25"}),
         ),
+        # The tasks extension: Task Status Notifications, on a listen stream that names taskIds.
+        NotificationSpec(name="notifications/tasks", senders=_SERVER, revisions=_STATELESS, listen_flag="taskIds"),
     )
 }
 

@@ -158,6 +158,26 @@ def test_call_shows_progress_as_lines_when_not_a_tty(url: str) -> None:
     ]
 
 
+def test_call_follows_a_task_showing_each_state_and_prints_its_result(url: str) -> None:
+    done = run_cli("call", url, "slow_compute", '{"seconds": 0.3, "label": "cli"}')
+    assert (done.returncode, done.stdout) == (0, "Computed cli in 0.3 s\n"), done.stderr
+    states = [line.split(": ", 1)[1] for line in done.stderr.splitlines() if line.startswith("task ")]
+    assert states[0] == "working Computing cli" and states[-1] == "completed", done.stderr
+    assert len(states) == len(set(states))  # each state once, however often it was polled
+
+
+def test_call_answers_a_tasks_input_request_from_stdin(url: str) -> None:
+    done = run_cli("call", url, "confirm_delete", stdin="a\ny\n")
+    assert (done.returncode, done.stdout) == (0, "Deleted\n"), done.stderr
+    assert "input_required" in done.stderr and "Delete the file?" in done.stderr
+
+
+def test_a_failed_task_fails_the_call_with_its_error(url: str) -> None:
+    done = run_cli("call", url, "protocol_error_job")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "-32603" in done.stderr and "Internal error" in done.stderr
+
+
 def test_call_answers_elicitation_from_stdin(url: str) -> None:
     done = run_cli("call", url, "test_input_required_result_elicitation", stdin="a\nAda\n")
     assert (done.returncode, done.stdout) == (0, "Hello, Ada!\n"), done.stderr

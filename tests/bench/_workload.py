@@ -15,6 +15,8 @@ The SDK side (``sdk_*``) is imported lazily: the rest works without the ``bench`
 
 from __future__ import annotations
 
+import itertools
+
 from typing import Any, Final
 
 import msgspec
@@ -92,6 +94,14 @@ def headers(method: str, name: str | None, body: bytes) -> list[tuple[bytes, byt
 
 CALL_HEADERS: Final = headers("tools/call", "echo", CALL)
 
+# The tasks extension: the same call from a client that declares it, to a tool that supports tasks,
+# and a poll of one task (the ids of the tasks server are "task-0", "task-1", ...).
+_TASKS_CAPS: Final[dict[str, Any]] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+TASK_CALL: Final = _body(1, "tools/call", {"name": "echo", "arguments": {"text": "hello"}, "_meta": _meta(**_TASKS_CAPS)})
+TASK_CALL_HEADERS: Final = headers("tools/call", "echo", TASK_CALL)
+TASK_GET: Final = _body(2, "tasks/get", {"taskId": "task-0", "_meta": _meta(**_TASKS_CAPS)})
+TASK_GET_HEADERS: Final = headers("tasks/get", "task-0", TASK_GET)
+
 # The same call on an initialize-era session (2025-11-25): opened once by INIT + INITIALIZED,
 # then the call carries the session's headers and no stateless _meta.
 SESSION_VERSION: Final = "2025-11-25"
@@ -141,6 +151,18 @@ def small_server(**options: Any) -> Server:
     server.add_tool(Tool(name="confirm", description="Asks before acting",
                          input_schema=Server.tool_schema(ConfirmArgs)), arguments_type=ConfirmArgs)
     server.add_resource(Resource(uri=BIG_URI, name="big", mime_type="text/plain"))
+    return server
+
+
+def tasks_server() -> Server:
+    """echo (Struct-typed) as a tool whose calls may become tasks; tasks live 1 ms, so a long
+    benchmark keeps the bounded store from filling (expired tasks are swept when it is full)."""
+    from mcpwire.tasks import MemoryTaskStore, Tasks
+
+    ids = (f"task-{i}" for i in itertools.count())
+    server = Server(INFO, keyring=Keyring.single(SECRET), tasks=Tasks(MemoryTaskStore(), ids, ttl_ms=1))
+    server.add_tool(Tool(name="echo", description="Echo the text back", input_schema=Server.tool_schema(EchoArgs)),
+                    arguments_type=EchoArgs, task_support="optional")
     return server
 
 

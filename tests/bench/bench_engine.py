@@ -24,7 +24,7 @@ from ._workload import (
     BIG_TEXT, BIG_URI, CALL, CALL_HEADERS, ELICIT, INFO, INIT, INITIALIZED, LIST_TOOLS, MRTR_1, MRTR_HEADERS, NOW,
     PROGRESS, PROGRESS_FRAMES, PROGRESS_HEADERS, READ, READ_HEADERS, SERVER_INFO_META_KEY, SESSION_CALL, big_result,
     echo_result, headers, http, list_page, list_server, mrtr_round_2, our_app, schema_server, session_headers,
-    small_server,
+    small_server, TASK_CALL, TASK_CALL_HEADERS, TASK_GET, TASK_GET_HEADERS, tasks_server,
 )
 
 # -- the floor: msgspec alone, typed envelope in, the same response bytes out ---------------------
@@ -380,6 +380,48 @@ def engine_mrtr_variant() -> Variant:
     return Variant("ours.mrtr_2_rounds", batch)
 
 
+def engine_task_create_variant() -> Variant:
+    """tools/call -> a task: create_task (stored, CreateTaskResult bytes), then the work's result
+    recorded in the task (complete with now)."""
+    server = tasks_server()
+    req = http(TASK_CALL, TASK_CALL_HEADERS)
+    ex = server.receive_http(req, now=NOW)
+    assert isinstance(ex, HttpExchange) and ex.event.task_allowed  # type: ignore[union-attr]
+    assert b'"resultType":"task"' in _body_of(ex.create_task(now=NOW))
+    result = echo_result("hello")
+
+    def batch(n: int) -> int:
+        receive = server.receive_http
+        t0 = perf_counter_ns()
+        for i in range(n):
+            now = NOW + 0.002 * (i + 1)  # each task has expired by the next one (ttl 1 ms)
+            ex = receive(req, now=now)
+            ex.create_task(now=now)  # type: ignore[union-attr]
+            ex.complete(result, now=now)  # type: ignore[union-attr]
+        return perf_counter_ns() - t0
+
+    return Variant("ours.task_create", batch)
+
+
+def engine_task_poll_variant() -> Variant:
+    """tasks/get of one working task: the engine answers it from the store (DetailedTask)."""
+    server = tasks_server()
+    ex = server.receive_http(http(TASK_CALL, TASK_CALL_HEADERS), now=NOW)
+    assert isinstance(ex, HttpExchange)
+    ex.create_task(now=NOW, ttl_ms=None)  # "task-0", kept
+    req = http(TASK_GET, TASK_GET_HEADERS)
+    assert b'"status":"working"' in _body_of(server.receive_http(req, now=NOW))  # type: ignore[arg-type]
+
+    def batch(n: int) -> int:
+        receive = server.receive_http
+        t0 = perf_counter_ns()
+        for _ in range(n):
+            receive(req, now=NOW)
+        return perf_counter_ns() - t0
+
+    return Variant("ours.task_poll", batch)
+
+
 # -- our client engine --------------------------------------------------------------------------------
 
 
@@ -422,5 +464,6 @@ def factories(drivers: list[AsgiDriver]) -> list[tuple[str, Callable[[], Variant
         ("ours.asgi_call", lambda: asgi_call_variant(drivers)), ("ours.stdio_call", stdio_call_variant),
         ("ours.list_1000", engine_list_variant), ("floor.read_1mib", floor_read_variant),
         ("ours.read_1mib", engine_read_variant), ("ours.progress_sse", engine_progress_variant),
-        ("ours.mrtr_2_rounds", engine_mrtr_variant),
+        ("ours.mrtr_2_rounds", engine_mrtr_variant), ("ours.task_create", engine_task_create_variant),
+        ("ours.task_poll", engine_task_poll_variant),
     ]

@@ -51,7 +51,7 @@ import mcpwire_adapters
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 PAGE_TIMEOUT = 120  # seconds for one page, its exercise included
-PUBLIC_MODULES = frozenset({"mcpwire.framing", "mcpwire.sessions", "mcpwire.auth"})  # their __all__ is public
+PUBLIC_MODULES = frozenset({"mcpwire.framing", "mcpwire.sessions", "mcpwire.tasks", "mcpwire.auth"})  # their __all__ is public
 
 _FENCE = re.compile(r"^(?P<fence>```|~~~)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
 _MARKER = re.compile(r"<!--\s*(?P<kind>not-run|excerpt):\s*(?P<arg>.*?)\s*-->\s*$")
@@ -212,7 +212,7 @@ def test_public_name_check() -> None:
     ]
     assert _public_name_problems("import mcpwire._client") == ["import mcpwire._client: private module"]
     assert _public_name_problems("from mcpwire._client import Client") == [
-        "from mcpwire._client: only mcpwire, mcpwire.types and mcpwire.auth, mcpwire.framing, mcpwire.sessions are public"
+        "from mcpwire._client: only mcpwire, mcpwire.types and mcpwire.auth, mcpwire.framing, mcpwire.sessions, mcpwire.tasks are public"
     ]
     assert _public_name_problems("from mcpwire.auth import ClientAuth\nfrom mcpwire.sessions import INITIALIZE_ERA") == []
     assert _public_name_problems("from mcpwire.auth import _b64url") == ["from mcpwire.auth import _b64url: not public"]
@@ -220,7 +220,7 @@ def test_public_name_check() -> None:
         "from mcpwire_adapters.app import App: import it from mcpwire_adapters"
     ]
     assert _public_name_problems("from mcpwire.server.engine import Server") == [
-        "from mcpwire.server.engine: only mcpwire, mcpwire.types and mcpwire.auth, mcpwire.framing, mcpwire.sessions are public"
+        "from mcpwire.server.engine: only mcpwire, mcpwire.types and mcpwire.auth, mcpwire.framing, mcpwire.sessions, mcpwire.tasks are public"
     ]
     assert _public_name_problems("from mcpwire.framing import SSEReader\nmcpwire.framing.SSEReader") == []
     assert _public_name_problems("x = mcpwire.Implementation") == [

@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "tests" / "data" / "schemas"
 PROVENANCE: dict[str, Any] = json.loads((SCHEMAS / "provenance.json").read_text())
 ENTRIES: list[dict[str, Any]] = PROVENANCE["schemas"]
+EXTENSIONS: list[dict[str, Any]] = PROVENANCE["extensions"]  # extensions' own schemas, from their repositories
 UPSTREAM = "https://github.com/modelcontextprotocol/modelcontextprotocol"
 
 # The file the wire types and the schema tests were written against (tests/wire/test_types_schema.py).
@@ -36,6 +37,7 @@ def _sha256(path: Path) -> str:
 
 def test_every_vendored_file_has_a_record() -> None:
     recorded = {e["file"] for e in ENTRIES} | {PROVENANCE["licenseFile"]["file"], "provenance.json"}
+    recorded |= {e["file"] for e in EXTENSIONS} | {e["licenseFile"]["file"] for e in EXTENSIONS}
     present = {p.name for p in SCHEMAS.iterdir()}
     assert present == recorded
     assert len({e["protocolVersion"] for e in ENTRIES}) == len(ENTRIES)
@@ -53,6 +55,17 @@ def test_schema_matches_its_record(entry: dict[str, Any]) -> None:
     assert _sha256(path) == entry["sha256"], f"{entry['file']} differs from the file recorded in provenance.json"
     # A JSON Schema document valid against the meta-schema it declares (draft-07 or 2020-12).
     schema = json.loads(path.read_bytes())
+    validator_for(schema, default=None).check_schema(schema)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("entry", EXTENSIONS, ids=[e["extension"] for e in EXTENSIONS])
+def test_extension_schema_and_license_match_their_record(entry: dict[str, Any]) -> None:
+    assert entry["repository"].startswith("https://github.com/modelcontextprotocol/")
+    assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]) and entry["license"]
+    assert _sha256(SCHEMAS / entry["file"]) == entry["sha256"], f"{entry['file']} differs from its record"
+    license_file = entry["licenseFile"]
+    assert license_file["path"] == "LICENSE" and _sha256(SCHEMAS / license_file["file"]) == license_file["sha256"]
+    schema = json.loads((SCHEMAS / entry["file"]).read_bytes())
     validator_for(schema, default=None).check_schema(schema)  # type: ignore[arg-type]
 
 

@@ -314,3 +314,34 @@ def test_over_stdio_a_task_is_created_polled_and_cancelled() -> None:
     [changed] = conn.receive_data(line(with_tasks("tasks/cancel", {"taskId": "task-1"}, 3)), now=NOW)
     assert isinstance(changed, TaskChanged) and changed.task.status is TaskStatus.CANCELLED
     assert lines_of(changed.reply, "tasks/cancel")[0]["id"] == 3
+
+
+# -- status notifications -------------------------------------------------------------------------
+def test_a_listen_stream_naming_task_ids_gets_each_state_of_the_tasks_it_was_agreed() -> None:
+    from schema_check import check_message, listen, parse_sse
+
+    server = task_server()
+    ex, _ = start(server)
+    stream = listen(server, with_tasks("subscriptions/listen", {"notifications": {"taskIds": ["task-1", "task-9"]}}))
+    ack = assemble(stream.start(), "subscriptions/listen", final=False).messages[0]
+    assert ack["params"]["notifications"] == {"taskIds": ["task-1"]}  # task-9 does not exist
+    assert server.task_status("task-9", now=NOW) == []
+    ex.complete("built", now=NOW + 1)
+    [(target, output)] = server.task_status("task-1", now=NOW + 1)
+    assert target is stream
+    [note] = parse_sse(b"".join(piece.data for piece in output))
+    check_message(note)
+    assert note["method"] == "notifications/tasks"
+    assert note["params"]["status"] == "completed" and note["params"]["result"]["content"][0]["text"] == "built"
+    assert note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 1
+
+
+def test_asking_for_task_notifications_without_the_extension_is_32021() -> None:
+    body = request("subscriptions/listen", {"notifications": {"taskIds": ["task-1"]}})
+    error_of(call(task_server(), body), -32021, 1)
+
+
+@pytest.mark.parametrize("task_ids", ["task-1", [1], [""], ["x"] * 1001])
+def test_malformed_task_ids_are_invalid_params(task_ids: Any) -> None:
+    body = with_tasks("subscriptions/listen", {"notifications": {"taskIds": task_ids}})
+    error_of(call(task_server(), body), -32602, 1)

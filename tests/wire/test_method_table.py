@@ -140,6 +140,8 @@ def test_name_param_is_a_string_member_of_the_params(revision: str) -> None:
 def test_notifications_and_who_sends_them(revision: str) -> None:
     client = set(_union(revision, "ClientNotification")) - TASKS_EXTENSION
     server = set(_union(revision, "ServerNotification")) - TASKS_EXTENSION
+    if revision in STATELESS:
+        server.add("notifications/tasks")  # the tasks extension's (its schema's TaskStatusNotification)
     assert notifications_of(revision) == client | server
     for name, spec in NOTIFICATIONS.items():
         if revision not in spec.revisions:
@@ -155,6 +157,8 @@ def test_notifications_and_who_sends_them(revision: str) -> None:
 
 def test_listen_flags_are_members_of_the_subscription_filter() -> None:
     members = set(defs("2026-07-28")["SubscriptionFilter"]["properties"])
+    extension: dict[str, Any] = json.loads((SCHEMAS / "ext-tasks-draft.json").read_text())["$defs"]
+    members |= set(extension["TaskSubscriptionNotifications"]["properties"])  # taskIds, the tasks extension's
     flags = {spec.listen_flag for spec in NOTIFICATIONS.values() if spec.listen_flag}
     assert flags == members
     assert {spec.list_changed for spec in LIST_CHANGED.values()} == {"tools", "prompts", "resources"}
