@@ -1,11 +1,11 @@
-"""mcpwire_adapters: the I/O half of mcpwire — an application layer, trio drivers and ASGI.
+"""mcpwire_adapters: the I/O half of mcpwire — an application layer, drivers and ASGI.
 
 The core package ``mcpwire`` never touches sockets, pipes, clocks or tasks; this package does.
 :class:`App` binds handler functions to a :class:`mcpwire.Server`; the drivers feed it bytes:
 
 - :func:`serve_http` / :func:`serve_http_until`: Streamable HTTP over trio and h11
   (limits and timeouts in :class:`HttpServerConfig`);
-- :func:`serve_stdio`: newline-delimited JSON over stdin/stdout;
+- :func:`serve_stdio`: newline-delimited JSON over stdin/stdout, on anyio (trio or asyncio);
 - :class:`AsgiApp` / :func:`asgi_app`: Streamable HTTP as an ASGI 3 application for uvicorn,
   hypercorn or Starlette/FastAPI (limits in :class:`AsgiConfig`);
 - :class:`BlockingClient`: the HTTP and stdio clients as plain methods for scripts and
@@ -19,12 +19,15 @@ Example::
     async def echo(ctx: Context, arguments: dict) -> str:
         return arguments.get("text", "")
 
-    trio.run(serve_stdio, app)
+    trio.run(serve_stdio, app)        # or asyncio.run(serve_stdio(app))
 
 Every name is imported on first use, so each needs only its own extra: :class:`NeedInput`
 needs only msgspec (an adapter of your own, on any event loop, answers with it too); the App
-layer and the ASGI adapter need the ``asgi`` extra (anyio); the trio drivers the ``trio``
-extra (trio, h11, anyio). So the ASGI adapter works without trio installed.
+layer, :func:`serve_stdio` and the ASGI adapter need the ``asgi`` extra (anyio); the HTTP
+server the ``trio`` extra (trio, h11, anyio). So the ASGI adapter and stdio work without trio
+installed. The clients (:mod:`mcpwire_adapters.http_client`,
+:mod:`mcpwire_adapters.stdio_client`) are on anyio too, the same classes under asyncio and
+trio, with the ``client`` extra (anyio, h11).
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ The same client as :class:`~mcpwire_adapters.http_client.HttpClient` and
                 ...
 
 How it works: the async client runs on an event loop in a thread of its own, started by
-:func:`anyio.from_thread.start_blocking_portal` (``backend="trio"``, what the drivers use
-today). Each method sends its coroutine to that thread and waits for the outcome, so it
+:func:`anyio.from_thread.start_blocking_portal` (``backend="trio"`` by default;
+``backend="asyncio"`` runs the same drivers, which are anyio code, and needs no trio). Each method sends its coroutine to that thread and waits for the outcome, so it
 returns what the async verb returns and raises what it raises (:class:`ServerError`,
 :class:`TransportError`, :class:`InvalidResult`, ``ProtocolError``), in the caller's thread.
 The caller's thread needs no event loop, and one running there does no harm: in Jupyter, whose
@@ -23,7 +23,7 @@ client's own thread.
 Callbacks (``on_input``, ``on_progress``, ``on_log``, and the ``elicitation`` / ``sampling``
 / ``roots`` handlers) run **in the client's thread**, on its event loop: a plain function is
 called there (keep it short: the client waits for it), and an ``async def`` one is awaited
-there, so it must use the client's backend (trio, or anyio's portable API), not asyncio. A
+there, so it must use the client's backend (that loop's own API, or anyio's portable one). A
 callback must not call back into its own :class:`BlockingClient` (that would wait for the
 thread it runs on): it raises ``RuntimeError``.
 

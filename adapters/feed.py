@@ -5,7 +5,8 @@ changes, resource updates) arrive on one channel per connection: the GET stream 
 server's stdout over stdio (specification 2025-11-25: Basic > Transports). The transport
 publishes each such event into its :class:`SessionFeed`; every :class:`FeedListen` (what
 ``Session.listen`` returns on such a session) has a bounded queue of its own and picks what
-its filter asks for.
+its filter asks for. The queues are anyio memory object streams, so the feed serves the
+clients on asyncio and trio alike.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import trio
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpwire import ClientEvent
 
@@ -25,13 +27,13 @@ __all__ = ["FeedListen", "SessionFeed", "receive_one"]
 _log = logging.getLogger("mcpwire.client")
 
 
-async def receive_one(channel: trio.MemoryReceiveChannel[ClientEvent] | None) -> list[ClientEvent] | None:
+async def receive_one(channel: MemoryObjectReceiveStream[ClientEvent] | None) -> list[ClientEvent] | None:
     """The next event of a listener's channel, or ``None`` once it has ended (or was never opened)."""
     if channel is None:
         return None
     try:
         return [await channel.receive()]
-    except (trio.EndOfChannel, trio.ClosedResourceError):
+    except (anyio.EndOfStream, anyio.ClosedResourceError):
         return None  # the channel's writer is gone (on stdio: the server closed its stdout)
 
 
@@ -43,18 +45,18 @@ class SessionFeed:
     def __init__(self, capacity: int = 1024) -> None:
         self.capacity = capacity
         self.dropped = 0
-        self._listeners: dict[trio.MemorySendChannel[ClientEvent], bool] = {}  # -> warned already
+        self._listeners: dict[MemoryObjectSendStream[ClientEvent], bool] = {}  # -> warned already
 
     @property
     def listening(self) -> bool:
         return bool(self._listeners)
 
-    def open(self) -> tuple[trio.MemorySendChannel[ClientEvent], trio.MemoryReceiveChannel[ClientEvent]]:
-        send, receive = trio.open_memory_channel[ClientEvent](self.capacity)
+    def open(self) -> tuple[MemoryObjectSendStream[ClientEvent], MemoryObjectReceiveStream[ClientEvent]]:
+        send, receive = anyio.create_memory_object_stream[ClientEvent](self.capacity)
         self._listeners[send] = False
         return send, receive
 
-    def remove(self, send: trio.MemorySendChannel[ClientEvent]) -> None:
+    def remove(self, send: MemoryObjectSendStream[ClientEvent]) -> None:
         if self._listeners.pop(send, None) is not None:
             send.close()
 
@@ -62,13 +64,13 @@ class SessionFeed:
         for send, warned in list(self._listeners.items()):
             try:
                 send.send_nowait(event)
-            except trio.WouldBlock:
+            except anyio.WouldBlock:
                 self.dropped += 1
                 if not warned:
                     self._listeners[send] = True
                     _log.warning("a session listener is %d events behind; dropping what it has no room for",
                                  self.capacity)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._listeners.pop(send, None)
 
     def close(self) -> None:
@@ -87,8 +89,8 @@ class FeedListen(SessionListen):
         super().__init__(session, notifications)
         self._feed = feed
         self._on_open = on_open
-        self._send: trio.MemorySendChannel[ClientEvent] | None = None
-        self._channel: trio.MemoryReceiveChannel[ClientEvent] | None = None
+        self._send: MemoryObjectSendStream[ClientEvent] | None = None
+        self._channel: MemoryObjectReceiveStream[ClientEvent] | None = None
 
     async def _start(self) -> None:
         await self._on_open()
@@ -100,4 +102,6 @@ class FeedListen(SessionListen):
     async def _stop(self) -> None:
         if self._send is not None:
             self._feed.remove(self._send)
+        if self._channel is not None:
+            self._channel.close()
         self._send, self._channel = None, None

@@ -1,10 +1,15 @@
-"""A trio + h11 MCP client over Streamable HTTP, driving the sans-IO :class:`mcpwire.Client`.
+"""An anyio + h11 MCP client over Streamable HTTP, driving the sans-IO :class:`mcpwire.Client`.
 
     client = Client(Implementation(name="me", version="1"), capabilities={"elicitation": {"form": {}}})
     async with HttpClient("http://127.0.0.1:8000/mcp", client) as c:
         await c.discover()
         tools = await c.list_tools()
         result = await c.call_tool("echo", {"text": "hi"}, on_input=answer, on_progress=show)
+
+The same class runs under ``trio.run`` and ``asyncio.run``: tasks, locks, timeouts and sockets
+are anyio's (TLS through anyio's ``TLSStream``), and importing this module loads no trio. The
+HTTP/1.1 read loop is our own, on h11: no HTTP proxies, no HTTP/2 (docs/client.md, "asyncio
+and trio", says why and what to do instead).
 
 :class:`Session` (:mod:`mcpwire_adapters.session`, re-exported here with :class:`Subscription`,
 :class:`ServerError`, :class:`TransportError`, ``InputHandler`` and ``ListenEvent``) holds what
@@ -48,8 +53,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
+import anyio
+import anyio.abc
 import h11
-import trio
 
 from mcpwire import (
     Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, ListChanged, LogMessage,
@@ -112,7 +118,7 @@ class HttpClient(Session):
         super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0"), validator=jsonschema_validator()),
                          max_rounds=max_rounds,
                          on_input=on_input, on_log=on_log, elicitation=elicitation, sampling=sampling, roots=roots)
-        self._setup_lock = trio.Lock()
+        self._setup_lock = anyio.Lock()
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
@@ -130,12 +136,12 @@ class HttpClient(Session):
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self.max_connections = max_connections
-        self._idle: list[tuple[trio.abc.Stream, h11.Connection]] = []  # keep-alive, newest last
-        self._slots = trio.Semaphore(max_connections)  # requests in flight, one connection each
+        self._idle: list[tuple[anyio.abc.ByteStream, h11.Connection]] = []  # keep-alive, newest last
+        self._slots = anyio.Semaphore(max_connections)  # requests in flight, one connection each
         self.max_resumptions = max_resumptions
         self._issued: str | None = None  # the Mcp-Session-Id of the last initialize answer
         self._stack = contextlib.AsyncExitStack()
-        self._nursery: trio.Nursery | None = None  # open inside `async with`: the GET stream's tasks
+        self._tasks: anyio.abc.TaskGroup | None = None  # open inside `async with`: the GET stream's tasks
         self._session_stream: _SessionStream | None = None
         self._feed = SessionFeed()
         # OAuth (adapters/oauth.py, docs/auth.md): headers on every request; a 401/403 runs a flow.
@@ -147,16 +153,16 @@ class HttpClient(Session):
 
     async def __aenter__(self) -> Self:
         self._stack = contextlib.AsyncExitStack()
-        self._nursery = await self._stack.enter_async_context(trio.open_nursery())
+        self._tasks = await self._stack.enter_async_context(anyio.create_task_group())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         try:
             await self.aclose()
         finally:
-            nursery, self._nursery = self._nursery, None
-            if nursery is not None:
-                nursery.cancel_scope.cancel()
+            tasks, self._tasks = self._tasks, None
+            if tasks is not None:
+                tasks.cancel_scope.cancel()
             await self._stack.aclose()
 
     async def aclose(self) -> None:
@@ -168,7 +174,7 @@ class HttpClient(Session):
         self._feed.close()
         headers = self.client.end_session()
         if headers is not None:
-            with trio.CancelScope(shield=True), trio.move_on_after(self.connect_timeout):
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.connect_timeout):
                 try:
                     await self._one_shot(b"DELETE", headers, b"")
                 except TransportError:
@@ -177,22 +183,25 @@ class HttpClient(Session):
         for stream, _ in idle:
             await _close(stream)
 
-    async def _open_stream(self) -> trio.abc.Stream:
+    async def _open_stream(self) -> anyio.abc.ByteStream:
         """A new TCP (and TLS) connection to the server, within ``connect_timeout``."""
+        stream: anyio.abc.ByteStream
         try:
-            with trio.fail_after(self.connect_timeout):
-                stream: trio.abc.Stream = await trio.open_tcp_stream(self._host, self._port)
+            with anyio.fail_after(self.connect_timeout):
                 if self._https:
-                    context = self._ssl or ssl.create_default_context()
-                    tls = trio.SSLStream(stream, context, server_hostname=self._host)
-                    await tls.do_handshake()
-                    stream = tls
-        except (OSError, trio.TooSlowError) as exc:
+                    # Not standard-compatible: a server that closes without close_notify ends
+                    # the stream (h11 tells a cut-off body from a whole one).
+                    stream = await anyio.connect_tcp(self._host, self._port, tls=True, tls_hostname=self._host,
+                                                     ssl_context=self._ssl or ssl.create_default_context(),
+                                                     tls_standard_compatible=False)
+                else:
+                    stream = await anyio.connect_tcp(self._host, self._port)
+        except (OSError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:  # OSError: TimeoutError too
             raise TransportError(f"cannot connect to {self.url}: {exc!r}") from exc
         self.connections_opened += 1
         return stream
 
-    async def _connect(self, reuse: bool) -> tuple[trio.abc.Stream, h11.Connection, bool]:
+    async def _connect(self, reuse: bool) -> tuple[anyio.abc.ByteStream, h11.Connection, bool]:
         """An idle keep-alive connection (``reuse``), else a new one; and whether it was reused."""
         if reuse and self._idle:
             stream, conn = self._idle.pop()
@@ -200,7 +209,7 @@ class HttpClient(Session):
         stream = await self._open_stream()
         return stream, h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024), False
 
-    async def _release(self, stream: trio.abc.Stream, conn: h11.Connection) -> None:
+    async def _release(self, stream: anyio.abc.ByteStream, conn: h11.Connection) -> None:
         """Back to the idle pool when the exchange ended cleanly, else closed."""
         if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
             conn.start_next_cycle()
@@ -240,13 +249,13 @@ class HttpClient(Session):
         conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
         status = 0
         try:
-            await stream.send_all(self._message_bytes(conn, method, headers, body))
+            await stream.send(self._message_bytes(conn, method, headers, body))
             size = 0
             while True:
                 event = conn.next_event()
                 if event is h11.NEED_DATA:
-                    with trio.fail_after(self.read_timeout):
-                        data = await stream.receive_some(65536)
+                    with anyio.fail_after(self.read_timeout):
+                        data = await _receive(stream)
                     size += len(data)
                     if size > self.max_response_bytes:
                         raise TransportError(f"response from {self.url} exceeds {self.max_response_bytes} bytes")
@@ -255,8 +264,7 @@ class HttpClient(Session):
                     status = event.status_code
                 elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
                     return status
-        except (trio.TooSlowError, trio.BrokenResourceError, trio.ClosedResourceError, OSError,
-                h11.RemoteProtocolError) as exc:
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError, h11.RemoteProtocolError) as exc:
             raise TransportError(f"{method.decode()} to {self.url} failed: {exc!r}") from exc
         finally:
             await _close(stream)
@@ -283,7 +291,7 @@ class HttpClient(Session):
         return FeedListen(self, notifications, self._feed, self._listening)
 
     async def _listening(self) -> None:
-        if self._nursery is None:
+        if self._tasks is None:
             raise TransportError("listening to an initialize-era session needs `async with HttpClient(...)`")
         if self._session_stream is None or not self._session_stream.running:
             await self._start_session_stream()
@@ -294,16 +302,16 @@ class HttpClient(Session):
             self._session_stream.scope.cancel()
             self._session_stream = None
         caps = self.client.capabilities
-        if self._nursery is not None and (self._feed.listening or any(k in caps for k in _ASKABLE)):
+        if self._tasks is not None and (self._feed.listening or any(k in caps for k in _ASKABLE)):
             await self._start_session_stream()
 
     async def _start_session_stream(self) -> None:
         # Wait for the stream's head (within connect_timeout): a server may send a call's
         # questions on the GET stream, and drops them when no stream is open yet.
-        assert self._nursery is not None
-        stream = self._session_stream = _SessionStream(self, self._nursery)
-        self._nursery.start_soon(stream.run)
-        with trio.move_on_after(self.connect_timeout):
+        assert self._tasks is not None
+        stream = self._session_stream = _SessionStream(self, self._tasks)
+        self._tasks.start_soon(stream.run)
+        with anyio.move_on_after(self.connect_timeout):
             await stream.opened.wait()
 
     async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
@@ -330,7 +338,7 @@ class HttpClient(Session):
             if resumptions > self.max_resumptions:
                 raise TransportError(f"{request.method}: the response stream was resumed {self.max_resumptions} "
                                      "times without a response")
-            await trio.sleep((DEFAULT_RETRY_MS if outcome.retry_ms is None else outcome.retry_ms) / 1000)
+            await anyio.sleep((DEFAULT_RETRY_MS if outcome.retry_ms is None else outcome.retry_ms) / 1000)
             outcome = await self._attempt(request, on_event, outcome.last_event_id)
         return outcome
 
@@ -355,7 +363,7 @@ class HttpClient(Session):
                 return outcome
         raise TransportError(f"{self.url} closed the connection without a response")  # pragma: no cover
 
-    async def _round_trip(self, stream: trio.abc.Stream, conn: h11.Connection, request: OutgoingRequest,
+    async def _round_trip(self, stream: anyio.abc.ByteStream, conn: h11.Connection, request: OutgoingRequest,
                           on_event: Callable[[ClientEvent], Awaitable[None]],
                           resume_from: str | None = None) -> ClientEvent | Resume:
         if resume_from is None:
@@ -363,8 +371,8 @@ class HttpClient(Session):
         else:
             head = self._message_bytes(conn, b"GET", self.client.stream_headers(resume_from), b"")
         try:
-            await stream.send_all(head)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            await stream.send(head)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise _Stale() from exc
         parser: HttpResponseParser | None = None
         final: ClientEvent | None = None
@@ -374,11 +382,11 @@ class HttpClient(Session):
             event = conn.next_event()
             if event is h11.NEED_DATA:
                 try:
-                    with trio.fail_after(self.read_timeout):
-                        data = await stream.receive_some(65536)
-                except trio.TooSlowError:
+                    with anyio.fail_after(self.read_timeout):
+                        data = await _receive(stream)
+                except TimeoutError:
                     raise TransportError(f"no data from {self.url} for {self.read_timeout} s") from None
-                except (trio.BrokenResourceError, OSError) as exc:
+                except (anyio.BrokenResourceError, OSError) as exc:
                     if parser is None:
                         raise _Stale() from exc
                     resume = parser.interrupted()
@@ -451,7 +459,7 @@ class _HttpSubscription(Subscription):
     def __init__(self, session: HttpClient, request: OutgoingRequest) -> None:
         super().__init__(session, request)
         self._http = session
-        self._stream: trio.abc.Stream | None = None
+        self._stream: anyio.abc.ByteStream | None = None
         self._conn: h11.Connection | None = None
         self._parser: HttpResponseParser | None = None
         self._finished = False  # the response body ended
@@ -462,8 +470,8 @@ class _HttpSubscription(Subscription):
         self._stream = await self._http._open_stream()
         self._conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
         try:
-            await self._stream.send_all(self._http._request_bytes(self._conn, self.request))
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            await self._stream.send(self._http._request_bytes(self._conn, self.request))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise TransportError(f"cannot send to {self._http.url}: {exc!r}") from exc
 
     async def _receive(self) -> list[ClientEvent] | None:
@@ -479,11 +487,11 @@ class _HttpSubscription(Subscription):
                 # The server sends a keepalive comment every few seconds on an idle stream, so
                 # read_timeout of silence means the connection is dead.
                 try:
-                    with trio.fail_after(self._http.read_timeout):
-                        data = await stream.receive_some(65536)
-                except trio.TooSlowError:
+                    with anyio.fail_after(self._http.read_timeout):
+                        data = await _receive(stream)
+                except TimeoutError:
                     raise TransportError(f"no data from {url} for {self._http.read_timeout} s") from None
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                     raise TransportError(f"connection to {url} broke: {exc!r}") from exc
                 conn.receive_data(bytes(data))
             elif isinstance(event, h11.Response):
@@ -513,7 +521,7 @@ class _HttpSubscription(Subscription):
 
 
 class _SessionStream:
-    """The GET stream of one initialize-era session, read by a task of the client's nursery
+    """The GET stream of one initialize-era session, read by a task of the client's task group
     (specification 2025-11-25: Basic > Transports > Streamable HTTP, Listening for Messages
     from the Server). The server's requests on it are answered as they come (each in a task of
     its own, so a slow answer holds nothing up); list changes and resource updates go to the
@@ -524,12 +532,12 @@ class _SessionStream:
 
     max_failures = 3
 
-    def __init__(self, http: HttpClient, nursery: trio.Nursery) -> None:
+    def __init__(self, http: HttpClient, tasks: anyio.abc.TaskGroup) -> None:
         self._http = http
-        self._nursery = nursery
-        self.scope = trio.CancelScope()
+        self._tasks = tasks
+        self.scope = anyio.CancelScope()
         self.running = True
-        self.opened = trio.Event()  # the first head arrived, or the stream gave up
+        self.opened = anyio.Event()  # the first head arrived, or the stream gave up
 
     async def run(self) -> None:
         http = self._http
@@ -550,7 +558,7 @@ class _SessionStream:
                         failures = 0
                         last_event_id = parser.last_event_id or last_event_id
                         retry_ms = parser.retry_ms if parser.retry_ms is not None else retry_ms
-                    await trio.sleep((DEFAULT_RETRY_MS if retry_ms is None else retry_ms) / 1000)
+                    await anyio.sleep((DEFAULT_RETRY_MS if retry_ms is None else retry_ms) / 1000)
         except _NoStream as exc:
             _log.info("%s", exc)
         finally:
@@ -564,23 +572,22 @@ class _SessionStream:
         finally:
             await _close(stream)
 
-    async def _read(self, stream: trio.abc.Stream, last_event_id: str | None) -> SessionStreamParser:
+    async def _read(self, stream: anyio.abc.ByteStream, last_event_id: str | None) -> SessionStreamParser:
         """One GET, read to its end; the parser tells where to resume."""
         http = self._http
         conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
         try:
-            await stream.send_all(http._message_bytes(conn, b"GET", http.client.stream_headers(last_event_id), b""))
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            await stream.send(http._message_bytes(conn, b"GET", http.client.stream_headers(last_event_id), b""))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise TransportError(f"cannot send to {http.url}: {exc!r}") from exc
         parser: SessionStreamParser | None = None
         while True:
             try:
                 event = conn.next_event()
                 if event is h11.NEED_DATA:
-                    data = await stream.receive_some(65536)
-                    conn.receive_data(bytes(data))
+                    conn.receive_data(await _receive(stream))
                     continue
-            except (h11.RemoteProtocolError, trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            except (h11.RemoteProtocolError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 if parser is None:
                     raise TransportError(f"the session stream of {http.url} broke: {exc!r}") from exc
                 return parser
@@ -610,11 +617,11 @@ class _SessionStream:
     def _dispatch(self, events: list[ClientEvent]) -> None:
         for event in events:
             if isinstance(event, ServerRequest):
-                self._nursery.start_soon(self._answer, event)
+                self._tasks.start_soon(self._answer, event)
             elif isinstance(event, (ListChanged, ResourceUpdated)):
                 self._http._feed.publish(event)
             elif isinstance(event, LogMessage):
-                self._nursery.start_soon(self._http._unrelated_log, event)
+                self._tasks.start_soon(self._http._unrelated_log, event)
 
     async def _answer(self, event: ServerRequest) -> None:
         try:
@@ -627,9 +634,17 @@ class _NoStream(Exception):
     """The GET was answered with something other than an event stream."""
 
 
-async def _close(stream: trio.abc.Stream) -> None:
-    with trio.CancelScope(shield=True):
-        await trio.aclose_forcefully(stream)
+async def _receive(stream: anyio.abc.ByteStream) -> bytes:
+    """The next bytes from ``stream``; ``b""`` once the peer closed its side (h11's end of data)."""
+    try:
+        return await stream.receive(65536)
+    except anyio.EndOfStream:
+        return b""
+
+
+async def _close(stream: anyio.abc.ByteStream) -> None:
+    with anyio.CancelScope(shield=True):
+        await anyio.aclose_forcefully(stream)
 
 
 class _Stale(Exception):

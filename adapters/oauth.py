@@ -1,4 +1,4 @@
-"""The trio driver of :mod:`mcpwire.auth`: runs authorization flows for :class:`HttpClient`.
+"""The anyio driver of :mod:`mcpwire.auth`: runs authorization flows for :class:`HttpClient`.
 
     oauth = OAuth(grant=AuthorizationCode(redirect_uri="http://127.0.0.1:8765/callback"),
                   redirect=open_browser_and_wait, store=FileTokenStore("~/.mcpwire/tokens.json"))
@@ -14,8 +14,8 @@ clients and the store, the :class:`~mcpwire.auth.Authorize` step through ``redir
 async callable that takes the step and returns the callback URL the user agent reached), and
 the :class:`~mcpwire.auth.Authorized` credentials saved in the store.
 
-For another event loop, write the same loop over the flow's steps with that loop's HTTP client
-(docs/auth.md shows one with httpx).
+It runs on trio and asyncio alike (anyio), as :class:`HttpClient` does. For an HTTP client of
+your own, write the same loop over the flow's steps with it (docs/auth.md shows one with httpx).
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
-"""A trio MCP client over stdio: starts a server subprocess and talks NDJSON to it.
+"""An anyio MCP client over stdio: starts a server subprocess and talks NDJSON to it.
 
     async with StdioClient([sys.executable, "server.py"], client) as c:
         await c.discover()
-        async with trio.open_nursery() as n:      # several requests in flight at once
-            n.start_soon(c.call_tool, "a", {})
-            n.start_soon(c.call_tool, "b", {})
+        async with anyio.create_task_group() as tg:   # several requests in flight at once
+            tg.start_soon(c.call_tool, "a", {})
+            tg.start_soon(c.call_tool, "b", {})
+
+The same class runs under ``trio.run`` and ``asyncio.run`` (anyio: the subprocess, its pipes,
+the reader task, locks and timeouts); importing this module loads neither trio nor h11.
 
 Requests are demultiplexed by id (:class:`mcpwire.ClientStdioConnection`);
 one reader task routes each event to the task awaiting that request. Cancelling the
@@ -40,7 +43,9 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Self
 
-import trio
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpwire.types import Implementation
 from mcpwire import (
@@ -105,7 +110,7 @@ class StdioClient(Session):
         super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0"), validator=jsonschema_validator()),
                          max_rounds=max_rounds,
                          on_input=on_input, on_log=on_log, elicitation=elicitation, sampling=sampling, roots=roots)
-        self._setup_lock = trio.Lock()
+        self._setup_lock = anyio.Lock()
         self.probe_timeout = probe_timeout
         self.command = list(command)
         self._env = {**(dict(os.environ) if inherit_env else default_environment()), **(env or {})}
@@ -113,33 +118,36 @@ class StdioClient(Session):
         self._stderr = stderr
         self._conn = ClientStdioConnection(self.client, max_line_bytes=max_line_bytes)
         self._exit_timeout = exit_timeout
-        self._waiters: dict[tuple[type, Any], trio.MemorySendChannel[ClientEvent]] = {}
-        self._write_lock = trio.Lock()
-        self._process: trio.Process | None = None
+        self._waiters: dict[tuple[type, Any], MemoryObjectSendStream[ClientEvent]] = {}
+        self._write_lock = anyio.Lock()
+        self._process: anyio.abc.Process | None = None
         self._stack = contextlib.AsyncExitStack()
         self._closed = False
-        self._nursery: trio.Nursery | None = None
+        self._tasks: anyio.abc.TaskGroup | None = None
         self._feed = SessionFeed()  # initialize-era notifications, for listen()
         self.returncode: int | None = None
         self.cache = cache  # a ResponseCache (adapters/cache.py), or None
 
     async def __aenter__(self) -> Self:
-        self._process = await trio.lowlevel.open_process(
+        self._process = await anyio.open_process(
             self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=self._env,
             cwd=self._cwd
         )
         self._stack = contextlib.AsyncExitStack()
-        nursery = await self._stack.enter_async_context(trio.open_nursery())
-        self._nursery = nursery
-        nursery.start_soon(self._read)
+        tasks = await self._stack.enter_async_context(anyio.create_task_group())
+        self._tasks = tasks
+        tasks.start_soon(self._read)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         process = self._process
         assert process is not None and process.stdin is not None
-        with trio.CancelScope(shield=True):
-            await process.stdin.aclose()
-            with trio.move_on_after(self._exit_timeout):
+        with anyio.CancelScope(shield=True):
+            try:
+                await process.stdin.aclose()
+            except (anyio.BrokenResourceError, OSError):
+                pass  # the server exited already
+            with anyio.move_on_after(self._exit_timeout):
                 await process.wait()
             if process.returncode is None:
                 process.kill()
@@ -150,8 +158,11 @@ class StdioClient(Session):
     async def _read(self) -> None:
         process = self._process
         assert process is not None and process.stdout is not None
-        async for chunk in process.stdout:
-            self._route(self._conn.receive_data(bytes(chunk)))
+        try:
+            async for chunk in process.stdout:
+                self._route(self._conn.receive_data(chunk))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # as EOF: the server is gone
         self._route(self._conn.receive_eof())
         self._closed = True
         for channel in self._waiters.values():  # anything left: the server is gone
@@ -161,15 +172,15 @@ class StdioClient(Session):
     def _route(self, events: list[ClientEvent]) -> None:
         for event in events:
             if isinstance(event, ServerRequest):
-                if self._nursery is not None:
-                    self._nursery.start_soon(self._answer_quietly, event)
+                if self._tasks is not None:
+                    self._tasks.start_soon(self._answer_quietly, event)
                 continue
             if isinstance(event, (ListChanged, ResourceUpdated)) and event.subscription_id is None:
                 self._feed.publish(event)
                 continue
             if isinstance(event, LogMessage) and event.request_id is None:
-                if self._nursery is not None:  # several calls in flight: the client's on_log
-                    self._nursery.start_soon(self._unrelated_log, event)
+                if self._tasks is not None:  # several calls in flight: the client's on_log
+                    self._tasks.start_soon(self._unrelated_log, event)
                 continue
             request_id = getattr(event, "request_id", None)
             if request_id is None:  # listen events carry the listen request's id as subscription_id
@@ -178,7 +189,7 @@ class StdioClient(Session):
             if channel is not None:
                 try:
                     channel.send_nowait(event)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                     pass
             # Events for no waiter (a log line on a busy connection, a server request) are dropped.
 
@@ -196,7 +207,7 @@ class StdioClient(Session):
         return stdio_where(self.command, self._cwd, self._env)
 
     async def _probe(self) -> ResultReceived:
-        with trio.move_on_after(self.probe_timeout):
+        with anyio.move_on_after(self.probe_timeout):
             return await super()._probe()
         raise _NoAnswer()
 
@@ -205,15 +216,15 @@ class StdioClient(Session):
         assert process is not None and process.stdin is not None
         async with self._write_lock:
             try:
-                await process.stdin.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                await process.stdin.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 raise TransportError(f"server stdin closed: {exc!r}") from exc
 
     async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
         if self._process is None or self._closed:
             raise TransportError("the server process is not running")
         key = (type(request.id), request.id)
-        send, receive = trio.open_memory_channel[ClientEvent](math.inf)
+        send, receive = anyio.create_memory_object_stream[ClientEvent](math.inf)
         self._waiters[key] = send
         finished = False
         try:
@@ -227,8 +238,10 @@ class StdioClient(Session):
             return ErrorResult(request_id=request.id, code=ErrorCode.TRANSPORT_ERROR, message="server closed stdout")
         finally:
             del self._waiters[key]
+            send.close()
+            receive.close()
             if not finished and not self._closed:
-                with trio.CancelScope(shield=True):
+                with anyio.CancelScope(shield=True):
                     try:
                         await self._write(self._conn.cancel(request, "cancelled by the client"))
                     except TransportError:
@@ -251,7 +264,7 @@ class _StdioSubscription(Subscription):
     def __init__(self, session: StdioClient, request: OutgoingRequest) -> None:
         super().__init__(session, request)
         self._stdio = session
-        self._channel: trio.MemoryReceiveChannel[ClientEvent] | None = None
+        self._channel: MemoryObjectReceiveStream[ClientEvent] | None = None
 
     def _key(self) -> tuple[type, Any]:
         assert self.request is not None
@@ -261,7 +274,7 @@ class _StdioSubscription(Subscription):
         client = self._stdio
         if client._process is None or client._closed:
             raise TransportError("the server process is not running")
-        send, self._channel = trio.open_memory_channel[ClientEvent](math.inf)
+        send, self._channel = anyio.create_memory_object_stream[ClientEvent](math.inf)
         client._waiters[self._key()] = send
         assert self.request is not None
         await client._write(client._conn.send(self.request))
@@ -274,10 +287,12 @@ class _StdioSubscription(Subscription):
         channel, self._channel = self._channel, None
         if channel is None:
             return
-        client._waiters.pop(self._key(), None)
+        send = client._waiters.pop(self._key(), None)
+        if send is not None:
+            send.close()
         channel.close()
         if not self._ended and not client._closed and self.request is not None:
-            with trio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True):
                 try:
                     await client._write(client._conn.cancel(self.request, "subscription closed by the client"))
                 except TransportError:

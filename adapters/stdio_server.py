@@ -1,4 +1,9 @@
-"""stdio over trio: the driver that feeds a :class:`mcpwire.StdioConnection` from stdin.
+"""stdio over anyio: the driver that feeds a :class:`mcpwire.StdioConnection` from stdin.
+
+The same coroutine runs under ``trio.run(serve_stdio, app)`` and under
+``asyncio.run(serve_stdio(app))``: tasks, cancel scopes and locks are anyio's, and stdin and
+stdout are read and written through non-blocking file descriptors that the running loop watches
+(``anyio.wait_readable``; not on Windows, where trio had no such stream either).
 
 The stdio transport (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>):
 newline-delimited JSON, one message per line, requests running concurrently, responses
@@ -26,15 +31,20 @@ import logging
 import os
 import time
 from collections.abc import Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-import trio
+import anyio
+import anyio.abc
+import anyio.lowlevel
 
 from mcpwire import Cancelled, InputArrived, LocalProtocolError, StdioConnection, StdioExchange, StdioListenStream
 from mcpwire.tasks import TaskChanged
 from mcpwire.sessions import StdioSessionStream
 
 from .app import App, ListenForwarder
+
+if TYPE_CHECKING:
+    import trio
 
 __all__ = ["serve_stdio"]
 
@@ -46,8 +56,8 @@ _STREAM_CLOSE_SECONDS = 5.0  # time to write the listen results at EOF
 
 async def serve_stdio(
     app: App,
-    stdin: trio.abc.ReceiveStream | None = None,
-    stdout: trio.abc.SendStream | None = None,
+    stdin: anyio.abc.ByteReceiveStream | trio.abc.ReceiveStream | None = None,
+    stdout: anyio.abc.ByteSendStream | trio.abc.SendStream | None = None,
     *,
     grace_period: float = 30.0,
     max_line_bytes: int = 4 * 1024 * 1024,
@@ -55,45 +65,46 @@ async def serve_stdio(
 ) -> None:
     """Serve ``app`` over stdin/stdout (by default duplicates of fds 0 and 1) until stdin
     ends, then return after a graceful shutdown. ``max_line_bytes`` and ``max_in_flight`` bound
-    one message and the requests in flight (see :class:`mcpwire.StdioConnection`)."""
-    if stdin is None:
-        stdin = trio.lowlevel.FdStream(os.dup(0))
-    if stdout is None:
-        stdout = trio.lowlevel.FdStream(os.dup(1))
+    one message and the requests in flight (see :class:`mcpwire.StdioConnection`).
+
+    ``stdin`` and ``stdout`` may be anyio byte streams, or trio streams (``receive_some`` /
+    ``send_all``, as this driver took before it moved to anyio) when running under trio."""
+    reader = _FdReceiveStream(os.dup(0)) if stdin is None else _receive_stream(stdin)
+    writer = _FdSendStream(os.dup(1)) if stdout is None else _send_stream(stdout)
     connection = StdioConnection(app.server, max_line_bytes=max_line_bytes, max_in_flight=max_in_flight)
-    driver = _StdioDriver(app, stdin, stdout, connection)
-    async with stdin, stdout:
+    driver = _StdioDriver(app, reader, writer, connection)
+    async with reader, writer:
         await driver.run(grace_period)
 
 
 class _StdioDriver:
     def __init__(
-        self, app: App, stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream, connection: StdioConnection
+        self, app: App, stdin: anyio.abc.ByteReceiveStream, stdout: anyio.abc.ByteSendStream, connection: StdioConnection
     ) -> None:
         self.app = app
         self.stdin = stdin
         self.stdout = stdout
         self.connection = connection
-        self._write_lock = trio.Lock()
-        self._scopes: dict[Hashable, trio.CancelScope] = {}
-        self._main = trio.CancelScope()
+        self._write_lock = anyio.Lock()
+        self._scopes: dict[Hashable, anyio.CancelScope] = {}
+        self._main = anyio.CancelScope()
 
     async def run(self, grace_period: float) -> None:
         with self._main:
-            async with self.app.running(), trio.open_nursery() as streams:
-                async with trio.open_nursery() as requests:
+            async with self.app.running(), anyio.create_task_group() as streams:
+                async with anyio.create_task_group() as requests:
                     await self._read(requests, streams)
                     # EOF: requests in flight may finish, up to the grace period.
-                    requests.cancel_scope.deadline = trio.current_time() + grace_period
+                    requests.cancel_scope.deadline = anyio.current_time() + grace_period
                 # Then every listen stream ends with its result, which its forwarder writes.
                 self.app.close_streams()
-                streams.cancel_scope.deadline = trio.current_time() + _STREAM_CLOSE_SECONDS
+                streams.cancel_scope.deadline = anyio.current_time() + _STREAM_CLOSE_SECONDS
 
-    async def _read(self, requests: trio.Nursery, streams: trio.Nursery) -> None:
+    async def _read(self, requests: anyio.abc.TaskGroup, streams: anyio.abc.TaskGroup) -> None:
         while True:
             try:
-                data = await self.stdin.receive_some(_RECEIVE_BYTES)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = await self.stdin.receive(_RECEIVE_BYTES)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 data = b""
             now = time.time()
             if data:
@@ -108,7 +119,7 @@ class _StdioDriver:
                 elif isinstance(item, StdioListenStream):
                     forwarder = self.app.forward_listen(item)  # registered now: no event is missed
                     # A session's stream answers no request: no client id may cancel it.
-                    own = trio.CancelScope() if isinstance(item, StdioSessionStream) else self._scope_for(item.request_id)
+                    own = anyio.CancelScope() if isinstance(item, StdioSessionStream) else self._scope_for(item.request_id)
                     streams.start_soon(self._run_listen, forwarder, own)
                 elif isinstance(item, InputArrived):
                     self.app.input_arrived(item)
@@ -122,13 +133,13 @@ class _StdioDriver:
             if not data:
                 return
 
-    def _scope_for(self, request_id: str | int) -> trio.CancelScope:
+    def _scope_for(self, request_id: str | int) -> anyio.CancelScope:
         # Made here, entered by the task: a cancel that arrives before the task starts still counts.
-        scope = trio.CancelScope()
+        scope = anyio.CancelScope()
         self._scopes[_key(request_id)] = scope
         return scope
 
-    def _forget(self, request_id: str | int, scope: trio.CancelScope) -> None:
+    def _forget(self, request_id: str | int, scope: anyio.CancelScope) -> None:
         key = _key(request_id)
         if self._scopes.get(key) is scope:  # the id may already be reused by a newer request
             del self._scopes[key]
@@ -138,16 +149,16 @@ class _StdioDriver:
             return
         async with self._write_lock:
             try:
-                await self.stdout.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                await self.stdout.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 # Nobody reads our answers any more: stop serving.
                 self._main.cancel()
-                await trio.lowlevel.checkpoint()
+                await anyio.lowlevel.checkpoint()
 
     async def _send(self, output: Any) -> None:
         await self._write(output)
 
-    async def _run_exchange(self, exchange: StdioExchange, scope: trio.CancelScope) -> None:
+    async def _run_exchange(self, exchange: StdioExchange, scope: anyio.CancelScope) -> None:
         with scope:
             try:
                 await self.app.dispatch(exchange, self._send)
@@ -159,7 +170,7 @@ class _StdioDriver:
                     pass  # the exchange had already answered
         self._forget(exchange.request_id, scope)
 
-    async def _run_listen(self, forwarder: ListenForwarder, scope: trio.CancelScope) -> None:
+    async def _run_listen(self, forwarder: ListenForwarder, scope: anyio.CancelScope) -> None:
         try:
             with scope:
                 await forwarder.run(self._send)
@@ -170,3 +181,119 @@ class _StdioDriver:
 def _key(request_id: str | int) -> Hashable:
     # 1 and "1" are different ids; True is not an id (the engine never admits it).
     return (type(request_id), request_id)
+
+
+class _FdReceiveStream(anyio.abc.ByteReceiveStream):
+    """A file descriptor (a pipe, a tty) read without blocking the loop: set non-blocking, read
+    when the loop says it is readable. As with trio's ``FdStream``, the flag is shared with every
+    other descriptor of the same open file (our fd 0 included)."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd = fd
+        self._closed = False
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            if not data:
+                raise anyio.EndOfStream
+            await anyio.lowlevel.cancel_shielded_checkpoint()
+            return data
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self._fd)  # no task waits on it: the driver closes its streams after its tasks
+        await anyio.lowlevel.checkpoint()
+
+
+class _FdSendStream(anyio.abc.ByteSendStream):
+    """The writing side of :class:`_FdReceiveStream`; a closed reader is ``BrokenResourceError``."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd = fd
+        self._closed = False
+
+    async def send(self, item: bytes) -> None:
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        view = memoryview(item)
+        while view:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            try:
+                view = view[os.write(self._fd, view):]
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+            except OSError as exc:  # BrokenPipeError: nobody reads our stdout any more
+                raise anyio.BrokenResourceError from exc
+        await anyio.lowlevel.cancel_shielded_checkpoint()
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self._fd)  # no task waits on it: the driver closes its streams after its tasks
+        await anyio.lowlevel.checkpoint()
+
+
+class _ReceiveSome(Protocol):
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray: ...
+    async def aclose(self) -> None: ...
+
+
+class _SendAll(Protocol):
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None: ...
+    async def aclose(self) -> None: ...
+
+
+def _receive_stream(stream: anyio.abc.ByteReceiveStream | trio.abc.ReceiveStream) -> anyio.abc.ByteReceiveStream:
+    return stream if isinstance(stream, anyio.abc.ByteReceiveStream) else _TrioReceive(stream)
+
+
+def _send_stream(stream: anyio.abc.ByteSendStream | trio.abc.SendStream) -> anyio.abc.ByteSendStream:
+    return stream if isinstance(stream, anyio.abc.ByteSendStream) else _TrioSend(stream)
+
+
+class _TrioReceive(anyio.abc.ByteReceiveStream):
+    """A trio ``ReceiveStream`` read as an anyio one (under trio only, where it belongs)."""
+
+    def __init__(self, stream: _ReceiveSome) -> None:
+        self._stream = stream
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        data = await self._stream.receive_some(max_bytes)
+        if not data:
+            raise anyio.EndOfStream
+        return bytes(data)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class _TrioSend(anyio.abc.ByteSendStream):
+    """A trio ``SendStream`` written as an anyio one, trio's "nobody reads" errors as anyio's."""
+
+    def __init__(self, stream: _SendAll) -> None:
+        import trio  # loaded already: the stream is trio's
+
+        self._stream = stream
+        self._broken = (trio.BrokenResourceError, trio.ClosedResourceError)
+
+    async def send(self, item: bytes) -> None:
+        try:
+            await self._stream.send_all(item)
+        except self._broken as exc:
+            raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()

@@ -51,3 +51,9 @@ def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
         return [f"test order: file order (random reseeded with {seed})"]
     return [f"test order: shuffled by pytest-randomly, seed={seed}; replay with "
             f"`pytest -p randomly --randomly-seed={seed}`, file order with `-p no:randomly`"]
+
+
+@pytest.fixture(params=["trio", "asyncio"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """The event loop a client-driver test body runs on (``tests/_backends.py``)."""
+    return str(request.param)

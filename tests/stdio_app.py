@@ -1,15 +1,18 @@
 """A tiny MCP app served over stdio, for tests/adapters/test_stdio_server.py (run as a script).
 
-Usage: python tests/stdio_app.py [--max-line-bytes N]. Diagnostics go to stderr only.
+Usage: python tests/stdio_app.py [--max-line-bytes N] [--versions V,...] [--backend trio|asyncio].
+The app and the driver are anyio code: ``--backend`` picks the event loop (default trio).
+Diagnostics go to stderr only.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from typing import Any
 
-import trio
+import anyio
 from mcpwire.wire.versions import REVISIONS
 from mcpwire_adapters import App, Context, NeedInput, serve_stdio
 
@@ -26,7 +29,7 @@ def build_app(name: str = "stdio-test", versions: tuple[str, ...] | None = None)
 
     @app.tool(description="Wait for the given seconds, then answer")
     async def wait(ctx: Context, arguments: dict[str, Any]) -> str:
-        await trio.sleep(float(arguments.get("seconds", 0)))
+        await anyio.sleep(float(arguments.get("seconds", 0)))
         return f"waited {arguments.get('seconds', 0)}"
 
 
@@ -40,8 +43,8 @@ def build_app(name: str = "stdio-test", versions: tuple[str, ...] | None = None)
     @app.tool(description="Sleep a long time; report cancellation on stderr")
     async def slow(ctx: Context, arguments: dict[str, Any]) -> str:
         try:
-            await trio.sleep(60)
-        except trio.Cancelled:
+            await anyio.sleep(60)
+        except anyio.get_cancelled_exc_class():
             print("slow cancelled", file=sys.stderr, flush=True)
             raise
         return "slept"
@@ -77,9 +80,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-line-bytes", type=int, default=4 * 1024 * 1024)
     parser.add_argument("--versions", help="comma-separated revisions to serve (default: all)")
+    parser.add_argument("--backend", choices=("trio", "asyncio"), default="trio")
     options = parser.parse_args()
     app = build_app(versions=tuple(options.versions.split(",")) if options.versions else None)
-    trio.run(lambda: serve_stdio(app, max_line_bytes=options.max_line_bytes, grace_period=5))
+    anyio.run(functools.partial(serve_stdio, app, max_line_bytes=options.max_line_bytes, grace_period=5),
+              backend=options.backend)
 
 
 if __name__ == "__main__":

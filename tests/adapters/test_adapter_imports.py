@@ -86,6 +86,8 @@ def test_one_need_input_type_for_app_example_and_fixture() -> None:
     assert app.NeedInput is mcpwire_adapters.NeedInput
     example = _load(REPO / "examples" / "asyncio_server.py", "asyncio_server_example")
     assert example.NeedInput is mcpwire_adapters.NeedInput
+    if str(REPO / "conformance") not in sys.path:  # the fixture imports its sibling fixture_tasks
+        sys.path.insert(0, str(REPO / "conformance"))
     fixture = _load(REPO / "conformance" / "fixture.py", "conformance_fixture_imports")
     assert fixture.NeedInput is mcpwire_adapters.NeedInput
 
@@ -99,3 +101,67 @@ def test_no_other_need_input_is_defined() -> None:
         if path.suffix in (".py", ".md") and definition.search(path.read_text())
     )
     assert found == ["adapters/_input.py"]
+
+
+# -- the anyio drivers: no trio -------------------------------------------------------------------
+
+ANYIO_DRIVERS = ["mcpwire_adapters.http_client", "mcpwire_adapters.stdio_client", "mcpwire_adapters.stdio_server",
+                 "mcpwire_adapters.blocking"]
+
+
+@pytest.mark.parametrize("module", ANYIO_DRIVERS)
+def test_the_anyio_drivers_do_not_load_trio(module: str) -> None:
+    loaded = _modules_after(f"import {module}")
+    assert module in loaded and "anyio" in loaded
+    assert not _family(loaded, "trio"), sorted(_family(loaded, "trio"))
+
+
+def test_the_check_sees_trio_when_it_is_loaded() -> None:
+    assert "trio" in _modules_after("import mcpwire_adapters.http_server")  # the HTTP server stays on trio
+
+
+# A client process where `import trio` fails, on asyncio: HttpClient against the URL given, then
+# StdioClient against tests/stdio_app.py on asyncio, itself started with trio blocked the same way.
+_WITHOUT_TRIO = """
+import asyncio, json, sys
+sys.modules["trio"] = None  # from here on, any import of trio raises ImportError
+from mcpwire_adapters.http_client import HttpClient
+from mcpwire_adapters.stdio_client import StdioClient
+
+SERVER = ("import runpy, sys; sys.modules['trio'] = None; sys.argv = ['stdio_app', '--backend', 'asyncio']; "
+          f"runpy.run_path({sys.argv[2]!r}, run_name='__main__')")
+
+def text(result):
+    return result.data["content"][0]["text"]
+
+async def main(url):
+    async with HttpClient(url) as c:
+        over_http = text(await c.call_tool("echo", {"text": "over http"}))
+    async with StdioClient([sys.executable, "-c", SERVER]) as c:
+        over_stdio = text(await c.call_tool("echo", {"text": "over stdio"}))
+    print(json.dumps([over_http, over_stdio, c.returncode]))
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def test_the_clients_and_serve_stdio_run_on_asyncio_with_trio_unimportable() -> None:
+    import anyio
+    from mcpwire_adapters import App, Context
+
+    from _backends import run, served
+
+    app = App("no-trio", "1.0")
+
+    @app.tool(description="Echo the text back")
+    async def echo(ctx: Context, arguments: dict[str, object]) -> str:
+        return str(arguments.get("text", ""))
+
+    async def main() -> None:
+        async with served(app) as server:
+            done = await anyio.run_process([sys.executable, "-c", _WITHOUT_TRIO, server.url,
+                                            str(REPO / "tests" / "stdio_app.py")], check=False)
+        assert done.returncode == 0, done.stderr.decode()
+        assert json.loads(done.stdout) == ["over http", "over stdio", 0]
+
+    run(main, "asyncio", timeout=60)

@@ -3,7 +3,8 @@
 HTTP: ``serve_http`` on 127.0.0.1 port 0, run by a blocking portal of its own (a trio loop in
 a second thread), so that the test's thread stays free of any event loop, as a script's is.
 stdio: ``tests/stdio_app.py`` as a subprocess. The tests call the client from the test's own
-thread, like a script, and once from inside a running asyncio loop, like a notebook.
+thread, like a script, and once from inside a running asyncio loop, like a notebook. A few
+run the client's own loop (``backend=``) on trio and on asyncio: the drivers are the same.
 """
 
 from __future__ import annotations
@@ -120,8 +121,8 @@ def ada(request: ElicitRequest) -> ElicitResult:
     return ElicitResult(action="accept", content={"name": "Ada"})
 
 
-def test_http_discover_list_call(url: str) -> None:
-    with BlockingClient.http(url, **OPTIONS) as c:
+def test_http_discover_list_call(url: str, backend: str) -> None:
+    with BlockingClient.http(url, backend=backend, **OPTIONS) as c:
         discovered = c.discover()
         assert isinstance(discovered, ResultReceived) and discovered.method == "server/discover"
         assert c.server_info is not None and c.server_info.name == "blocking-test"
@@ -132,8 +133,8 @@ def test_http_discover_list_call(url: str) -> None:
         assert c.session.connections_opened == 1  # type: ignore[attr-defined]  # one keep-alive connection
 
 
-def test_stdio_discover_list_call_and_elicitation() -> None:
-    with BlockingClient.stdio([sys.executable, str(STDIO_APP)], elicitation=ada) as c:
+def test_stdio_discover_list_call_and_elicitation(backend: str) -> None:
+    with BlockingClient.stdio([sys.executable, str(STDIO_APP)], elicitation=ada, backend=backend) as c:
         assert c.connect().method == "server/discover"
         assert {"echo", "greet", "wait"} <= {t.name for t in c.list_tools()}
         assert text(c.call_tool("echo", {"text": "over stdio"})) == "over stdio"
@@ -210,8 +211,8 @@ def test_progress_callback_runs_in_the_client_thread(url: str) -> None:
     assert {thread for _, thread in seen} != {threading.get_ident()}  # not the caller's thread
 
 
-def test_listen_delivers_a_list_change(url: str) -> None:
-    with BlockingClient.http(url, **OPTIONS) as c, c.listen({"toolsListChanged": True}, timeout=10) as events:
+def test_listen_delivers_a_list_change(url: str, backend: str) -> None:
+    with BlockingClient.http(url, backend=backend, **OPTIONS) as c, c.listen({"toolsListChanged": True}, timeout=10) as events:
         assert isinstance(events, BlockingListen)
         assert events.acknowledged is not None and events.acknowledged.tools_list_changed is True
         assert events.subscription_id is not None

@@ -2,18 +2,20 @@
 its fallback to ``initialize``, a pinned version, server requests answered through the same
 ``on_input`` as input rounds (on a call's response stream and on the GET stream), listening to
 a session, SSE resumption, a forgotten session replaced, DELETE on close, and stdio with a
-server that ignores requests before ``initialize``."""
+server that ignores requests before ``initialize``. Each test runs on trio and on asyncio
+(``tests/_backends.py``); the HTTP server is ``serve_http`` in a thread of its own."""
 
 from __future__ import annotations
 
 import logging
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import trio
 
@@ -26,8 +28,10 @@ from mcpwire.types import (
 from mcpwire_adapters import App, Context, NeedInput
 from mcpwire_adapters.http_client import HttpClient, ServerError, SessionExpired
 from mcpwire_adapters.session import InvalidResult
-from mcpwire_adapters.http_server import serve_http
 from mcpwire_adapters.stdio_client import StdioClient
+
+import _backends
+from _backends import run
 
 ERA = ("2025-11-25", "2025-06-18", "2025-03-26")
 STDIO_APP = str(Path(__file__).parent.parent / "stdio_app.py")
@@ -49,7 +53,7 @@ def make_app(versions: tuple[str, ...] = ERA, **options: Any) -> App:
     @app.tool(description="closes its SSE stream, then answers")
     async def reconnect(ctx: Context, arguments: dict[str, Any]) -> str:
         await ctx.close_sse_stream(retry_ms=50)
-        await trio.sleep(0.2)
+        await trio.sleep(0.2)  # the app runs on the server's trio loop, whatever loop the client is on
         return "after reconnection"
 
     @app.tool(description="logs twice")
@@ -88,24 +92,15 @@ def make_client(**kw: Any) -> Client:
 
 @asynccontextmanager
 async def served(app: App) -> AsyncIterator[str]:
-    async with trio.open_nursery() as nursery:
-        host, port = await nursery.start(serve_http, app)
-        yield f"http://{host}:{port}/mcp"
-        nursery.cancel_scope.cancel()
-
-
-def run(main: Callable[[], Awaitable[None]]) -> None:
-    async def bounded() -> None:
-        with trio.fail_after(30):
-            await main()
-    trio.run(bounded)
+    async with _backends.served(app) as server:
+        yield server.url
 
 
 def text(result: Any) -> str:
     return str(result.data["content"][0]["text"])
 
 
-def test_connect_stays_modern_on_a_server_of_both_generations() -> None:
+def test_connect_stays_modern_on_a_server_of_both_generations(backend: str) -> None:
     async def main() -> None:
         app = make_app(("2026-07-28", *ERA))
         async with served(app) as url, HttpClient(url, make_client()) as c:
@@ -114,10 +109,10 @@ def test_connect_stays_modern_on_a_server_of_both_generations() -> None:
             assert c.protocol_version == "2026-07-28" and c.server_info is not None
             assert c.server_info.name == "old-server"
             assert len(app.server.sessions) == 0
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_connect_falls_back_to_initialize_and_a_call_asks_through_the_session() -> None:
+def test_connect_falls_back_to_initialize_and_a_call_asks_through_the_session(backend: str) -> None:
     async def main() -> None:
         app = make_app()
         async with served(app) as url:
@@ -134,59 +129,59 @@ def test_connect_falls_back_to_initialize_and_a_call_asks_through_the_session() 
                 assert text(result) == "Hello, Ada (2025-11-25)" and seen == ["Ada"]
                 await c.ping()
             assert len(app.server.sessions) == 0  # closing the client sent DELETE
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_without_connect_the_first_request_probes_and_is_resent_on_the_session() -> None:
+def test_without_connect_the_first_request_probes_and_is_resent_on_the_session(backend: str) -> None:
     async def main() -> None:
         async with served(make_app()) as url, HttpClient(url, make_client()) as c:
             tools = await c.list_tools()
             assert len(tools) == 4 and c.client.initialize_era and c.sessions_started == 1
-    run(main)
+    run(main, backend, timeout=30)
 
 
 @pytest.mark.parametrize("pinned", [False, True])
-def test_concurrent_first_requests_open_one_session(pinned: bool) -> None:
+def test_concurrent_first_requests_open_one_session(pinned: bool, backend: str) -> None:
     async def main() -> None:
         app = make_app()
         client = make_client(protocol_version="2025-11-25") if pinned else make_client()
         async with served(app) as url, HttpClient(url, client) as c:
-            async with trio.open_nursery() as calls:
+            async with anyio.create_task_group() as calls:
                 for _ in range(5):
                     calls.start_soon(c.list_tools)
             assert c.sessions_started == 1 and len(app.server.sessions) == 1
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_a_pinned_version_starts_with_initialize() -> None:
+def test_a_pinned_version_starts_with_initialize(backend: str) -> None:
     async def main() -> None:
         app = make_app()
         async with served(app) as url, HttpClient(url, make_client(protocol_version="2025-06-18")) as c:
             seen: list[str] = []
             result = await c.call_tool("greet", {}, on_input=answer_names("Bo", seen))
             assert text(result) == "Hello, Bo (2025-06-18)" and c.discovered is None
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_the_session_handler_answers_a_call_without_its_own() -> None:
+def test_the_session_handler_answers_a_call_without_its_own(backend: str) -> None:
     async def main() -> None:
         seen: list[str] = []
         async with served(make_app()) as url, HttpClient(url, make_client(), on_input=answer_names("Cy", seen)) as c:
             await c.connect()
             assert text(await c.call_tool("greet", {})) == "Hello, Cy (2025-11-25)" and seen == ["Cy"]
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_no_handler_means_method_not_found_for_the_server() -> None:
+def test_no_handler_means_method_not_found_for_the_server(backend: str) -> None:
     async def main() -> None:
         async with served(make_app()) as url, HttpClient(url, make_client()) as c:
             await c.connect()
             with pytest.raises(ServerError):
                 await c.call_tool("greet", {})
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_log_level_is_set_on_the_session_and_logs_reach_the_call() -> None:
+def test_log_level_is_set_on_the_session_and_logs_reach_the_call(backend: str) -> None:
     async def main() -> None:
         async with served(make_app()) as url, HttpClient(url, make_client()) as c:
             await c.connect()
@@ -196,10 +191,10 @@ def test_log_level_is_set_on_the_session_and_logs_reach_the_call() -> None:
             logs.clear()
             await c.call_tool("chatty", {}, on_log=logs.append, log_level="debug")
             assert [m.data for m in logs] == ["quiet", "loud"]
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_listening_on_a_session_reads_the_get_stream() -> None:
+def test_listening_on_a_session_reads_the_get_stream(backend: str) -> None:
     async def main() -> None:
         app = make_app()
         async with served(app) as url, HttpClient(url, make_client()) as c:
@@ -211,33 +206,33 @@ def test_listening_on_a_session_reads_the_get_stream() -> None:
                 events = [await sub.__anext__(), await sub.__anext__()]
             assert any(isinstance(e, ListChanged) and e.kind == "tools" for e in events)
             assert any(isinstance(e, ResourceUpdated) and e.uri == "test://note" for e in events)
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_a_response_stream_closed_mid_call_is_resumed() -> None:
+def test_a_response_stream_closed_mid_call_is_resumed(backend: str) -> None:
     async def main() -> None:
         async with served(make_app()) as url, HttpClient(url, make_client()) as c:
             await c.connect()
             assert text(await c.call_tool("reconnect", {})) == "after reconnection"
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_a_forgotten_session_is_replaced_once_and_said(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_forgotten_session_is_replaced_once_and_said(caplog: pytest.LogCaptureFixture, backend: str) -> None:
     async def main() -> None:
         app = make_app()
-        async with served(app) as url, HttpClient(url, make_client()) as c:
+        async with _backends.served(app) as server, HttpClient(server.url, make_client()) as c:
             await c.connect()
             first = c.client.session_id
             assert first is not None
-            app.server.sessions.remove(first)
+            await server.call(app.server.sessions.remove, first)
             assert len(await c.list_tools()) == 4
             assert c.sessions_started == 2 and c.client.session_id not in (None, first)
     with caplog.at_level(logging.WARNING, logger="mcpwire.client"):
-        run(main)
+        run(main, backend, timeout=30)
     assert any("starting a new session" in r.getMessage() for r in caplog.records)
 
 
-def test_a_server_that_forgets_every_session_at_once_is_an_error_not_a_loop() -> None:
+def test_a_server_that_forgets_every_session_at_once_is_an_error_not_a_loop(backend: str) -> None:
     async def main() -> None:
         app = make_app()
         app.server.sessions = MemorySessionStore(idle_timeout=1e-6)
@@ -245,13 +240,13 @@ def test_a_server_that_forgets_every_session_at_once_is_an_error_not_a_loop() ->
             with pytest.raises(SessionExpired):
                 await c.connect()
             assert c.sessions_started <= 1
-    run(main)
+    run(main, backend, timeout=30)
 
 
 # -- stdio ------------------------------------------------------------------------------------------
 
 
-def test_stdio_falls_back_on_an_initialize_era_server() -> None:
+def test_stdio_falls_back_on_an_initialize_era_server(backend: str) -> None:
     async def main() -> None:
         seen: list[str] = []
         command = [sys.executable, STDIO_APP, "--versions", ",".join(ERA)]
@@ -265,7 +260,7 @@ def test_stdio_falls_back_on_an_initialize_era_server() -> None:
                 first, second = await sub.__anext__(), await sub.__anext__()
             assert isinstance(first, ListChanged) and first.kind == "tools"
             assert isinstance(second, ResourceUpdated) and second.uri == "test://note"
-    run(main)
+    run(main, backend, timeout=30)
 
 
 SILENT_UNTIL_INITIALIZE = textwrap.dedent("""
@@ -283,21 +278,21 @@ SILENT_UNTIL_INITIALIZE = textwrap.dedent("""
 """)
 
 
-def test_stdio_probe_that_gets_no_answer_falls_back_after_the_timeout() -> None:
+def test_stdio_probe_that_gets_no_answer_falls_back_after_the_timeout(backend: str) -> None:
     async def main() -> None:
         command = [sys.executable, "-c", SILENT_UNTIL_INITIALIZE]
         async with StdioClient(command, make_client(), probe_timeout=0.5) as c:
             tools = await c.list_tools()
             assert [t.name for t in tools] == ["t"] and c.protocol_version == "2025-06-18"
             assert c.server_info is not None and c.server_info.name == "silent"
-    run(main)
+    run(main, backend, timeout=30)
 
 
 # -- session-level handlers and complete() --------------------------------------------------------------
 
 
 @pytest.mark.parametrize("versions", [ERA, ("2026-07-28",)], ids=["initialize era", "2026-07-28"])
-def test_session_level_handlers_answer_both_dialects_and_declare_their_capabilities(versions: tuple[str, ...]) -> None:
+def test_session_level_handlers_answer_both_dialects_and_declare_their_capabilities(versions: tuple[str, ...], backend: str) -> None:
     async def main() -> None:
         asked: list[str] = []
 
@@ -310,10 +305,10 @@ def test_session_level_handlers_answer_both_dialects_and_declare_their_capabilit
             assert client.capabilities == {"elicitation": {"form": {}}}
             result = await c.call_tool("greet", {})
             assert text(result).startswith("Hello, Eve (") and asked == ["Name?"]
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_a_kind_without_a_handler_is_an_error_not_a_guess() -> None:
+def test_a_kind_without_a_handler_is_an_error_not_a_guess(backend: str) -> None:
     async def main() -> None:
         def roots(request: Any) -> Any:
             raise AssertionError("not asked")
@@ -322,10 +317,10 @@ def test_a_kind_without_a_handler_is_an_error_not_a_guess() -> None:
             with pytest.raises(ServerError) as caught:
                 await c.call_tool("greet", {})  # asks for elicitation: no handler for it
             assert caught.value.code == -32603 and "ElicitRequest" in str(caught.value)
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_complete_passes_the_arguments_already_chosen() -> None:
+def test_complete_passes_the_arguments_already_chosen(backend: str) -> None:
     async def main() -> None:
         app = make_app(("2026-07-28", *ERA), completions=True)
         seen: list[Any] = []
@@ -345,10 +340,10 @@ def test_complete_passes_the_arguments_already_chosen() -> None:
             result = await c.complete({"type": "ref/prompt", "name": "p"}, "name", "A", context={"lang": "en"})
             assert result.data["completion"]["values"] == ["Ada", "Alan"]
         assert seen == [("name", "A", {"lang": "en"})]
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_every_verb_takes_the_same_options() -> None:
+def test_every_verb_takes_the_same_options(backend: str) -> None:
     async def main() -> None:
         app = make_app(("2026-07-28", *ERA), completions=True)
 
@@ -365,10 +360,10 @@ def test_every_verb_takes_the_same_options() -> None:
                                              meta={"example.com/trace": pinned})
                 assert read.data["contents"][0]["text"] == "traced"
                 assert [m.data for m in logs] == ["reading"], pinned
-    run(main)
+    run(main, backend, timeout=30)
 
 
-def test_a_result_that_breaks_its_output_schema_raises_with_the_result() -> None:
+def test_a_result_that_breaks_its_output_schema_raises_with_the_result(backend: str) -> None:
     async def main() -> None:
         app = make_app(("2026-07-28", *ERA), validator=mcpwire.UNCHECKED)  # a server that sends what it is given
 
@@ -385,4 +380,4 @@ def test_a_result_that_breaks_its_output_schema_raises_with_the_result() -> None
                     await c.call_tool("liar", {})
                 assert "does not match its outputSchema" in str(caught.value), version
                 assert caught.value.result.data["structuredContent"] == {"n": "one"}
-    run(main)
+    run(main, backend, timeout=30)

@@ -1,7 +1,8 @@
 """Pages with their hints and the response cache (``adapters/cache.py``), against our server.
 
-HTTP: ``_cache_app`` served by ``serve_http`` on 127.0.0.1 port 0 in the same trio run;
-stdio: the same app as a subprocess. Time is a clock the test moves (``MemoryStore(clock=)``):
+HTTP: ``_cache_app`` served by ``serve_http`` on 127.0.0.1 port 0 in a thread of its own;
+stdio: the same app as a subprocess. The client side of each test runs on trio and on asyncio
+(``tests/_backends.py``). Time is a clock the test moves (``MemoryStore(clock=)``):
 nothing here waits for a ttl to pass. Whether a result came from the server or the cache is
 told by what the server does between two asks: ``touch`` adds a tool silently, and
 ``test://note`` counts its reads in its text.
@@ -9,18 +10,15 @@ told by what the server does between two asks: ``touch`` adds a tool silently, a
 
 from __future__ import annotations
 
-import functools
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-import trio
-from mcpwire_adapters import serve_http
 from mcpwire_adapters.app import App
 from mcpwire_adapters.cache import CACHEABLE_METHODS, MemoryStore, ResponseCache
 from mcpwire_adapters.http_client import HttpClient
@@ -31,22 +29,11 @@ from mcpwire import Client, ListChanged, OutgoingRequest, ResourceUpdated, Resul
 from mcpwire.types import Implementation, InputRequest
 from mcpwire.wire.methods import CACHEABLE_METHODS as WIRE_CACHEABLE
 
+import _backends
+from _backends import both
 from _cache_app import build_app
 
-TIMEOUT = 20.0
 APP = str(Path(__file__).resolve().parent / "_cache_app.py")
-
-
-def run(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
-    @functools.wraps(test)
-    def wrapper() -> None:
-        async def limited() -> None:
-            with trio.fail_after(TIMEOUT):
-                await test()
-
-        trio.run(limited)
-
-    return wrapper
 
 
 class Clock:
@@ -66,10 +53,8 @@ def make_client(era: bool = False) -> Client:
 
 @asynccontextmanager
 async def served(app: App) -> AsyncIterator[str]:
-    async with trio.open_nursery() as nursery:
-        host, port = await nursery.start(serve_http, app)
-        yield f"http://{host}:{port}/mcp"
-        nursery.cancel_scope.cancel()
+    async with _backends.served(app) as server:
+        yield server.url
 
 
 def names(items: list[Any]) -> list[str]:
@@ -116,19 +101,19 @@ async def walk_pages(c: Session) -> None:
     assert (read.value.ttl_ms, read.value.cache_scope) == (60_000, "private")
 
 
-@run
+@both
 async def test_pages_carry_cursor_and_hints_over_http() -> None:
     async with served(build_app()) as url, HttpClient(url, make_client()) as c:
         await walk_pages(c)
 
 
-@run
+@both
 async def test_pages_carry_cursor_and_hints_over_stdio() -> None:
     async with StdioClient([sys.executable, APP], make_client(), stderr=subprocess.DEVNULL) as c:
         await walk_pages(c)
 
 
-@run
+@both
 async def test_an_initialize_era_server_sends_no_hints_and_nothing_is_cached() -> None:
     store = MemoryStore(clock=Clock())
     async with served(build_app()) as url, HttpClient(url, make_client(era=True), cache=ResponseCache(store)) as c:
@@ -147,7 +132,7 @@ async def test_an_initialize_era_server_sends_no_hints_and_nothing_is_cached() -
 # -- reuse and expiry -------------------------------------------------------------------------------
 
 
-@run
+@both
 async def test_a_fresh_result_is_reused_until_its_ttl_passes() -> None:
     clock = Clock()
     cache = ResponseCache(MemoryStore(clock=clock))
@@ -166,7 +151,7 @@ async def test_a_fresh_result_is_reused_until_its_ttl_passes() -> None:
         assert cache.hits == hits
 
 
-@run
+@both
 async def test_a_page_asked_by_cursor_is_cached_by_its_cursor() -> None:
     clock = Clock()
     cache = ResponseCache(MemoryStore(clock=clock))
@@ -180,7 +165,7 @@ async def test_a_page_asked_by_cursor_is_cached_by_its_cursor() -> None:
         assert cache.hits == 1 and cache.stored == 2
 
 
-@run
+@both
 async def test_ttl_zero_is_never_reused() -> None:
     store = MemoryStore(clock=Clock())
     cache = ResponseCache(store)
@@ -194,7 +179,7 @@ async def test_ttl_zero_is_never_reused() -> None:
         assert len(store) == 0 and cache.hits == 0 and cache.stored == 0
 
 
-@run
+@both
 async def test_a_read_that_needed_input_is_not_cached() -> None:
     store = MemoryStore(clock=Clock())
     async with served(build_app()) as url, HttpClient(url, make_client(), cache=ResponseCache(store),
@@ -218,7 +203,7 @@ def test_a_request_carrying_input_responses_is_not_cacheable() -> None:
 # -- scope --------------------------------------------------------------------------------------------
 
 
-@run
+@both
 async def test_private_results_stay_in_their_authorization_context_and_public_ones_are_shared() -> None:
     cache = ResponseCache(MemoryStore(clock=Clock()))
     async with served(build_app(scope="public", read_scope="private")) as url:
@@ -238,7 +223,7 @@ async def test_private_results_stay_in_their_authorization_context_and_public_on
             assert text(await again.read_resource("test://note")) == "first #1"  # same context, new session
 
 
-@run
+@both
 async def test_public_entries_are_not_shared_across_servers() -> None:
     cache = ResponseCache(MemoryStore(clock=Clock()))
     async with served(build_app()) as one, served(build_app()) as two:
@@ -253,7 +238,7 @@ async def test_public_entries_are_not_shared_across_servers() -> None:
 # -- invalidation -------------------------------------------------------------------------------------
 
 
-@run
+@both
 async def test_list_changed_and_resource_updated_on_a_listen_stream_invalidate() -> None:
     cache = ResponseCache(MemoryStore(clock=Clock()))
     async with served(build_app()) as url, HttpClient(url, make_client(), cache=cache) as c:
@@ -273,7 +258,7 @@ async def test_list_changed_and_resource_updated_on_a_listen_stream_invalidate()
             assert text(await c.read_resource("test://note")) == "second #2"
 
 
-@run
+@both
 async def test_list_changed_over_stdio_invalidates() -> None:
     cache = ResponseCache(MemoryStore(clock=Clock()))
     async with StdioClient([sys.executable, APP, "--page-size", "100"], make_client(), cache=cache,
@@ -288,7 +273,7 @@ async def test_list_changed_over_stdio_invalidates() -> None:
             assert {"added1", "added2"} <= set(names(await c.list_tools()))
 
 
-@run
+@both
 async def test_an_initialize_era_session_stream_invalidates_a_shared_cache() -> None:
     # One cache, two sessions on one server: a modern one that keeps the tools (public), and an
     # initialize-era one whose GET stream brings the list change.
@@ -310,7 +295,7 @@ async def test_an_initialize_era_session_stream_invalidates_a_shared_cache() -> 
 # -- the store ----------------------------------------------------------------------------------------
 
 
-@run
+@both
 async def test_the_memory_store_is_bounded_least_recently_used_first() -> None:
     clock = Clock()
     store = MemoryStore(max_entries=2, clock=clock)
@@ -331,7 +316,7 @@ async def test_the_memory_store_is_bounded_least_recently_used_first() -> None:
         MemoryStore(max_entries=0)
 
 
-@run
+@both
 async def test_a_session_cache_over_a_small_store_evicts() -> None:
     store = MemoryStore(max_entries=2, clock=Clock())
     cache = ResponseCache(store)
@@ -344,7 +329,7 @@ async def test_a_session_cache_over_a_small_store_evicts() -> None:
         assert store.evicted == 2 and len(store) == 2
 
 
-@run
+@both
 async def test_keys_cannot_run_into_each_other() -> None:
     store = MemoryStore(clock=Clock())
     cache = ResponseCache(store)
@@ -384,7 +369,7 @@ def test_a_page_of_a_broken_result_keeps_the_items_that_decode() -> None:
     assert names(page.items) == ["ok"] and page.next_cursor == "n" and (page.ttl_ms, page.cache_scope) == (None, None)
 
 
-@run
+@both
 async def test_a_walk_restarts_when_a_kept_page_names_a_cursor_the_server_let_expire() -> None:
     store = MemoryStore(max_entries=2, clock=Clock())
     cache = ResponseCache(store)

@@ -1,7 +1,8 @@
 """Integration tests of mcpwire_adapters.stdio_server: a real subprocess driven through pipes.
 
-The app is ``tests/stdio_app.py``. Each test writes NDJSON to the child's stdin, reads whole
-lines from its stdout, closes stdin and requires exit code 0. Everything runs under
+The app is ``tests/stdio_app.py``, its driver on trio and, the same code, on asyncio
+(``--backend``, the ``backend`` fixture). Each test writes NDJSON to the child's stdin, reads
+whole lines from its stdout, closes stdin and requires exit code 0. Everything runs under
 ``trio.fail_after`` so nothing can hang.
 """
 
@@ -44,13 +45,13 @@ class Child(StdioChild):
         return message
 
 
-def with_child(*args: str) -> Callable[[Callable[[Child], Awaitable[None]]], Callable[[], None]]:
-    def decorate(test: Callable[[Child], Awaitable[None]]) -> Callable[[], None]:
-        def wrapper() -> None:
+def with_child(*args: str) -> Callable[[Callable[[Child], Awaitable[None]]], Callable[[str], None]]:
+    def decorate(test: Callable[[Child], Awaitable[None]]) -> Callable[[str], None]:
+        def wrapper(backend: str) -> None:
             async def main() -> None:
                 with trio.fail_after(TIMEOUT):
                     process = await trio.lowlevel.open_process(
-                        [sys.executable, str(APP), *args],
+                        [sys.executable, str(APP), *args, "--backend", backend],
                         stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
@@ -149,4 +150,23 @@ async def test_listen_stream_gets_events_and_its_result_at_eof(child: Child) -> 
     await child.close_stdin()
     final = await child.rest()
     assert len(final) == 1 and final[0]["id"] == "L" and final[0]["result"]["resultType"] == "complete"
+    assert await child.exit_code() == 0
+
+
+@with_child()
+async def test_a_closed_stdout_stops_the_server_at_once(child: Child) -> None:
+    assert child.process.stdout is not None
+    await child.process.stdout.aclose()  # nobody reads the answers any more
+    await child.send(line(call("echo", 1, {"text": "lost"})) + line(call("wait", 2, {"seconds": 30})))
+    with trio.fail_after(10):  # the 30 s call is not waited for, and stdin is still open
+        assert await child.exit_code() == 0
+
+
+@with_child()
+async def test_messages_larger_than_a_pipe_buffer_pass_both_ways(child: Child) -> None:
+    text = "x" * (1024 * 1024)  # 1 MiB each way: many reads, and writes that wait for the pipe to drain
+    await child.send(line(call("echo", 9, {"text": text})))
+    answer = await child.message()
+    assert answer["id"] == 9 and answer["result"]["content"][0]["text"] == text
+    await child.close_stdin()
     assert await child.exit_code() == 0

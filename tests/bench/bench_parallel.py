@@ -3,7 +3,7 @@
 One server, our trio + h11 driver (``python -m tests.bench.bench_parallel serve``), in a
 process of its own, with two tools: ``sleep`` waits a fixed time (50 ms by default) and
 answers, ``echo`` answers at once. Each client runs in a fresh process of its own
-(``python -m tests.bench.bench_parallel client ours|sdk PORT N SLEEP_MS REPEATS SECONDS``,
+(``python -m tests.bench.bench_parallel client ours|ours-asyncio|sdk PORT N SLEEP_MS REPEATS SECONDS``,
 printing a JSON result), so neither shares a GIL or an event loop with the server or the other:
 
 - **latency**: the wall time of one ``sleep`` call, and of N ``sleep`` calls started together
@@ -13,8 +13,8 @@ printing a JSON result), so neither shares a GIL or an event loop with the serve
 - **throughput**: N tasks call ``echo`` back to back on the one client for ``SECONDS``;
   calls per second, and the client process's CPU time per call.
 
-Ours: ``HttpClient(url, max_connections=max(8, N))`` under trio (a connection per request in
-flight, kept alive). The SDK's: ``mcp.Client(url, cache=None)`` (its streamable HTTP client
+Ours: ``HttpClient(url, max_connections=max(8, N))`` (a connection per request in flight, kept
+alive), under trio (``ours``) and, the same class, under asyncio (``ours-asyncio``). The SDK's: ``mcp.Client(url, cache=None)`` (its streamable HTTP client
 session over httpx, a task per request; response caching off, no tools/call is cacheable
 anyway) under asyncio. Both first call each tool once and run one warm-up batch, so
 connections are open and first-call paths done before anything is timed. Every answer is
@@ -170,8 +170,9 @@ async def _measure(make: Callable[[], AbstractAsyncContextManager[Call]], n: int
 
 def run_client(kind: str, port: int, n: int, repeats: int, seconds: float) -> dict[str, Any]:
     url = f"http://127.0.0.1:{port}/mcp"
-    if kind == "ours":
-        return anyio.run(_measure, lambda: _Ours(url, n), n, repeats, seconds, backend="trio")
+    if kind in ("ours", "ours-asyncio"):
+        backend = "asyncio" if kind == "ours-asyncio" else "trio"
+        return anyio.run(_measure, lambda: _Ours(url, n), n, repeats, seconds, backend=backend)
     return anyio.run(_measure, lambda: _Sdk(url, n), n, repeats, seconds, backend="asyncio")
 
 

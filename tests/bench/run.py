@@ -132,7 +132,7 @@ def stage_e2e(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
 
 def stage_parallel(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
     p = cfg["parallel"]
-    kinds = ["ours"] + (["sdk"] if with_sdk else [])
+    kinds = ["ours", "ours-asyncio"] + (["sdk"] if with_sdk else [])
     log(f"parallel: {p['n']} concurrent tools/call on one client ({', '.join(kinds)}), a {p['sleep_ms']:.0f} ms "
         f"tool x {p['repeats']} tries, then {p['seconds']:.1f} s of an immediate tool; {p['rounds']} round(s)")
     try:
@@ -230,7 +230,8 @@ INPROCESS_ROWS = [
      "x floor"),
 ]
 
-PARALLEL_LABELS = {"ours": "ours (HttpClient, trio)", "sdk": "SDK (mcp.Client, streamable HTTP, asyncio)"}
+PARALLEL_LABELS = {"ours": "ours (HttpClient, trio)", "ours-asyncio": "ours (HttpClient, asyncio)",
+                   "sdk": "SDK (mcp.Client, streamable HTTP, asyncio)"}
 
 E2E_LABELS = {"ours": "ours (trio + h11 driver, App)", "ours-asgi": "ours (uvicorn + h11, our AsgiApp)",
               "sdk": "SDK (uvicorn + h11, its Starlette app)"}
@@ -284,7 +285,7 @@ def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any
     sdk_par = par.get("sdk") if isinstance(par.get("sdk"), dict) else None
     if "error" in par:
         row("one client", f"N parallel calls -- FAILED: {par['error']}", None, "")
-    for kind in ("ours", "sdk"):
+    for kind in ("ours", "ours-asyncio", "sdk"):
         r = par.get(kind)
         if r is None:
             continue

@@ -1,25 +1,24 @@
-"""``Session.listen``: subscriptions/listen through the trio HTTP client and the stdio client.
+"""``Session.listen``: subscriptions/listen through the HTTP client and the stdio client, each
+test on trio and on asyncio (``tests/_backends.py``).
 
-HTTP: the conformance fixture app served by ``serve_http`` on 127.0.0.1 port 0 in the same
-trio run. stdio: ``python conformance/fixture.py --transport stdio`` as a subprocess. Each
+HTTP: the conformance fixture app served by ``serve_http`` on 127.0.0.1 port 0 in a thread of
+its own (pokes at the app go through ``Served.call``). stdio: ``python conformance/fixture.py --transport stdio`` as a subprocess. Each
 test acknowledges a subscription, calls ``test_trigger_tool_change`` and sees the
 ``ListChanged`` it causes; leaving the block cancels the subscription (HTTP: the stream's
 connection closes and the server drops the listener; stdio: ``notifications/cancelled``).
-Every test runs under ``trio.fail_after``.
+Every test runs under ``anyio.fail_after``.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-import trio
-from mcpwire_adapters import serve_http
 from mcpwire_adapters.app import App
 from mcpwire_adapters.http_client import HttpClient, ServerError, Subscription
 from mcpwire_adapters.stdio_client import StdioClient
@@ -34,21 +33,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "conformance"))
 
 import fixture
+from _backends import both, served
 
-TIMEOUT = 15.0
 FIXTURE = [sys.executable, str(REPO / "conformance" / "fixture.py"), "--transport", "stdio"]
-
-
-def run(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
-    @functools.wraps(test)
-    def wrapper() -> None:
-        async def limited() -> None:
-            with trio.fail_after(TIMEOUT):
-                await test()
-
-        trio.run(limited)
-
-    return wrapper
 
 
 def make_client(**kw: Any) -> Client:
@@ -65,15 +52,14 @@ async def next_event(sub: Subscription) -> Any:
 
 async def wait_for(condition: Callable[[], bool]) -> None:
     while not condition():
-        await trio.sleep(0.01)
+        await anyio.sleep(0.01)
 
 
-@run
+@both
 async def test_http_listen_ack_list_changed_and_close_cancels() -> None:
     app = make_app(resource_subscribe=True)
-    async with trio.open_nursery() as nursery:
-        host, port = await nursery.start(serve_http, app)
-        async with HttpClient(f"http://{host}:{port}/mcp", make_client()) as c:
+    async with served(app) as server:
+        async with HttpClient(server.url, make_client()) as c:
             wanted = {"toolsListChanged": True, "resourcesListChanged": True, "resourceSubscriptions": ["test://static-text"]}
             async with c.listen(wanted) as sub:
                 # Entering waited for the acknowledgement: the server is listening now.
@@ -84,34 +70,31 @@ async def test_http_listen_ack_list_changed_and_close_cancels() -> None:
                 # Requests keep flowing on the client's own connection while the stream is open.
                 await c.call_tool("test_trigger_tool_change")
                 assert await next_event(sub) == ListChanged(subscription_id=sub.request.id, kind="tools")
-                app.notify_resource_updated("test://static-text")
+                await server.call(app.notify_resource_updated, "test://static-text")
                 assert await next_event(sub) == ResourceUpdated(subscription_id=sub.request.id, uri="test://static-text")
             # Leaving closed the stream's connection: the server notices and drops the listener.
             await wait_for(lambda: app.server.open_listeners == 0)
             assert c.connections_opened == 2  # the shared one and the stream's own
-        nursery.cancel_scope.cancel()
 
 
-@run
+@both
 async def test_http_listen_ends_with_the_listen_result() -> None:
     app = make_app()
-    async with trio.open_nursery() as nursery:
-        host, port = await nursery.start(serve_http, app)
+    async with served(app) as server:
         async with (
-            HttpClient(f"http://{host}:{port}/mcp", make_client()) as c,
+            HttpClient(server.url, make_client()) as c,
             c.listen({"promptsListChanged": True}) as sub,
         ):
             seen: list[Any] = []
-            app.close_streams()  # a graceful end, as at shutdown
+            await server.call(app.close_streams)  # a graceful end, as at shutdown
             async for event in sub:
                 seen.append(event)
             assert [type(e) for e in seen] == [ListenAck]
             assert isinstance(sub.result, ResultReceived) and sub.result.method == "subscriptions/listen"
             assert sub.result.request_id == sub.subscription_id
-        nursery.cancel_scope.cancel()
 
 
-@run
+@both
 async def test_http_listen_dropped_by_the_server_is_a_transport_error_not_an_end() -> None:
     from mcpwire_adapters.http_client import TransportError
 
@@ -124,26 +107,23 @@ async def test_http_listen_dropped_by_the_server_is_a_transport_error_not_an_end
         return open_stream(stream, buffer)
 
     app.open_stream = recording  # type: ignore[method-assign]
-    async with trio.open_nursery() as nursery:
-        host, port = await nursery.start(serve_http, app)
-        async with HttpClient(f"http://{host}:{port}/mcp", make_client()) as c:
+    async with served(app) as server:
+        async with HttpClient(server.url, make_client()) as c:
             seen: list[Any] = []
             with pytest.raises(TransportError, match="incomplete chunked read"):
                 async with c.listen({"promptsListChanged": True}) as sub:
-                    app.close_stream(opened[0])  # dropped without its listen result
+                    await server.call(app.close_stream, opened[0])  # dropped without its listen result
                     async for event in sub:
                         seen.append(event)
             # The acknowledgement came; the abrupt end is not mistaken for the graceful one.
             assert [type(e) for e in seen] == [ListenAck] and sub.result is None
-        nursery.cancel_scope.cancel()
 
 
-@run
+@both
 async def test_http_listen_errors_and_version_fallback() -> None:
     app = make_app(max_listen_streams=1)
-    async with trio.open_nursery() as nursery:
-        host, port = await nursery.start(serve_http, app)
-        url = f"http://{host}:{port}/mcp"
+    async with served(app) as server:
+        url = server.url
         async with HttpClient(url, make_client()) as c:
             with pytest.raises(ServerError) as info:
                 async with c.listen({"toolsListChanged": "yes"}):
@@ -163,7 +143,6 @@ async def test_http_listen_errors_and_version_fallback() -> None:
                 assert json.loads(sub.request.body)["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == (
                     "2026-07-28"
                 )
-        nursery.cancel_scope.cancel()
 
 
 class RecordingStdioClient(StdioClient):
@@ -176,7 +155,7 @@ class RecordingStdioClient(StdioClient):
         await super()._write(data)
 
 
-@run
+@both
 async def test_stdio_listen_ack_list_changed_and_exit_cancels() -> None:
     async with RecordingStdioClient(FIXTURE, make_client()) as c:
         async with c.listen({"toolsListChanged": True, "promptsListChanged": True}) as sub:

@@ -84,6 +84,12 @@ def asgi_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     yield _new_venv(tmp_path_factory, f"{wheel}[asgi]")
 
 
+@pytest.fixture(scope="module")
+def client_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The wheel with its ``client`` extra (anyio, h11), in a virtualenv of its own."""
+    yield _new_venv(tmp_path_factory, f"{wheel}[client]")
+
+
 def _metadata(wheel: Path) -> email.message.Message:
     with zipfile.ZipFile(wheel) as zf:
         [name] = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
@@ -229,3 +235,33 @@ def test_metadata_for_publishing(dists: dict[str, Path]) -> None:
         assert any(c.startswith("Topic :: ") for c in classifiers)
     names = zipfile.ZipFile(dists["wheel"]).namelist()
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+
+
+def test_installed_clients_run_on_asyncio_with_the_client_extra_alone(client_venv: Path) -> None:
+    """The ``client`` extra brings no trio, and the clients need none: a StdioClient on asyncio
+    talks to a stdio server (a few lines of Python, the venv's own interpreter) and leaves."""
+    py = client_venv / "bin" / "python"
+    installed = _run(py, "-m", "pip", "list", "--format=freeze", "--exclude", "pip", "--exclude", "setuptools",
+                     cwd=client_venv)
+    names = {line.split("==")[0].lower() for line in installed.split()}
+    assert {"anyio", "h11", "msgspec", "mcpwire"} <= names and "trio" not in names, names
+    server = (
+        "import sys, json\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m.get('method') == 'server/discover':\n"
+        "        r = {'supportedVersions': ['2026-07-28'], 'capabilities': {}}\n"
+        "        print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}), flush=True)\n"
+    )
+    code = (
+        "import asyncio, sys\n"
+        "import mcpwire_adapters.http_client\n"
+        "from mcpwire_adapters.stdio_client import StdioClient\n"
+        "async def main():\n"
+        f"    async with StdioClient([sys.executable, '-c', {server!r}]) as c:\n"
+        "        opened = await c.connect()\n"
+        "        print(opened.method, c.protocol_version)\n"
+        "asyncio.run(main())\n"
+        "print('trio' in sys.modules)\n"
+    )
+    assert _run(py, "-I", "-c", code, cwd=client_venv).split() == ["server/discover", "2026-07-28", "False"]

@@ -5,7 +5,8 @@ directions, over Streamable HTTP and stdio, on the initialize-era revision 2025-
   (``peers/our_server.py``), in this process on asyncio;
 - our ``HttpClient`` and ``StdioClient`` (pinned to 2025-11-25) against its ``MCPServer``
   (``peers/sdk_server.py``, which adds the initialize-era ``logging/setLevel`` and
-  ``resources/subscribe`` handlers), and unpinned, when our client probes and picks the era itself.
+  ``resources/subscribe`` handlers), and unpinned, when our client probes and picks the era itself;
+  our client on trio and on asyncio (the ``backend`` fixture, ``tests/_backends.py``).
 
 MCPServer alone (``sdk_server.py ... plain``) declares no ``resources.subscribe`` and no
 ``logging`` capability: our client then sends neither ``resources/subscribe`` nor
@@ -24,7 +25,6 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-import trio
 
 from mcpwire import PROTOCOL_VERSION, Client as WireClient, ListenAck, LogMessage, Progress, ResourceUpdated
 from mcpwire.types import CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Implementation
@@ -32,6 +32,7 @@ from mcpwire.types import InputRequest, ResourcesCapability, TextContent as Wire
 from mcpwire_adapters.http_client import HttpClient, Session
 from mcpwire_adapters.stdio_client import StdioClient
 
+from _backends import run
 from _peers import OUR_SERVER, SDK_SERVER, ping_status, served
 
 import mcp_types
@@ -202,7 +203,7 @@ async def drive(c: Session) -> None:
     async with c.listen({"resourceSubscriptions": ["test://note"]}) as sub:
         honoured = sub.acknowledged
         assert text(await c.call_tool("touch", {})) == "touched"
-        with trio.fail_after(10):
+        with anyio.fail_after(10):
             event = await sub.__anext__()
     assert honoured is not None and honoured.resource_subscriptions == ["test://note"]
     assert isinstance(event, ResourceUpdated) and event.uri == "test://note" and event.subscription_id is None
@@ -216,86 +217,82 @@ async def drive(c: Session) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_our_client_against_the_sdk_server(transport: str) -> None:
+def test_our_client_against_the_sdk_server(transport: str, backend: str) -> None:
     async def over_http(url: str) -> None:
-        with trio.fail_after(TIMEOUT):
-            async with HttpClient(url, make_client()) as c:
-                await drive(c)
-                session_id = c.client.session_id
-                assert session_id is not None
-                assert await trio.to_thread.run_sync(ping_status, url, session_id) == 200
-            assert c.client.session_id is None  # leaving sent DELETE: the SDK server forgot the session
-            assert await trio.to_thread.run_sync(ping_status, url, session_id) == 404
+        async with HttpClient(url, make_client()) as c:
+            await drive(c)
+            session_id = c.client.session_id
+            assert session_id is not None
+            assert await anyio.to_thread.run_sync(ping_status, url, session_id) == 200
+        assert c.client.session_id is None  # leaving sent DELETE: the SDK server forgot the session
+        assert await anyio.to_thread.run_sync(ping_status, url, session_id) == 404
 
     async def over_stdio() -> None:
-        with trio.fail_after(TIMEOUT):
-            command = [sys.executable, SDK_SERVER, "stdio"]
-            async with StdioClient(command, make_client(), stderr=subprocess.DEVNULL) as c:
-                await drive(c)
+        command = [sys.executable, SDK_SERVER, "stdio"]
+        async with StdioClient(command, make_client(), stderr=subprocess.DEVNULL) as c:
+            await drive(c)
 
     if transport == "http":
         with served(SDK_SERVER, "http") as url:
-            trio.run(over_http, url)
+            run(lambda: over_http(url), backend, TIMEOUT)
     else:
-        trio.run(over_stdio)
+        run(over_stdio, backend, TIMEOUT)
 
 
-def test_our_client_against_the_plain_sdk_server() -> None:
+def test_our_client_against_the_plain_sdk_server(backend: str) -> None:
     """MCPServer without the initialize-era handlers: no logging, no resources.subscribe."""
 
     async def main(url: str) -> None:
-        with trio.fail_after(TIMEOUT):
-            async with HttpClient(url, make_client()) as c:
-                await c.connect()
-                caps = c.server_capabilities
-                assert caps is not None and not isinstance(caps.logging, dict)
-                assert isinstance(caps.resources, ResourcesCapability) and not caps.resources.subscribe
-                logs: list[LogMessage] = []
-                # No logging/setLevel is sent (it would be -32601): the server logs every level.
-                assert text(await c.call_tool("chatty", {}, on_log=logs.append, log_level="warning")) == "logged"
-                assert [(m.level, m.data) for m in logs] == [("debug", "quiet detail"), ("warning", "loud news")]
-                async with c.listen({"resourceSubscriptions": ["test://note"], "toolsListChanged": True}) as sub:
-                    honoured = sub.acknowledged  # nothing is asked for
-                assert honoured is not None and not honoured.resource_subscriptions
-                assert not honoured.tools_list_changed
+        async with HttpClient(url, make_client()) as c:
+            await c.connect()
+            caps = c.server_capabilities
+            assert caps is not None and not isinstance(caps.logging, dict)
+            assert isinstance(caps.resources, ResourcesCapability) and not caps.resources.subscribe
+            logs: list[LogMessage] = []
+            # No logging/setLevel is sent (it would be -32601): the server logs every level.
+            assert text(await c.call_tool("chatty", {}, on_log=logs.append, log_level="warning")) == "logged"
+            assert [(m.level, m.data) for m in logs] == [("debug", "quiet detail"), ("warning", "loud news")]
+            async with c.listen({"resourceSubscriptions": ["test://note"], "toolsListChanged": True}) as sub:
+                honoured = sub.acknowledged  # nothing is asked for
+            assert honoured is not None and not honoured.resource_subscriptions
+            assert not honoured.tools_list_changed
 
     with served(SDK_SERVER, "http", "plain") as url:
-        trio.run(main, url)
+        run(lambda: main(url), backend, TIMEOUT)
 
 
-def test_our_unpinned_client_connects_to_the_dual_era_sdk_server() -> None:
+def test_our_unpinned_client_connects_to_the_dual_era_sdk_server(backend: str) -> None:
     async def main(url: str) -> None:
-        with trio.fail_after(TIMEOUT):
-            async with HttpClient(url, make_client(pinned=False)) as c:
-                opened = await c.connect()
-                assert opened.method == "server/discover" and c.protocol_version == "2026-07-28"
-                assert not c.client.initialize_era
-                assert text(await c.call_tool("echo", {"text": "modern"})) == "modern"
-                progress: list[Progress] = []
-                assert text(await c.call_tool("count", {}, on_progress=progress.append)) == "counted"
-                assert [(p.progress, p.total, p.message) for p in progress] == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
-                logs: list[LogMessage] = []  # the level rides each request's _meta: no logging/setLevel
-                assert text(await c.call_tool("chatty", {}, on_log=logs.append, log_level="warning")) == "logged"
-                assert [(m.level, m.data) for m in logs] == [("warning", "loud news")]
-                asked: list[str] = []  # input requests come as InputRequired rounds: one each
+        async with HttpClient(url, make_client(pinned=False)) as c:
+            opened = await c.connect()
+            assert opened.method == "server/discover" and c.protocol_version == "2026-07-28"
+            assert not c.client.initialize_era
+            assert text(await c.call_tool("echo", {"text": "modern"})) == "modern"
+            progress: list[Progress] = []
+            assert text(await c.call_tool("count", {}, on_progress=progress.append)) == "counted"
+            assert [(p.progress, p.total, p.message) for p in progress] == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+            logs: list[LogMessage] = []  # the level rides each request's _meta: no logging/setLevel
+            assert text(await c.call_tool("chatty", {}, on_log=logs.append, log_level="warning")) == "logged"
+            assert [(m.level, m.data) for m in logs] == [("warning", "loud news")]
+            asked: list[str] = []  # input requests come as InputRequired rounds: one each
 
-                def answering(requests: dict[str, InputRequest]) -> dict[str, Any]:
-                    asked.extend(type(r).__name__ for r in requests.values())
-                    return answer(requests)
+            def answering(requests: dict[str, InputRequest]) -> dict[str, Any]:
+                asked.extend(type(r).__name__ for r in requests.values())
+                return answer(requests)
 
-                assert text(await c.call_tool("greet", {}, on_input=answering)) == "Hello, Ada!"
-                assert text(await c.call_tool("ask_llm", {}, on_input=answering)) == "The model said: Paris"
-                assert asked == ["ElicitRequest", "CreateMessageRequest"]
-                async with c.listen({"resourceSubscriptions": ["test://note"]}) as sub:
-                    honoured = sub.acknowledged
-                    assert text(await c.call_tool("touch", {})) == "touched"
-                    with trio.fail_after(10):
+            assert text(await c.call_tool("greet", {}, on_input=answering)) == "Hello, Ada!"
+            assert text(await c.call_tool("ask_llm", {}, on_input=answering)) == "The model said: Paris"
+            assert asked == ["ElicitRequest", "CreateMessageRequest"]
+            async with c.listen({"resourceSubscriptions": ["test://note"]}) as sub:
+                honoured = sub.acknowledged
+                assert text(await c.call_tool("touch", {})) == "touched"
+                with anyio.fail_after(10):
+                    event = await sub.__anext__()
+                    while isinstance(event, ListenAck):
                         event = await sub.__anext__()
-                        while isinstance(event, ListenAck):
-                            event = await sub.__anext__()
-                assert honoured is not None and honoured.resource_subscriptions == ["test://note"]
-                assert isinstance(event, ResourceUpdated) and event.uri == "test://note"
-                assert event.subscription_id == sub.subscription_id
+            assert honoured is not None and honoured.resource_subscriptions == ["test://note"]
+            assert isinstance(event, ResourceUpdated) and event.uri == "test://note"
+            assert event.subscription_id == sub.subscription_id
 
     with served(SDK_SERVER, "http") as url:
-        trio.run(main, url)
+        run(lambda: main(url), backend, TIMEOUT)
