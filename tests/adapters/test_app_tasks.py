@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -76,27 +77,34 @@ def _ask(message: str) -> dict[str, Any]:
                                                        "requestedSchema": {"type": "object", "properties": {}}}}
 
 
-async def _serving(app: App, nursery: trio.Nursery) -> str:
-    host, port = await nursery.start(serve_http, app)
-    return f"http://{host}:{port}/mcp"
+Body = Callable[[str, dict[str, Any], trio.Nursery], Awaitable[None]]
 
 
-def test_a_call_that_becomes_a_task_is_followed_to_its_result_with_every_state_seen() -> None:
+def served(body: Body) -> None:
+    """Run ``body(url, seen, nursery)`` against make_app() behind our trio HTTP server."""
+
     async def main() -> None:
         app, seen = make_app()
         async with trio.open_nursery() as nursery:
-            url = await _serving(app, nursery)
-            states: list[Task] = []
-            async with HttpClient(url, client()) as c:
-                nursery.start_soon(_release_later, seen["release"])
-                with trio.fail_after(20):
-                    result = await c.call_tool("wait", {}, on_task=states.append)
-            assert result.value.content[0].text == "released"
-            assert states[0].status == "working" and states[0].status_message == "waiting"
-            assert states[-1].status == "completed"
+            host, port = await nursery.start(serve_http, app)
+            await body(f"http://{host}:{port}/mcp", seen, nursery)
             nursery.cancel_scope.cancel()
 
     trio.run(main)
+
+
+def test_a_call_that_becomes_a_task_is_followed_to_its_result_with_every_state_seen() -> None:
+    async def body(url: str, seen: dict[str, Any], nursery: trio.Nursery) -> None:
+        states: list[Task] = []
+        async with HttpClient(url, client()) as c:
+            nursery.start_soon(_release_later, seen["release"])
+            with trio.fail_after(20):
+                result = await c.call_tool("wait", {}, on_task=states.append)
+        assert result.value.content[0].text == "released"
+        assert states[0].status == "working" and states[0].status_message == "waiting"
+        assert states[-1].status == "completed"
+
+    served(body)
 
 
 async def _release_later(release: trio.Event) -> None:
@@ -105,133 +113,109 @@ async def _release_later(release: trio.Event) -> None:
 
 
 def test_input_rounds_of_a_task_are_answered_by_the_sessions_handler_each_key_once() -> None:
-    async def main() -> None:
-        app, seen = make_app()
-        asked: list[str] = []
+    asked: list[str] = []
 
-        def answer(requests: dict[str, InputRequest]) -> dict[str, Any]:
-            asked.extend(requests)
-            return accept(requests)
+    def answer(requests: dict[str, InputRequest]) -> dict[str, Any]:
+        asked.extend(requests)
+        return accept(requests)
 
-        async with trio.open_nursery() as nursery:
-            url = await _serving(app, nursery)
-            async with HttpClient(url, client(), on_input=answer) as c:
-                with trio.fail_after(20):
-                    result = await c.call_tool("interview", {})
-            assert result.value.content[0].text == "done after 3 runs, state {'round': 2}"
-            assert asked == ["first", "second"]
-            nursery.cancel_scope.cancel()
+    async def body(url: str, seen: dict[str, Any], nursery: trio.Nursery) -> None:
+        async with HttpClient(url, client(), on_input=answer) as c:
+            with trio.fail_after(20):
+                result = await c.call_tool("interview", {})
+        assert result.value.content[0].text == "done after 3 runs, state {'round': 2}"
+        assert asked == ["first", "second"]
 
-    trio.run(main)
+    served(body)
 
 
 def test_a_failed_task_raises_its_error_and_a_required_task_tool_needs_the_extension() -> None:
-    async def main() -> None:
-        app, _ = make_app()
-        async with trio.open_nursery() as nursery:
-            url = await _serving(app, nursery)
-            async with HttpClient(url, client()) as c:
-                with pytest.raises(ServerError) as failed:
-                    await c.call_tool("broken", {})
-                assert failed.value.code == -32000 and failed.value.error.message == "Quota exceeded"
-            async with HttpClient(url, client({})) as plain:
-                with pytest.raises(ServerError) as refused:
-                    await plain.call_tool("broken", {})
-                assert refused.value.code == -32021
-                assert refused.value.data == {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
-            nursery.cancel_scope.cancel()
+    async def body(url: str, seen: dict[str, Any], nursery: trio.Nursery) -> None:
+        async with HttpClient(url, client()) as c:
+            with pytest.raises(ServerError) as failed:
+                await c.call_tool("broken", {})
+            assert failed.value.code == -32000 and failed.value.error.message == "Quota exceeded"
+        async with HttpClient(url, client({})) as plain:
+            with pytest.raises(ServerError) as refused:
+                await plain.call_tool("broken", {})
+            assert refused.value.code == -32021
+            assert refused.value.data == {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 
-    trio.run(main)
+    served(body)
 
 
 def test_without_the_extension_a_task_tool_answers_synchronously() -> None:
-    async def main() -> None:
-        app, seen = make_app()
-        async with trio.open_nursery() as nursery:
-            url = await _serving(app, nursery)
-            async with HttpClient(url, client({})) as c:
-                seen["release"].set()
-                with pytest.raises(ServerError):  # ctx.start_task without task_allowed: a host bug, -32603
-                    await c.call_tool("wait", {})
-            nursery.cancel_scope.cancel()
+    async def body(url: str, seen: dict[str, Any], nursery: trio.Nursery) -> None:
+        async with HttpClient(url, client({})) as c:
+            seen["release"].set()
+            with pytest.raises(ServerError):  # ctx.start_task without task_allowed: a host bug, -32603
+                await c.call_tool("wait", {})
 
-    trio.run(main)
+    served(body)
 
 
 def test_cancelling_a_followed_call_cancels_the_task_and_stops_its_work() -> None:
-    async def main() -> None:
-        app, seen = make_app()
-        async with trio.open_nursery() as nursery:
-            url = await _serving(app, nursery)
-            states: list[Task] = []
-            async with HttpClient(url, client()) as c:
-                with trio.move_on_after(0.5):
-                    await c.call_tool("wait", {}, on_task=states.append)
-                task_id = states[0].task_id
-                with trio.fail_after(10):
-                    while not seen["cancelled"]:
-                        await trio.sleep(0.02)
-                assert (await c.get_task(task_id)).status == "cancelled"
-            nursery.cancel_scope.cancel()
+    async def body(url: str, seen: dict[str, Any], nursery: trio.Nursery) -> None:
+        states: list[Task] = []
+        async with HttpClient(url, client()) as c:
+            with trio.move_on_after(0.5):
+                await c.call_tool("wait", {}, on_task=states.append)
+            task_id = states[0].task_id
+            with trio.fail_after(10):
+                while not seen["cancelled"]:
+                    await trio.sleep(0.02)
+            assert (await c.get_task(task_id)).status == "cancelled"
 
-    trio.run(main)
+    served(body)
 
 
 def test_tasks_cancel_from_another_client_ends_a_followed_call_with_task_cancelled() -> None:
-    async def main() -> None:
-        app, seen = make_app()
-        async with trio.open_nursery() as nursery:
-            url = await _serving(app, nursery)
-            states: list[Task] = []
-            async with HttpClient(url, client()) as c, HttpClient(url, client()) as other:
+    async def body(url: str, seen: dict[str, Any], nursery: trio.Nursery) -> None:
+        states: list[Task] = []
+        async with HttpClient(url, client()) as c, HttpClient(url, client()) as other:
 
-                async def cancel_soon() -> None:
-                    while not states:
-                        await trio.sleep(0.02)
-                    await other.cancel_task(states[0].task_id)
+            async def cancel_soon() -> None:
+                while not states:
+                    await trio.sleep(0.02)
+                await other.cancel_task(states[0].task_id)
 
-                nursery.start_soon(cancel_soon)
-                with trio.fail_after(20), pytest.raises(TaskCancelled):
-                    await c.call_tool("wait", {}, on_task=states.append)
-            assert seen["cancelled"]
-            nursery.cancel_scope.cancel()
+            nursery.start_soon(cancel_soon)
+            with trio.fail_after(20), pytest.raises(TaskCancelled):
+                await c.call_tool("wait", {}, on_task=states.append)
+        assert seen["cancelled"]
 
-    trio.run(main)
+    served(body)
 
 
 def test_status_notifications_reach_a_listen_stream_watching_the_task() -> None:
-    async def main() -> None:
-        app, seen = make_app()
-        async with trio.open_nursery() as nursery:
-            url = await _serving(app, nursery)
-            async with HttpClient(url, client()) as c:
-                created: list[Task] = []
+    async def body(url: str, seen: dict[str, Any], nursery: trio.Nursery) -> None:
+        async with HttpClient(url, client()) as c:
+            created: list[Task] = []
 
-                async def call() -> None:
-                    await c.call_tool("wait", {}, on_task=created.append)
+            async def call() -> None:
+                await c.call_tool("wait", {}, on_task=created.append)
 
-                nursery.start_soon(call)
+            nursery.start_soon(call)
+            with trio.fail_after(10):
+                while not created:
+                    await trio.sleep(0.02)
+            task_id = created[0].task_id
+            seen_statuses: list[str] = []
+            async with c.listen({"taskIds": [task_id, "unknown"]}) as sub:
+                assert sub.task_ids == [task_id]  # only the tasks that exist are agreed to
+                seen["release"].set()
                 with trio.fail_after(10):
-                    while not created:
-                        await trio.sleep(0.02)
-                task_id = created[0].task_id
-                seen_statuses: list[str] = []
-                async with c.listen({"taskIds": [task_id, "unknown"]}) as sub:
-                    assert sub.task_ids == [task_id]  # only the tasks that exist are agreed to
-                    seen["release"].set()
-                    with trio.fail_after(10):
-                        async for event in sub:
-                            if isinstance(event, TaskNotification):
-                                assert event.task.task_id == task_id
-                                seen_statuses.append(event.task.status)
-                                if event.task.terminal:
-                                    result = event.task.result
-                                    assert isinstance(result, dict) and result["content"][0]["text"] == "released"
-                                    break
-                assert seen_statuses[-1] == "completed"
-            nursery.cancel_scope.cancel()
+                    async for event in sub:
+                        if isinstance(event, TaskNotification):
+                            assert event.task.task_id == task_id
+                            seen_statuses.append(event.task.status)
+                            if event.task.terminal:
+                                result = event.task.result
+                                assert isinstance(result, dict) and result["content"][0]["text"] == "released"
+                                break
+            assert seen_statuses[-1] == "completed"
 
-    trio.run(main)
+    served(body)
 
 
 def test_over_stdio_the_fixtures_task_tools_work_end_to_end() -> None:
