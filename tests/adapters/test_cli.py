@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import queue
 import re
 import signal
 import socket
@@ -21,9 +20,10 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
+from _lines import LineQueue
 import trio
 
 import mcpwire
@@ -55,29 +55,6 @@ def expected_failure(done: subprocess.CompletedProcess[str], code: int) -> str:
     assert "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("error: ") or "\nerror: " in done.stderr, done.stderr
     return done.stderr
-
-
-class LineQueue:
-    """Lines of a child's stream, read by a thread, so a test can wait for one with a timeout."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
-
-    def _pump(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.put(line)
-        self.lines.put("")
-
-    def wait_for(self, pattern: str) -> re.Match[str]:
-        while True:
-            line = self.lines.get(timeout=TIMEOUT)
-            self.seen.append(line)
-            assert line, f"stream ended before {pattern!r}: {self.seen}"
-            found = re.search(pattern, line)
-            if found:
-                return found
 
 
 def serving(command: list[str], ready: str) -> Iterator[re.Match[str]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import http.client
 import json
 import queue
-import re
 import signal
 import sqlite3
 import subprocess
@@ -25,6 +24,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 import pytest
+from _lines import LineQueue
 from mcpwire_adapters.task_store import STOPPED
 
 from mcpwire.tasks import LOST_WORK
@@ -44,28 +44,6 @@ def message(method: str, params: dict[str, Any], request_id: int = 1) -> bytes:
                        "params": {**params, "_meta": META}}).encode()
 
 
-class Lines:
-    """A child's stream read by a thread, so that a test waits for a line with a deadline."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
-
-    def _pump(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.put(line)
-        self.lines.put("")
-
-    def wait_for(self, pattern: str) -> re.Match[str]:
-        while True:
-            line = self.lines.get(timeout=TIMEOUT)
-            self.seen.append(line)
-            assert line, f"stream ended before {pattern!r}: {self.seen}"
-            if found := re.search(pattern, line):
-                return found
-
-
 class HttpServed:
     """``mcpwire serve`` over HTTP in a child process; ``post`` sends one JSON-RPC request."""
 
@@ -74,7 +52,7 @@ class HttpServed:
             [sys.executable, "-m", "mcpwire_adapters.cli", "serve", f"{APP}:app", "--port", "0", *options],
             cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         assert self.process.stderr is not None
-        self.stderr = Lines(self.process.stderr)
+        self.stderr = LineQueue(self.process.stderr)
         self.store_line = self.stderr.wait_for(r"mcpwire: tasks kept in (.*)$").group(1)
         url = urlsplit(self.stderr.wait_for(r"serving tasks-app 1\.0 at (http://127\.0\.0\.1:\d+/mcp)").group(1))
         self.address = (url.hostname or "", url.port or 0)
