@@ -41,14 +41,11 @@ def _stop_on_stdin_eof(stop: Any) -> None:
     threading.Thread(target=wait, daemon=True).start()
 
 
-def serve_ours() -> None:
+def serve_trio(app: Any) -> None:
+    """Serve ``app`` with our trio server on a free port: print the port, stop when stdin closes."""
     import trio
 
     from mcpwire_adapters import serve_http
-
-    from ._workload import our_app
-
-    app = our_app()
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
@@ -58,6 +55,12 @@ def serve_ours() -> None:
             nursery.cancel_scope.cancel()
 
     trio.run(main)
+
+
+def serve_ours() -> None:
+    from ._workload import our_app
+
+    serve_trio(our_app())
 
 
 def serve_ours_asgi() -> None:

@@ -33,7 +33,7 @@ from typing import Any
 
 import anyio
 
-from .bench_e2e import ServerProcess
+from .bench_e2e import ServerProcess, serve_trio
 
 MODULE = "tests.bench.bench_parallel"
 Call = Callable[[str, dict[str, Any]], Awaitable[str]]
@@ -45,7 +45,7 @@ Call = Callable[[str, dict[str, Any]], Awaitable[str]]
 def serve(sleep_ms: float) -> None:
     """Our trio server with ``sleep`` and ``echo``; prints the bound port, serves until stdin closes."""
     import trio
-    from mcpwire_adapters import App, Context, serve_http
+    from mcpwire_adapters import App, Context
 
     app = App("bench-parallel", "1.0", validator=None)
 
@@ -58,14 +58,7 @@ def serve(sleep_ms: float) -> None:
     async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
         return str(arguments.get("text", ""))
 
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            _host, port = await nursery.start(serve_http, app, "127.0.0.1", 0)
-            print(port, flush=True)
-            await trio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)
-            nursery.cancel_scope.cancel()
-
-    trio.run(main)
+    serve_trio(app)
 
 
 # -- the clients ----------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make `tests.bench` importable from the repo root
@@ -117,17 +118,23 @@ def stage_import(cfg: dict[str, Any], with_sdk: bool) -> dict[str, dict[str, Any
     return bench_memory.import_cost(modules, cfg["import_samples"])
 
 
+def _reported(stage: str, measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """A stage's results, or its failure as ``{"error": ...}`` (logged), so the other stages still run."""
+    try:
+        return measure()
+    except Exception as exc:
+        log(f"{stage} failed: {exc}")
+        return {"error": f"{type(exc).__name__}: {exc}"[:500]}
+
+
 def stage_e2e(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
     e = cfg["e2e"]
     kinds = ["ours", "ours-asgi"] + (["sdk"] if with_sdk else [])
     log(f"end to end: {', '.join(kinds)}; {e['conns']} connections, {e['requests']} requests "
         f"(cap {e['seconds']:.0f} s), {e['rounds']} round(s)")
-    try:
-        return bench_e2e.measure(kinds, conns=e["conns"], requests=e["requests"], seconds=e["seconds"],
-                                 rounds=e["rounds"], warmup=e["warmup"], progress=log)
-    except Exception as exc:
-        log(f"end to end failed: {exc}")
-        return {"error": f"{type(exc).__name__}: {exc}"[:500]}
+    return _reported("end to end", lambda: bench_e2e.measure(
+        kinds, conns=e["conns"], requests=e["requests"], seconds=e["seconds"], rounds=e["rounds"],
+        warmup=e["warmup"], progress=log))
 
 
 def stage_parallel(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
@@ -135,12 +142,9 @@ def stage_parallel(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
     kinds = ["ours", "ours-asyncio"] + (["sdk"] if with_sdk else [])
     log(f"parallel: {p['n']} concurrent tools/call on one client ({', '.join(kinds)}), a {p['sleep_ms']:.0f} ms "
         f"tool x {p['repeats']} tries, then {p['seconds']:.1f} s of an immediate tool; {p['rounds']} round(s)")
-    try:
-        return bench_parallel.measure(kinds, n=p["n"], sleep_ms=p["sleep_ms"], repeats=p["repeats"],
-                                      seconds=p["seconds"], rounds=p["rounds"], progress=log)
-    except Exception as exc:
-        log(f"parallel failed: {exc}")
-        return {"error": f"{type(exc).__name__}: {exc}"[:500]}
+    return _reported("parallel", lambda: bench_parallel.measure(
+        kinds, n=p["n"], sleep_ms=p["sleep_ms"], repeats=p["repeats"], seconds=p["seconds"], rounds=p["rounds"],
+        progress=log))
 
 
 def stage_profile(n: int = 30000, top: int = 25) -> str:
