@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _apps import add_echo_and_progress
 import trio
 from anyio.from_thread import start_blocking_portal
 from mcpwire_adapters import App, BlockingClient, Context, NeedInput, serve_http
@@ -43,15 +44,7 @@ OPTIONS: dict[str, Any] = {"connect_timeout": 5.0, "read_timeout": 15.0}
 def make_app() -> App:
     app = App("blocking-test", "1.0", completions=True)
 
-    @app.tool(description="Echo the text back")
-    async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
-        return str(arguments.get("text", ""))
-
-    @app.tool(description="Report progress three times, then answer")
-    async def progress(ctx: Context, arguments: dict[str, Any]) -> str:
-        for step in (1, 2, 3):
-            await ctx.progress(step, total=3)
-        return "done"
+    add_echo_and_progress(app)
 
     @app.tool(description="Ask for a name, then greet")
     async def greet(ctx: Context, arguments: dict[str, Any]) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
+from _apps import add_echo_and_progress
 from mcpwire_adapters import App, Context, NeedInput
 from mcpwire_adapters.http_client import HttpClient, ServerError, TransportError
 from mcpwire_adapters.stdio_client import StdioClient
@@ -35,15 +36,7 @@ CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
 def make_app() -> App:
     app = App("http-client-test", "1.0", keyring=Keyring.single(b"s" * 32))
 
-    @app.tool(description="Echo the text back")
-    async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
-        return str(arguments.get("text", ""))
-
-    @app.tool(description="Report progress three times, then answer")
-    async def progress(ctx: Context, arguments: dict[str, Any]) -> str:
-        for step in (1, 2, 3):
-            await ctx.progress(step, total=3)
-        return "done"
+    add_echo_and_progress(app)
 
     @app.tool(description="Ask for a name, then greet")
     async def greet(ctx: Context, arguments: dict[str, Any]) -> Any:

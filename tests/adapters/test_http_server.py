@@ -16,6 +16,7 @@ import h11
 import trio
 from mcpwire_adapters import App, Context, HttpServerConfig, serve_http, serve_http_until
 
+from _apps import add_echo_and_progress
 from _wire_helpers import H11Client
 
 from mcpwire import HttpPolicy
@@ -53,15 +54,7 @@ class Probe:
 def make_app(probe: Probe) -> App:
     app = App("test-server", "1.0", http=HttpPolicy(max_body_bytes=MAX_BODY))
 
-    @app.tool(description="Echo the text back")
-    async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
-        return str(arguments.get("text", ""))
-
-    @app.tool(description="Report progress three times, then answer")
-    async def progress(ctx: Context, arguments: dict[str, Any]) -> str:
-        for step in (1, 2, 3):
-            await ctx.progress(step, total=3, message=f"step {step}")
-        return "done"
+    add_echo_and_progress(app, messages=True)
 
     @app.tool(description="Report progress once, then wait until cancelled or released")
     async def slow(ctx: Context, arguments: dict[str, Any]) -> str:
