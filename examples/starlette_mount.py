@@ -10,8 +10,9 @@ that relative path, so the App is built with ``HttpPolicy(path="/")`` and client
 redirect to ``/mcp/``; to serve exactly ``/mcp``, use ``Route("/mcp", endpoint=AsgiApp(mcp))``
 with the default policy path instead, see docs/asgi.md.)
 
-Starlette does not pass lifespan events to mounted apps, so its own lifespan ends the MCP
-listen streams at shutdown (``mcp.close_streams()``).
+Starlette does not pass lifespan events to mounted apps, so its own lifespan runs the App's
+background group (``mcp.running()``: tasks) and ends the MCP listen streams at shutdown
+(``mcp.close_streams()``).
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ def build(mcp: App | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(site: Starlette) -> AsyncIterator[None]:
-        yield
-        mcp.close_streams()  # end open listen streams with their result
+        async with mcp.running():  # the App's background work (tasks) while the site serves
+            yield
+            mcp.close_streams()  # end open listen streams with their result
 
     async def home(request: Request) -> PlainTextResponse:
         return PlainTextResponse("An MCP server lives at /mcp/\n")
