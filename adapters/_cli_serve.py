@@ -23,6 +23,7 @@ import trio
 from ._cli_io import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliError, Terminal, os_reason, trio_run
 from mcpwire.tasks import MemoryTaskStore
 
+from ._cli_keys import serving_keyring
 from .app import App
 from .task_store import SqliteTaskStore
 
@@ -159,6 +160,13 @@ def use_task_store(app: App, where: str | None, term: Terminal) -> SqliteTaskSto
     return store
 
 
+def use_keys(app: App, path: str | None) -> None:
+    """Sign with the shared keyring (``--keys FILE`` or ``MCPWIRE_KEYS``), if one is given."""
+    keyring = serving_keyring(path)
+    if keyring is not None:
+        app.server.set_keyring(keyring)
+
+
 def serve(args: argparse.Namespace, term: Terminal) -> int:
     logging.basicConfig(level=logging.WARNING, stream=term.stderr, format="mcpwire: %(levelname)s %(name)s: %(message)s")
     if args.transport == "stdio":
@@ -166,6 +174,7 @@ def serve(args: argparse.Namespace, term: Terminal) -> int:
         # the app, at import or in a handler, goes to stderr instead.
         with contextlib.redirect_stdout(term.stderr):
             app = load_app(args.app)
+            use_keys(app, args.keys)
             store = use_task_store(app, args.tasks_db, term)
             with store if store is not None else contextlib.nullcontext():  # closed after serving
                 trio_run(serve_stdio, app, args.grace_period, term)
@@ -176,6 +185,7 @@ def serve(args: argparse.Namespace, term: Terminal) -> int:
 
             guard = resource_guard(args)
         app = load_app(args.app)
+        use_keys(app, args.keys)
         store = use_task_store(app, args.tasks_db, term)
         with store if store is not None else contextlib.nullcontext():  # closed after serving
             try:

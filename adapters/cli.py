@@ -68,6 +68,7 @@ from ._cli_io import (
     summary,
     table,
 )
+from ._cli_keys import keys
 from ._cli_serve import load_app, serve
 from .http_client import HttpClient
 from .session import InvalidResult, ServerError, Session, TransportError
@@ -470,9 +471,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a scope every request needs (repeatable)")
     serve.add_argument("--grace-period", type=_seconds, default=10.0, metavar="SECONDS",
                        help="time requests in flight get to finish when stopping (default 10)")
+    serve.add_argument("--keys", metavar="FILE",
+                       help="the key file every process of this server shares (`mcpwire keys new FILE`; "
+                            "default: MCPWIRE_KEYS if set, else a random key of this process)")
     serve.add_argument("--tasks-db", metavar="PATH",
                        help="an App with tasks: the SQLite file that keeps them across restarts (default "
                             "./mcpwire-tasks.db; :memory: keeps them in memory)")
+
+    keys_command = commands.add_parser("keys", help="make and rotate the key file a server's processes share")
+    keys_command.add_argument("action", choices=("new", "add", "current", "drop", "show"))
+    keys_command.add_argument("file", metavar="FILE")
+    keys_command.add_argument("id", nargs="?", metavar="ID", help="the key id (add, current, drop; new: default k1)")
+    keys_command.add_argument("--current", action="store_true", help="add: make the new key current at once")
 
     def client_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("url", metavar="URL", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp "
@@ -580,6 +590,8 @@ def run(argv: Sequence[str] | None, term: Terminal) -> int:
     try:
         if args.command == "serve":
             return serve(args, term)
+        if args.command == "keys":
+            return keys(args, term)
         return trio_run(partial(_CLIENT_COMMANDS[args.command], args, term))
     except CliError as exc:
         term.say(f"error: {exc}")

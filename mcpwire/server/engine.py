@@ -156,6 +156,7 @@ class Server(EraEngine):
                 raise LocalProtocolError(f"{method} results are not cacheable (only those with ttlMs in the schema)")
             if type(policy.ttl_ms) is not int or policy.ttl_ms < 0 or policy.scope not in ("public", "private"):
                 raise LocalProtocolError(f"Invalid cache policy for {method}: {policy!r}")
+        self._request_state_ttl = request_state_ttl
         self._state_codec = RequestStateCodec(keyring, ttl_seconds=request_state_ttl)
         self._cursor_codec = CursorCodec(keyring)
         self._info_builtins = msgspec.to_builtins(info)
@@ -198,6 +199,14 @@ class Server(EraEngine):
             "resources/templates/list": self._templates,
             "prompts/list": self._prompts,
         }
+
+    def set_keyring(self, keyring: Keyring) -> None:
+        """Sign ``requestState`` and cursors with ``keyring`` from now on, and verify with it: for
+        a host that loads the keys shared by its processes after the server was built (``mcpwire
+        serve --keys``). A token signed before is accepted only if its key is in ``keyring``."""
+        self._state_codec = RequestStateCodec(keyring, ttl_seconds=self._request_state_ttl)
+        self._cursor_codec = CursorCodec(keyring)
+        self._context.state_codec = self._state_codec
 
     # -- declaration ------------------------------------------------------------------------------
     def add_tool(

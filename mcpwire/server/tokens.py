@@ -118,6 +118,28 @@ class Keyring:
         """A keyring of one key, current."""
         return cls({key_id: secret}, key_id)
 
+    @classmethod
+    def from_json(cls, document: str | bytes) -> Keyring:
+        """A keyring from its configuration document, the same on every process:
+        ``{"current": "k2", "keys": {"k1": "<base64url>", "k2": "<base64url>"}}`` (each key at
+        least 32 bytes once decoded; ids as above). LocalProtocolError naming what is wrong,
+        never the keys."""
+        try:
+            data = msgspec.json.decode(document, type=_KeyringDocument)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise LocalProtocolError(f"Keyring document: {exc}") from None
+        keys: dict[str, bytes] = {}
+        for kid, text in data.keys.items():
+            try:
+                keys[kid] = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+            except (ValueError, TypeError):
+                raise LocalProtocolError(f"Keyring document: key {kid!r} is not base64url") from None
+        return cls(keys, data.current)
+
+    def to_json(self) -> bytes:
+        """The configuration document of this keyring (it holds the keys: keep it secret)."""
+        return msgspec.json.encode(_KeyringDocument(current=self._current, keys={k: _b64(v) for k, v in self._keys.items()}))
+
     @property
     def current(self) -> str:
         """The id of the key new tokens are signed with."""
@@ -137,6 +159,11 @@ class Keyring:
             return None
         message = label + kid.encode("ascii") + b"." + payload_b64.encode("ascii")
         return _b64(hmac.digest(key, message, "sha256"))
+
+
+class _KeyringDocument(msgspec.Struct, forbid_unknown_fields=True):
+    current: str
+    keys: dict[str, str]
 
 
 def _b64(raw: bytes) -> str:
