@@ -540,8 +540,28 @@ class App:
         :class:`PeerGone`) cancels both the handler and the exchange (on HTTP a disconnect is
         the cancellation: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation>).
         Returns True when the client went away."""
-        peer_gone = False
         async with anyio.create_task_group() as tasks:
+
+            def arm(gone: Callable[[], None] | None) -> None:
+                if gone is not None:
+                    tasks.start_soon(watch, gone)
+
+            peer_gone = await self.run_exchange_armed(exchange, emit, arm)
+            tasks.cancel_scope.cancel()
+        return peer_gone
+
+    async def run_exchange_armed(
+        self, exchange: Exchange[Any], emit: Send, arm: Callable[[Callable[[], None] | None], None]
+    ) -> bool:
+        """:meth:`run_exchange` for a driver that already reads the connection (no watcher task
+        per request): ``arm(gone)`` is called once before the handler starts, and the driver
+        calls ``gone()`` (from its own reader, or at once when the client already left) when
+        the client goes away; ``arm(None)`` when the exchange is over, after which ``gone``
+        must no longer be called. Same contract otherwise: ``gone()`` or :class:`PeerGone`
+        from ``emit`` cancels the handler and the exchange. Returns True when the client went
+        away."""
+        peer_gone = False
+        with anyio.CancelScope() as scope:
 
             def gone() -> None:
                 nonlocal peer_gone
@@ -549,7 +569,7 @@ class App:
                     return  # the server ended this response itself (close_sse_stream): work goes on
                 peer_gone = True
                 exchange.cancel()
-                tasks.cancel_scope.cancel()
+                scope.cancel()
 
             async def send(outputs: Any) -> None:
                 try:
@@ -558,21 +578,21 @@ class App:
                     gone()
                     await anyio.lowlevel.checkpoint()  # delivers the cancellation to the handler
 
-            tasks.start_soon(watch, gone)
             session_id = exchange.session.id if exchange.session is not None else None
             key = _key(exchange.request_id)
             if session_id is not None:
-                self._session_work.setdefault(session_id, {})[key] = tasks.cancel_scope
+                self._session_work.setdefault(session_id, {})[key] = scope
             try:
+                arm(gone)
                 await self.dispatch(exchange, send)
             finally:
+                arm(None)
                 if session_id is not None:
                     work = self._session_work.get(session_id)
-                    if work is not None and work.get(key) is tasks.cancel_scope:
+                    if work is not None and work.get(key) is scope:
                         del work[key]
                         if not work:
                             del self._session_work[session_id]
-            tasks.cancel_scope.cancel()
         return peer_gone
 
     def _tool_result(self, name: str, answer: Any) -> Any:

@@ -15,7 +15,8 @@ Per connection, one request at a time (HTTP/1.1 persistent connections, RFC 9112
 3. hand the request to the engine and write what it returns: a complete reply; an exchange,
    whose handler runs while the socket is watched (a peer that closes cancels the handler and
    the exchange: on HTTP a disconnect is the cancellation, specification: Basic > Patterns >
-   Cancellation); or a listen stream, forwarded as SSE with a ``: keepalive`` comment every
+   Cancellation; one reader task per connection reads the socket for the whole connection,
+   feeding h11, so that noticing a departed client costs no task per request); or a listen stream, forwarded as SSE with a ``: keepalive`` comment every
    ``sse_keepalive_interval`` (the specification encourages keep-alive comments on listen
    streams: Basic > Transports > Streamable HTTP, Receiving Messages).
 
@@ -199,21 +200,37 @@ class _Connection:
         self._head_request = False
         self._linger = False
         self._overflow = False  # pipelined bytes past max_header_bytes were dropped: close after this response
+        # The connection's one reader (_read_loop) and what it shares with the connection's task:
+        self._reading = False  # the reader runs: _receive waits for it instead of reading itself
+        self._data = trio.lowlevel.ParkingLot()  # the connection's task waiting for bytes
+        self._resume: trio.Event | None = None  # the reader waiting for the task to consume
+        self._eof = False  # the client closed (h11 was told) or reset the connection
+        self._broken = False  # reset / broken: h11 was not told, _receive raises _PeerGone
+        self._gone: Callable[[], None] | None = None  # a response is being produced: call on EOF
+        self._nursery: trio.Nursery | None = None
+        self._sending = 0  # writes under way (or waiting for their turn): a departure is noticed once it is over
+        self._left_while_sending = False
 
     # -- lifecycle ------------------------------------------------------------------------------
     async def run(self) -> None:
-        try:
-            first = True
-            while await self._cycle(first):
-                self.h11.start_next_cycle()
-                first = False
-        except (_PeerGone, _Refused):
-            pass
-        except h11.RemoteProtocolError as exc:
-            await self._try_refuse(exc.error_status_hint, ErrorCode.INVALID_REQUEST, _h11_message(exc))
-        except Exception:  # noqa: BLE001 - a bug must not take the server down
-            _log.exception("unexpected error on an HTTP connection")
-            await self._try_refuse(500, ErrorCode.INTERNAL_ERROR, "Internal error")
+        async with trio.open_nursery() as nursery:
+            self._reading = True
+            self._nursery = nursery
+            nursery.start_soon(self._read_loop)
+            try:
+                first = True
+                while await self._cycle(first):
+                    self.h11.start_next_cycle()
+                    first = False
+            except (_PeerGone, _Refused):
+                pass
+            except h11.RemoteProtocolError as exc:
+                await self._try_refuse(exc.error_status_hint, ErrorCode.INVALID_REQUEST, _h11_message(exc))
+            except Exception:  # noqa: BLE001 - a bug must not take the server down
+                _log.exception("unexpected error on an HTTP connection")
+                await self._try_refuse(500, ErrorCode.INTERNAL_ERROR, "Internal error")
+            nursery.cancel_scope.cancel()
+        self._reading = False
         await self._close()
 
     async def reject(self) -> None:
@@ -293,11 +310,77 @@ class _Connection:
 
     # -- reading --------------------------------------------------------------------------------
     async def _receive(self) -> None:
+        """Wait until more bytes of the client are in h11 (h11 said NEED_DATA)."""
+        if not self._reading:  # reject(): no reader runs, read here
+            try:
+                data = await self.stream.receive_some(_RECEIVE_BYTES)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise _PeerGone from exc
+            self.h11.receive_data(data)
+            return
+        if not self._broken:
+            if self._resume is not None:
+                self._resume.set()
+            await self._data.park()
+        if self._broken:
+            raise _PeerGone
+
+    async def _read_loop(self) -> None:
+        """The connection's reader, for its whole life: everything the client sends goes into
+        h11, whether the connection's task is reading a request (it is woken) or producing a
+        response (a pipelined next request waits in h11's buffer; past ``max_header_bytes`` it
+        is dropped and the connection closes after this response, RFC 9112 9.3.2: the client
+        retries it). EOF or a reset calls the armed ``gone`` (a response being produced: the
+        client left)."""
+        limit = self.config.max_header_bytes
         try:
-            data = await self.stream.receive_some(_RECEIVE_BYTES)
-        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-            raise _PeerGone from exc
-        self.h11.receive_data(data)
+            while True:
+                if self._gone is None and not self._overflow and len(self.h11.trailing_data[0]) > limit:
+                    # Not watching and the task has not consumed what it has: hold off reading
+                    # (bounded buffering) until it asks for more.
+                    self._resume = trio.Event()
+                    await self._resume.wait()
+                    self._resume = None
+                    continue
+                data = await self.stream.receive_some(_RECEIVE_BYTES)
+                if not data:
+                    self.h11.receive_data(b"")
+                    break
+                if not self._overflow:
+                    self.h11.receive_data(data)
+                    if self._gone is not None and len(self.h11.trailing_data[0]) > limit:
+                        self._overflow = True  # still read, so that a disconnect is seen, but hold nothing more
+                self._data.unpark_all()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self._broken = True
+        self._eof = True
+        self._data.unpark_all()
+        self._peer_left()
+
+    def _peer_left(self) -> None:
+        """The client left: tell the armed ``gone``, but not in the middle of a write (one
+        already started finishes, bounded by ``send_timeout``; the handler is cancelled where
+        it next suspends)."""
+        if self._gone is None:
+            return
+        if self._sending:
+            self._left_while_sending = True
+            return
+        self._gone()
+
+    def _arm(self, gone: Callable[[], None] | None) -> None:
+        """While a response is produced: ``gone()`` is called when the client leaves."""
+        self._gone = gone
+        self._left_while_sending = False
+        if gone is not None and self._eof and self._nursery is not None:
+            # Already gone: noticed from another task, as a watcher would, once the handler has
+            # run to its first suspension (not before it starts).
+            self._nursery.start_soon(self._notice_late, gone)
+
+    async def _notice_late(self, gone: Callable[[], None]) -> None:
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        if self._gone is gone:
+            self._peer_left()
 
     def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
         try:
@@ -366,36 +449,34 @@ class _Connection:
         raise AssertionError("unreachable")
 
     async def _watch_peer(self, gone: Callable[[], None]) -> None:
-        """While a response is being produced: call ``gone()`` when the client disconnects."""
+        """For the App's watchers (batches, listen streams): ``gone()`` when the client
+        disconnects, as the connection's reader sees it."""
+        self._arm(gone)
         try:
-            while True:
-                data = await self.stream.receive_some(_RECEIVE_BYTES)
-                if not data:
-                    break
-                if self._overflow:
-                    continue  # still read, so that a disconnect is seen, but hold nothing more
-                self.h11.receive_data(data)  # a pipelined next request waits in h11's buffer
-                if len(self.h11.trailing_data[0]) > self.config.max_header_bytes:
-                    # Too much pipelined to hold: that request is dropped and the connection
-                    # closes after this response (RFC 9112 9.3.2: the client retries it).
-                    self._overflow = True
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        gone()
+            await trio.sleep_forever()
+        finally:
+            self._arm(None)
 
     # -- writing --------------------------------------------------------------------------------
     async def _send(self, *events: h11.Event) -> None:
         # One write (one syscall, one deadline) for everything the engine produced at once:
         # a JSON answer's head, body and end go out together.
-        async with self._send_lock:
-            data = b"".join(self.h11.send(event) or b"" for event in events)
-            if not data:
-                return
-            try:
-                with trio.fail_after(self.config.send_timeout):
-                    await self.stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
-                raise _PeerGone from exc
+        self._sending += 1
+        try:
+            async with self._send_lock:
+                data = b"".join(self.h11.send(event) or b"" for event in events)
+                if not data:
+                    return
+                try:
+                    with trio.fail_after(self.config.send_timeout):
+                        await self.stream.send_all(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
+                    raise _PeerGone from exc
+        finally:
+            self._sending -= 1
+            if self._left_while_sending and not self._sending:
+                self._left_while_sending = False
+                self._peer_left()
 
     async def _emit(self, outputs: Sequence[Output]) -> None:
         """Write engine output events: ResponseHead -> h11.Response (no Content-Length on SSE
@@ -437,7 +518,7 @@ class _Connection:
     async def _run_exchange(self, exchange: HttpExchange) -> None:
         """Run the handler while watching the socket; a disconnect cancels both (on HTTP a
         disconnect is the cancellation)."""
-        if await self.app.run_exchange(exchange, self._emit, self._watch_peer):
+        if await self.app.run_exchange_armed(exchange, self._emit, self._arm):
             raise _PeerGone
 
     async def _run_listen(self, stream: HttpListenStream) -> None:

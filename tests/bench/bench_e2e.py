@@ -1,10 +1,12 @@
 """End to end over loopback HTTP: our trio/h11 server, our ASGI app under uvicorn and the SDK's
-app under uvicorn, each in its own process, driven by one bounded load generator in another.
+app under uvicorn, each in its own process, driven by one bounded load generator in another;
+beside them the bare trio + h11 + msgspec server (``bare``: parse the request, decode the
+typed envelope, encode the result; no MCP rules), the limit of our trio driver's own stack.
 
 Three roles, one module (so every process runs the same code)::
 
-    python -m tests.bench.bench_e2e serve ours|ours-asgi|sdk   # prints the bound port, serves
-                                                            # until stdin closes
+    python -m tests.bench.bench_e2e serve ours|ours-asgi|sdk|bare   # prints the bound port,
+                                                                 # serves until stdin closes
     python -m tests.bench.bench_e2e load PORT CONNS REQUESTS SECONDS   # prints a JSON result
 
 The load generator opens CONNS keep-alive connections to 127.0.0.1:PORT and sends the small
@@ -61,6 +63,55 @@ def serve_ours() -> None:
     from ._workload import our_app
 
     serve_trio(our_app())
+
+
+def serve_bare() -> None:
+    """The bare-stack baseline: trio + h11 + msgspec, one task per connection, keep-alive; the
+    floor's typed decode and encode (the same response bytes as the engine's), no MCP rules."""
+    import h11
+    import msgspec
+    import trio
+
+    from .bench_engine import _SERVER_META, _FCallRequest, _FCallResponse, _FCallResult, _FText
+
+    dec = msgspec.json.Decoder(_FCallRequest)
+    enc = msgspec.json.Encoder()
+
+    async def connection(stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        body: list[bytes] = []
+        try:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(65536))
+                elif isinstance(event, h11.Data):
+                    body.append(bytes(event.data))
+                elif isinstance(event, h11.EndOfMessage):
+                    req = dec.decode(b"".join(body))
+                    body.clear()
+                    result = _FCallResult("complete", [_FText(req.params.arguments.text)], _SERVER_META)
+                    data = enc.encode(_FCallResponse("2.0", req.id, result))
+                    head = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+                    await stream.send_all(conn.send(h11.Response(status_code=200, headers=head))
+                                          + conn.send(h11.Data(data=data)) + conn.send(h11.EndOfMessage()))
+                    conn.start_next_cycle()
+                elif isinstance(event, h11.ConnectionClosed):
+                    return
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.ProtocolError):
+            return
+        finally:
+            await trio.aclose_forcefully(stream)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+            print(listeners[0].socket.getsockname()[1], flush=True)
+            nursery.start_soon(trio.serve_listeners, connection, listeners)
+            await trio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
 
 
 def serve_ours_asgi() -> None:
@@ -281,7 +332,7 @@ def measure(
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["serve"]:
-        {"ours": serve_ours, "ours-asgi": serve_ours_asgi, "sdk": serve_sdk}[argv[1]]()
+        {"ours": serve_ours, "ours-asgi": serve_ours_asgi, "sdk": serve_sdk, "bare": serve_bare}[argv[1]]()
         return 0
     if argv[:1] == ["load"]:
         port, conns, requests, seconds = int(argv[1]), int(argv[2]), int(argv[3]), float(argv[4])

@@ -50,6 +50,7 @@ TARGETS = [
     ("sdk_cpu", ">= 20x less CPU per in-process tools/call than the SDK's ASGI path"),
     ("e2e_rps", ">= 3x the SDK's requests/s end to end (same load, same concurrency)"),
     ("e2e_p99", "lower p99 latency than the SDK end to end"),
+    ("e2e_bare", "trio/h11 server >= 60% of the bare trio + h11 + msgspec server's requests/s (issue 16)"),
     ("import_ms", "import mcpwire < 50 ms (CPU time of the import, fresh interpreter)"),
     ("import_modules", "import mcpwire loads a small fraction (<= 10%) of the modules of import mcp.server"),
 ]
@@ -129,7 +130,7 @@ def _reported(stage: str, measure: Callable[[], dict[str, Any]]) -> dict[str, An
 
 def stage_e2e(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
     e = cfg["e2e"]
-    kinds = ["ours", "ours-asgi"] + (["sdk"] if with_sdk else [])
+    kinds = ["bare", "ours", "ours-asgi"] + (["sdk"] if with_sdk else [])
     log(f"end to end: {', '.join(kinds)}; {e['conns']} connections, {e['requests']} requests "
         f"(cap {e['seconds']:.0f} s), {e['rounds']} round(s)")
     return _reported("end to end", lambda: bench_e2e.measure(
@@ -237,7 +238,8 @@ INPROCESS_ROWS = [
 PARALLEL_LABELS = {"ours": "ours (HttpClient, trio)", "ours-asyncio": "ours (HttpClient, asyncio)",
                    "sdk": "SDK (mcp.Client, streamable HTTP, asyncio)"}
 
-E2E_LABELS = {"ours": "ours (trio + h11 driver, App)", "ours-asgi": "ours (uvicorn + h11, our AsgiApp)",
+E2E_LABELS = {"bare": "bare trio + h11 + msgspec (no MCP rules; our trio driver's stack limit)",
+              "ours": "ours (trio + h11 driver, App)", "ours-asgi": "ours (uvicorn + h11, our AsgiApp)",
               "sdk": "SDK (uvicorn + h11, its Starlette app)"}
 
 
@@ -276,6 +278,10 @@ def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any
         theirs = sdk if kind != "sdk" else None
         row("end to end", f"{label}: requests/s, {r['conns']} keep-alive connections", r["rps"], "req/s",
             _ratio(r["rps"], theirs["rps"]) if theirs else None, "x SDK", f"e2e.{kind}.rps")
+        bare = e2e.get("bare")
+        if kind == "ours" and isinstance(bare, dict):
+            row("end to end", f"{label}: requests/s against the bare trio + h11 + msgspec server (same run)", None, "",
+                _ratio(r["rps"], bare["rps"]), "x bare", "e2e.ours.rps@bare")
         row("end to end", f"{label}: p50 latency", r["p50_ms"], "ms",
             _ratio(r["p50_ms"], theirs["p50_ms"]) if theirs else None, "x SDK", f"e2e.{kind}.p50")
         row("end to end", f"{label}: p99 latency", r["p99_ms"], "ms",
@@ -375,6 +381,14 @@ def build_targets(v: dict[str, Variant], imp: dict[str, dict[str, Any]], e2e: di
     else:
         target("e2e_rps", "not measured", None)
         target("e2e_p99", "not measured", None)
+    b = e2e.get("bare")
+    if isinstance(o, dict) and isinstance(b, dict):
+        r = o["rps"] / b["rps"]
+        paired = sorted(x["rps"] / y["rps"] for x, y in zip(o.get("rounds", []), b.get("rounds", []), strict=False))
+        extra = f"; per-round ratios {', '.join(f'{p:.2f}' for p in paired)}" if len(paired) > 1 else ""
+        target("e2e_bare", f"{r:.2f}x bare ({o['rps']:,.0f} vs {b['rps']:,.0f} req/s{extra})", r >= 0.6)
+    else:
+        target("e2e_bare", "not measured", None)
     m = imp.get("mcpwire")
     # Judged on CPU time: on a loaded machine the wall clock also counts other processes' turns.
     floor_ms = imp["msgspec"]["cpu_ms"] if "msgspec" in imp else float("nan")
