@@ -199,7 +199,7 @@ class App:
                 output_schema=UNSET if out_schema is None else out_schema, **fields,
             )
             self.server.add_tool(tool, arguments_type=arguments_type, output_type=output_type, task_support=task_support)
-            self._tools[tool_name] = handler
+            self._tools[tool_name] = _as_async(handler)
             self._tool_defs[tool_name] = tool
             if output_type is not None:
                 self._output_types[tool_name] = output_type
@@ -222,7 +222,7 @@ class App:
         def register(handler: F) -> F:
             resource = Resource(uri=uri, name=name, **fields)
             self.server.add_resource(resource)
-            self._resources[uri] = handler
+            self._resources[uri] = _as_async(handler)
             self._resource_defs[uri] = resource
             return handler
 
@@ -234,7 +234,7 @@ class App:
         def register(handler: F) -> F:
             template = ResourceTemplate(uri_template=uri_template, name=name, **fields)
             self.server.add_template(template)
-            self._templates[uri_template] = handler
+            self._templates[uri_template] = _as_async(handler)
             self._template_defs[uri_template] = template
             return handler
 
@@ -249,7 +249,7 @@ class App:
             prompt_name = name or handler.__name__
             prompt = Prompt(name=prompt_name, description=description, arguments=arguments or UNSET, **fields)
             self.server.add_prompt(prompt)
-            self._prompts[prompt_name] = handler
+            self._prompts[prompt_name] = _as_async(handler)
             self._prompt_defs[prompt_name] = prompt
             return handler
 
@@ -258,7 +258,7 @@ class App:
     def completion(self, handler: F) -> F:
         """Register ``handler(ctx)`` answering completion/complete with a list of values or a
         CompleteResult."""
-        self._completion = handler
+        self._completion = _as_async(handler)
         return handler
 
     # -- background work and tasks ----------------------------------------------------------------
@@ -617,20 +617,20 @@ class App:
     async def _run(self, ctx: Context) -> Any:
         event = ctx.event
         if isinstance(event, ToolCall):
-            return self._tool_result(event.name, await _call(self._tools[event.name], ctx, event.arguments))
+            return self._tool_result(event.name, await self._tools[event.name](ctx, event.arguments))
         if isinstance(event, ResourceRead):
             if event.uri in self._resources:
-                return _contents(event.uri, await _call(self._resources[event.uri], ctx))
+                return _contents(event.uri, await self._resources[event.uri](ctx))
             if event.template is not None and event.template.uri_template in self._templates:
                 handler = self._templates[event.template.uri_template]
-                return _contents(event.uri, await _call(handler, ctx, **event.variables))
+                return _contents(event.uri, await handler(ctx, **event.variables))
             raise resource_not_found(event.uri)
         if isinstance(event, PromptGet):
-            return await _call(self._prompts[event.name], ctx, event.arguments)
+            return await self._prompts[event.name](ctx, event.arguments)
         if isinstance(event, CompletionRequest):
             if self._completion is None:
                 return CompleteResult(completion=mcpwire.types.Completion(values=[]))
-            answer = await _call(self._completion, ctx)
+            answer = await self._completion(ctx)
             if isinstance(answer, list):
                 return CompleteResult(completion=mcpwire.types.Completion(values=answer, total=len(answer), has_more=False))
             return answer
@@ -659,12 +659,18 @@ def _is_instance(value: Any, declared: type[Any]) -> bool:
     return False
 
 
-async def _call(handler: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def _as_async(handler: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, Any]]:
+    """The handler as a coroutine function, decided once at registration: an ``async def`` as it
+    is, a plain function run in a worker thread so it cannot stall the loop. A thread cannot be
+    interrupted: on cancellation it is abandoned and its answer, which the cancelled exchange
+    would suppress anyway, is dropped."""
     if inspect.iscoroutinefunction(handler):
-        return await handler(*args, **kwargs)
-    # A thread cannot be interrupted: on cancellation it is abandoned and its answer, which the
-    # cancelled exchange would suppress anyway, is dropped.
-    return await anyio.to_thread.run_sync(lambda: handler(*args, **kwargs), abandon_on_cancel=True)
+        return handler
+
+    async def in_thread(*args: Any, **kwargs: Any) -> Any:
+        return await anyio.to_thread.run_sync(lambda: handler(*args, **kwargs), abandon_on_cancel=True)
+
+    return in_thread
 
 
 def _contents(uri: str, answer: Any) -> Any:
