@@ -187,20 +187,23 @@ def judge(expect: Expect, request: Request, reply: Reply, target: Target) -> lis
     if len(answers) != 1:
         return [*problems, f"{len(answers)} JSON-RPC responses in the body, expected 1"]
     answer = answers[0]
+    kind_ok = True  # a result where one is expected, the expected error code where one is
     if expect.code is None:
         if "result" not in answer:
+            kind_ok = False
             problems.append(f"an error {_short(answer.get('error'))}, expected a result")
     else:
         error = answer.get("error")
         code = error.get("code") if isinstance(error, dict) else None
         if code != expect.code:
+            kind_ok = False
             problems.append(f"error code {code!r}, expected {expect.code}" if error is not None
                             else f"a result, expected error {expect.code}")
     if expect.id == ECHO and answer.get("id") != request.rpc_id:
         problems.append(f"id {answer.get('id')!r}, expected the request's id {request.rpc_id!r}")
     elif expect.id == NULL and answer.get("id", "absent") is not None:
         problems.append(f"id {answer.get('id', 'absent')!r}, expected null")
-    if expect.more is not None and not problems:
+    if expect.more is not None and kind_ok:
         problems += expect.more(answer, target)
     return problems
 

@@ -54,7 +54,7 @@ _DROP = object()
 
 
 def _removed(method: str) -> Check:
-    return Check(f"method.removed.{method.replace('/', '-')}", f"{method} does not exist in 2026-07-28", "5.7",
+    return Check(f"method.removed.{method.replace('/', '-').lower()}", f"{method} does not exist in 2026-07-28", "5.7",
                  f"a {method} request with a valid _meta", lambda t: rpc(method, rpc_id="removed-1"),
                  Expect(404, -32601))
 

@@ -1,0 +1,259 @@
+"""Tests of ``mcpwire probe`` (``mcpwire_adapters.probe``, issue 15).
+
+Two targets prove the checks both ways: the conformance fixture over HTTP (a subprocess,
+stopped by closing its stdin), on which every check passes or is not applicable; and a server
+that gets every rule wrong (the standard library's HTTP server in a thread, on 127.0.0.1,
+shut down by the fixture), on which every check fails with its evidence. The reports parse as
+JSON and JUnit XML; docs/probing.md's table of checks is generated from the registry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import pytest
+import trio
+
+from mcpwire_adapters.probe import CHECKS, Finding, json_report, junit_report, probe, select, text_report
+
+REPO = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
+TIMEOUT = 30.0
+
+
+@pytest.fixture(scope="module")
+def fixture_url() -> Iterator[str]:
+    process = subprocess.Popen([sys.executable, str(REPO / "conformance" / "fixture.py"), "--port", "0"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None and process.stdin is not None
+    try:
+        line = process.stdout.readline()  # the fixture prints its ready line first, or exits
+        assert "conformanceReady" in line, line
+        yield str(json.loads(line)["url"])
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+class WrongAboutEverything(BaseHTTPRequestHandler):
+    """Answers any POST 200 with a result and a null id (requests, notifications, responses,
+    batches and garbage alike), GET and DELETE too; advertises tools, resources and prompts
+    with list changes but leaves ttlMs and cacheScope out; its one tool asks for input and then
+    accepts any requestState. No header, version or _meta is looked at."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _answer(self, result: Any) -> None:
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "result": result}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            message = None
+        method = message.get("method") if isinstance(message, dict) else None
+        params = message.get("params") if isinstance(message, dict) else None
+        if method == "server/discover":
+            self._answer({"supportedVersions": ["2026-07-28"], "capabilities": {
+                "tools": {"listChanged": True}, "resources": {}, "prompts": {}}})
+        elif method == "tools/list":
+            self._answer({"tools": [{"name": "ask", "inputSchema": {"type": "object"}}]})
+        elif method == "tools/call" and isinstance(params, dict) and "requestState" not in params:
+            self._answer({"resultType": "input_required", "requestState": "state-1",
+                          "inputRequests": {"q": {"method": "roots/list", "params": {}}}})
+        else:
+            self._answer({})
+
+    do_GET = do_DELETE = do_POST
+
+
+@pytest.fixture(scope="module")
+def broken_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), WrongAboutEverything)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def run_probe(url: str, **options: Any) -> list[Finding]:
+    async def go() -> list[Finding]:
+        with trio.fail_after(TIMEOUT):
+            return await probe(url, **options)
+    return trio.run(go)
+
+
+# -- the registry ------------------------------------------------------------------------------------
+def test_checks_are_named_rows_citing_a_section() -> None:
+    assert len(CHECKS) >= 25
+    assert len({c.id for c in CHECKS}) == len(CHECKS)
+    for check in CHECKS:
+        assert re.fullmatch(r"[a-z]+(\.[a-z0-9-]+)+", check.id), check.id
+        assert re.fullmatch(r"\d+(\.\d+)?", check.section), (check.id, check.section)
+        assert check.title and check.sends
+        assert (check.build is not None and check.expect is not None) != (check.steps is not None), check.id
+
+
+def test_only_selects_by_pattern() -> None:
+    assert [c.id for c in select(["envelope.id-*-refused"])] == [
+        "envelope.id-null-refused", "envelope.id-bool-refused", "envelope.id-object-refused",
+        "envelope.id-fraction-refused", "envelope.id-too-large-refused", "envelope.id-too-long-refused"]
+    assert select([]) == CHECKS and select(["nothing.*"]) == ()
+
+
+# -- against our fixture: nothing fails ---------------------------------------------------------------
+def test_every_check_passes_or_is_not_applicable_on_the_fixture(fixture_url: str) -> None:
+    findings = run_probe(fixture_url, rate=0, call_tools=True)
+    assert [f.check.id for f in findings] == [c.id for c in CHECKS]
+    failed = [(f.check.id, f.detail) for f in findings if f.status != "pass"]
+    assert failed == [], failed  # with --call-tools the fixture has something for every check
+    without_tools = run_probe(fixture_url, checks=select(["mrtr.*"]), rate=0)
+    assert [(f.status, f.detail) for f in without_tools] == [
+        ("n/a", "needs a tool call: pass --call-tools to allow it")]
+
+
+# -- against a broken server: every check fails, with evidence ------------------------------------------
+def test_every_check_fails_on_a_server_wrong_about_everything(broken_url: str) -> None:
+    findings = run_probe(broken_url, rate=0, call_tools=True)
+    passed = [f.check.id for f in findings if f.status != "fail"]
+    assert passed == [], passed
+    for finding in findings:
+        assert finding.detail and finding.evidence, finding.check.id
+        request, reply, error = finding.evidence[-1]
+        assert reply is not None and error is None, finding.check.id
+        assert reply.status == 200
+    by_id = {f.check.id: f for f in findings}
+    assert by_id["notification.cancelled-202"].detail == "HTTP status 200, expected 202; a body of 44 bytes, expected none"
+    assert by_id["method.unknown"].detail == ("HTTP status 200, expected 404; a result, expected error -32601; "
+                                              "id None, expected the request's id 'unknown-1'")
+    assert "ttlMs None, expected an integer >= 0" in by_id["discover.shape"].detail
+    assert "Allow header None, expected 'POST'" in by_id["http.get-refused"].detail
+    assert "expected notifications/subscriptions/acknowledged" in by_id["listen.acknowledged-first"].detail
+    assert "-TAMPERED" in by_id["mrtr.request-state-tampered"].evidence[1][0].body.decode()
+
+
+def test_the_rate_limit_spaces_requests(broken_url: str) -> None:
+    checks = select(["envelope.id-*-refused"])  # 6 checks, plus discover and tools/list: 8 requests
+
+    async def go() -> float:
+        start = trio.current_time()
+        await probe(broken_url, checks, rate=40)
+        return trio.current_time() - start
+    assert trio.run(go) >= 7 / 40
+
+
+# -- reports ---------------------------------------------------------------------------------------------
+def test_reports_parse_and_carry_the_evidence(broken_url: str) -> None:
+    findings = run_probe(broken_url, checks=select(["envelope.batch-refused", "tools.unknown-tool"]), rate=0)
+    report = json.loads(json_report(broken_url, findings))
+    assert report["counts"] == {"pass": 0, "fail": 2, "n/a": 0}
+    batch = report["checks"][0]
+    assert (batch["id"], batch["section"], batch["status"]) == ("envelope.batch-refused", "1", "fail")
+    assert batch["evidence"][0]["request"]["body"].startswith("[{")
+    assert batch["evidence"][0]["response"]["status"] == 200
+    assert ["Content-Type", "application/json"] in batch["evidence"][0]["request"]["headers"]
+
+    suite = ElementTree.fromstring(junit_report(broken_url, findings))
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "2", "0")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["envelope.batch-refused", "tools.unknown-tool"]
+    failure = cases[0].find("failure")
+    assert failure is not None and failure.text is not None and '"status": 200' in failure.text
+
+    text = text_report(broken_url, findings)
+    assert "FAIL  envelope.batch-refused" in text and "< 200 (application/json)" in text
+    assert text.endswith("0 passed, 2 failed, 0 not applicable\n")
+
+
+def test_the_text_report_escapes_control_characters() -> None:
+    finding = Finding(CHECKS[0], "fail", "bad \x1b[31m red")
+    assert "\x1b" not in text_report("http://x/mcp", [finding]) and "\\x1b[31m" in text_report("http://x/mcp", [finding])
+
+
+# -- the command line ------------------------------------------------------------------------------------
+def test_cli_exit_codes_and_files(fixture_url: str, broken_url: str, tmp_path: Path) -> None:
+    done = subprocess.run([*CLI, "probe", fixture_url, "--only", "envelope.*", "--rate", "0",
+                           "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml")],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["counts"]["fail"] == 0
+    assert ElementTree.parse(tmp_path / "r.xml").getroot().get("failures") == "0"
+    assert "PASS  envelope.id-null-refused" in done.stdout
+
+    done = subprocess.run([*CLI, "probe", broken_url, "--only", "http.*", "--rate", "0", "--json", "-"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["counts"]["fail"] == 6 and "FAIL  http.get-refused" in done.stderr
+
+    done = subprocess.run([*CLI, "probe", broken_url, "--only", "nothing.*"], capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert done.returncode == 4 and "no check matches" in done.stderr
+
+
+def test_cli_unreachable_target_exits_3() -> None:
+    with socket_bound() as port:  # a port nothing listens on
+        done = subprocess.run([*CLI, "probe", f"http://127.0.0.1:{port}/mcp"], capture_output=True, text=True,
+                              timeout=TIMEOUT)
+    assert done.returncode == 3 and "cannot reach" in done.stderr, done.stderr
+
+
+class socket_bound:
+    """A port taken and not listened on, for as long as the block runs."""
+
+    def __enter__(self) -> int:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        return int(self.sock.getsockname()[1])
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+
+# -- docs ------------------------------------------------------------------------------------------------
+def checks_table() -> str:
+    rows = ["| Check | Section | Rule | Sends |", "| --- | --- | --- | --- |"]
+    def cell(text: str) -> str:  # markdown: no table breaks, no emphasis
+        return re.sub(r"([|_*\\`<>\[\]])", r"\\\1", text)
+    rows += [f"| `{c.id}` | {c.section} | {cell(c.title)} | {cell(c.sends)} |" for c in CHECKS]
+    return "\n".join(rows) + "\n"
+
+
+def test_docs_list_every_check() -> None:
+    """docs/probing.md holds the table generated from the registry between two markers
+    (regenerate: MCPWIRE_REGEN_DOCS=1 pytest tests/adapters/test_probe.py -k docs)."""
+    path = REPO / "docs" / "probing.md"
+    text = path.read_text()
+    start, end = "<!-- checks: begin (generated by tests/adapters/test_probe.py) -->\n", "<!-- checks: end -->"
+    before, rest = text.split(start)
+    _, after = rest.split(end)
+    expected = before + start + checks_table() + end + after
+    if expected != text and os.environ.get("MCPWIRE_REGEN_DOCS") == "1":
+        path.write_text(expected)
+        return
+    assert text == expected, "docs/probing.md's table of checks is stale: regenerate it (see this test's docstring)"
