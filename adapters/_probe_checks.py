@@ -1,6 +1,6 @@
-"""The probe's checks: one row per rule of the 2026-07-28 wire reference (issue 15).
+"""The probe's checks: one row per rule of MCP 2026-07-28 (issue 15).
 
-Each :class:`Check` names the reference section it tests, builds the raw HTTP request it sends
+Each :class:`Check` cites the public page that states its rule (``cites``), builds the raw HTTP request it sends
 from what the target said about itself (:class:`Target`: its discover result and tool list),
 and states what a conforming server answers as an :class:`Expect` (HTTP status, JSON-RPC
 code, the id echoed or null, an empty body, an ``Allow`` header, extra shape rules). A check
@@ -8,9 +8,10 @@ whose precondition does not hold (no ``tools`` capability, a non-loopback URL) s
 not applicable instead of guessing. Multi-step checks (a multi round-trip round, a listen
 stream) carry a ``steps`` coroutine instead of a single request.
 
-Codes and statuses are those of the reference's section 12 table and the admission order of
-13.2; where the reference calls something a SHOULD or an implementation's choice, there is no
-check (a report we cannot defend from the reference would be a bug in the tool).
+Codes and statuses are those of the specification's error codes (and, for the HTTP statuses and
+which failure wins, the admission order docs/errors.md describes); where the specification says
+SHOULD, or leaves something to the implementation, there is no check (a report we cannot defend
+would be a bug in the tool).
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ SUB_KEY = "io.modelcontextprotocol/subscriptionId"
 UNKNOWN_TOOL = "mcpwire-probe-no-such-tool"
 UNKNOWN_URI = "mcpwire-probe://no-such-resource"
 ECHO, NULL = "echo", "null"  # what Expect.id asks for
+SPEC_URL = "https://modelcontextprotocol.io" + f"/specification/{VERSION}/"  # + a page#anchor
+
+
+def cite_url(cites: str) -> str | None:
+    """The link for a check's ``cites`` (None for JSON-RPC 2.0, which has no anchors to link)."""
+    return None if cites.startswith("JSON-RPC") else SPEC_URL + cites
 
 
 @dataclass(frozen=True)
@@ -116,7 +123,7 @@ class Check:
 
     id: str
     title: str
-    section: str
+    cites: str  # a page#anchor of the 2026-07-28 specification (see SPEC_URL), or "JSON-RPC 2.0 ..."
     sends: str
     build: Callable[[Target], Request | str] | None = None
     expect: Expect | None = None
@@ -214,7 +221,7 @@ def _short(value: Any) -> str:
 
 
 def cacheable(key: str) -> Callable[[Any, Target], list[str]]:
-    """Section 7: the six cacheable results carry ttlMs (integer >= 0) and cacheScope."""
+    """specification: Server > Utilities > Caching: the six cacheable results carry ttlMs (integer >= 0) and cacheScope."""
     def rule(answer: Any, target: Target) -> list[str]:
         result = answer.get("result")
         if not isinstance(result, dict):
@@ -234,7 +241,7 @@ def cacheable(key: str) -> Callable[[Any, Target], list[str]]:
 
 
 def discover_shape(answer: Any, target: Target) -> list[str]:
-    """Section 4: resultType, supportedVersions (with this revision), capabilities, ttlMs, cacheScope."""
+    """specification: Server > Discovery: resultType, supportedVersions (with this revision), capabilities, ttlMs, cacheScope."""
     problems = cacheable("supportedVersions")(answer, target)
     result = answer.get("result")
     if isinstance(result, dict):
@@ -256,7 +263,7 @@ def error_data(*keys: str) -> Callable[[Any, Target], list[str]]:
 
 
 def unsupported_version(answer: Any, target: Target) -> list[str]:
-    """Sections 12 and 13.4: data.requested is what was sent, data.supported a non-empty subset
+    """$defs.UnsupportedProtocolVersionError: data.requested is what was sent, data.supported a non-empty subset
     of discover's supportedVersions."""
     data = answer["error"].get("data")
     if not isinstance(data, dict):

@@ -1,8 +1,10 @@
 """The probe's table of checks for Streamable HTTP, revision 2026-07-28 (issue 15).
 
-One row per rule; the section column cites the wire reference
-(mcp-2026-07-28-wire-reference.txt, kept outside this repository). docs/probing.md lists the
-rows, generated from :data:`CHECKS` by tests/adapters/test_probe.py, so it cannot drift.
+One row per rule, each citing the public page that states it: the 2026-07-28 specification (a
+page and anchor, or the schema's ``$defs``) or JSON-RPC 2.0. The codes and HTTP statuses are
+mcpwire's reading of the specification's error table and of its own admission order (docs/errors.md).
+docs/probing.md lists the rows, generated from :data:`CHECKS` by tests/adapters/test_probe.py,
+so it cannot drift.
 """
 
 from __future__ import annotations
@@ -36,6 +38,17 @@ from ._probe_checks import (
 
 __all__ = ["CHECKS"]
 
+# What each row cites: a page (and anchor) of the 2026-07-28 specification, relative to its
+# root (SPEC_URL), or JSON-RPC 2.0.
+ERRORS, MESSAGES, REQUEST_ID, META = "basic#error-codes", "basic#messages", "schema#requestid", "schema#requestmetaobject"
+HTTP = "basic/transports/streamable-http"
+FLOW, VALIDATION, VERSION_HEADER = f"{HTTP}#message-flow", f"{HTTP}#server-validation", f"{HTTP}#protocol-version-header"
+MISMATCH, UNSUPPORTED = "schema#headermismatcherror", "schema#unsupportedprotocolversionerror"
+DISCOVER, CACHING, PAGINATION = "server/discover", "server/utilities/caching", "server/utilities/pagination"
+TOOL_ERRORS, RESOURCE_ERRORS = "server/tools#error-handling", "server/resources#error-handling"
+MRTR, SUBSCRIPTIONS = "basic/patterns/mrtr#multi-round-trip-requests", "basic/patterns/subscriptions"
+NOTIFICATION = "JSON-RPC 2.0 section 4.1"
+
 D = "server/discover"
 
 
@@ -54,18 +67,18 @@ _DROP = object()
 
 
 def _removed(method: str) -> Check:
-    return Check(f"method.removed.{method.replace('/', '-').lower()}", f"{method} does not exist in 2026-07-28", "5.7",
+    return Check(f"method.removed.{method.replace('/', '-').lower()}", f"{method} does not exist in 2026-07-28", ERRORS,
                  f"a {method} request with a valid _meta", lambda t: rpc(method, rpc_id="removed-1"),
                  Expect(404, -32601))
 
 
-def _meta_check(cid: str, title: str, sends: str, meta_value: Any, section: str = "2") -> Check:
+def _meta_check(cid: str, title: str, sends: str, meta_value: Any) -> Check:
     params = {"_meta": meta_value} if meta_value is not _DROP else {}
-    return Check(cid, title, section, sends, lambda t: rpc(D, params, rpc_id=21), Expect(400, -32602))
+    return Check(cid, title, META, sends, lambda t: rpc(D, params, rpc_id=21), Expect(400, -32602))
 
 
 def _no_cache(cid: str, method: str, key: str, capability: str) -> Check:
-    return Check(cid, f"{method} has {key}, ttlMs and cacheScope", "7",
+    return Check(cid, f"{method} has {key}, ttlMs and cacheScope", CACHING,
                  f"{method} with valid headers and _meta", needs(capability, lambda t: rpc(method, rpc_id=f"{method}-1")),
                  Expect(200, None, more=cacheable(key)))
 
@@ -75,7 +88,7 @@ def _notify(body: dict[str, Any], method: str = "notifications/cancelled") -> Re
 
 
 async def _tampered_state(target: Target, send: Send) -> tuple[str, str, list[Exchange]]:
-    """Section 10.4: call the listed tools without required arguments, with every client
+    """Call the listed tools without required arguments, with every client
     capability, until one answers input_required with a requestState; send round 2 with that
     state altered; a conforming server answers with a JSON-RPC error."""
     caps: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
@@ -106,7 +119,7 @@ async def _tampered_state(target: Target, send: Send) -> tuple[str, str, list[Ex
 
 
 async def _listen_ack(target: Target, send: Send) -> tuple[str, str, list[Exchange]]:
-    """Section 11: the first message of a listen stream is notifications/subscriptions/acknowledged
+    """The first message of a listen stream is notifications/subscriptions/acknowledged
     carrying the listen request's id as its subscriptionId."""
     tools, prompts, resources = (target.capability(k) for k in ("tools", "prompts", "resources"))
     flags = {"toolsListChanged": isinstance(tools, dict) and tools.get("listChanged") is True,
@@ -160,53 +173,53 @@ _VALID = {"jsonrpc": "2.0", "id": 1, "method": D}
 
 CHECKS: tuple[Check, ...] = (
     # -- server/discover --------------------------------------------------------------------------
-    Check("discover.shape", "server/discover answers with the required fields", "4",
+    Check("discover.shape", "server/discover answers with the required fields", DISCOVER,
           "server/discover with valid headers and _meta", lambda t: rpc(D, rpc_id="discover-1"),
           Expect(200, None, more=discover_shape)),
-    Check("meta.client-info-optional", "a request without clientInfo is served", "2",
+    Check("meta.client-info-optional", "a request without clientInfo is served", META,
           "server/discover whose _meta has protocolVersion and clientCapabilities only",
           lambda t: rpc(D, {"_meta": {PV_KEY: "2026-07-28", CAPS_KEY: {}}}, rpc_id=2), Expect(200, None)),
-    # -- the JSON-RPC envelope (section 1; statuses from section 12, order from 13.2) ---------------
-    Check("envelope.parse-error", "a body that is not JSON is -32700 with a null id", "13.2",
+    # -- the JSON-RPC envelope ----------------------------------------------------------------------
+    Check("envelope.parse-error", "a body that is not JSON is -32700 with a null id", ERRORS,
           "the bytes '{\"jsonrpc\": \"2.0\", \"id\": 1,' (cut short)",
           lambda t: _raw(b'{"jsonrpc": "2.0", "id": 1,'), Expect(400, -32700, id=NULL)),
-    Check("envelope.not-an-object", "a JSON body that is not an object is -32600", "1",
+    Check("envelope.not-an-object", "a JSON body that is not an object is -32600", MESSAGES,
           "the JSON string \"server/discover\"", lambda t: _raw(b'"server/discover"'), Expect(400, -32600, id=NULL)),
-    Check("envelope.batch-refused", "a batch (JSON array) is refused in 2026-07-28", "1",
+    Check("envelope.batch-refused", "a batch (JSON array) is refused in 2026-07-28", MESSAGES,
           "a JSON array holding one valid server/discover request",
           lambda t: _raw(json.dumps([{**_VALID, "params": {"_meta": meta()}}]).encode()), Expect(400, -32600, id=NULL)),
-    Check("envelope.jsonrpc-missing", "a request without \"jsonrpc\" is -32600", "1",
+    Check("envelope.jsonrpc-missing", "a request without \"jsonrpc\" is -32600", MESSAGES,
           "server/discover without the jsonrpc member", lambda t: _envelope(3, jsonrpc=_DROP),
           Expect(400, -32600, id=None)),
-    Check("envelope.jsonrpc-wrong", "a request with \"jsonrpc\": \"1.0\" is -32600", "1",
+    Check("envelope.jsonrpc-wrong", "a request with \"jsonrpc\": \"1.0\" is -32600", MESSAGES,
           "server/discover with jsonrpc \"1.0\"", lambda t: _envelope(4, jsonrpc="1.0"), Expect(400, -32600, id=None)),
-    Check("envelope.method-not-string", "a method that is not a string is -32600", "1",
+    Check("envelope.method-not-string", "a method that is not a string is -32600", MESSAGES,
           "a request whose method is the number 5", lambda t: _envelope(5, method=5), Expect(400, -32600, id=None)),
-    Check("envelope.id-null-refused", "a request id of null is -32600 with a null id", "1",
+    Check("envelope.id-null-refused", "a request id of null is -32600 with a null id", REQUEST_ID,
           "server/discover with \"id\": null", lambda t: _envelope(None), Expect(400, -32600, id=NULL)),
-    Check("envelope.id-bool-refused", "a boolean request id is -32600 with a null id", "1",
+    Check("envelope.id-bool-refused", "a boolean request id is -32600 with a null id", REQUEST_ID,
           "server/discover with \"id\": true", lambda t: _envelope(True), Expect(400, -32600, id=NULL)),
-    Check("envelope.id-object-refused", "an object request id is -32600 with a null id", "1",
+    Check("envelope.id-object-refused", "an object request id is -32600 with a null id", REQUEST_ID,
           "server/discover with \"id\": {\"a\": 1}", lambda t: _envelope({"a": 1}), Expect(400, -32600, id=NULL)),
-    Check("envelope.id-fraction-refused", "a fractional request id is -32600 with a null id", "1",
+    Check("envelope.id-fraction-refused", "a fractional request id is -32600 with a null id", REQUEST_ID,
           "server/discover with \"id\": 1.5", lambda t: _envelope(1.5), Expect(400, -32600, id=NULL)),
-    Check("envelope.id-too-large-refused", "an integer id past int64 is -32600 with a null id", "1",
+    Check("envelope.id-too-large-refused", "an integer id past int64 is -32600 with a null id", REQUEST_ID,
           "server/discover with \"id\": 2**63", lambda t: _envelope(2 ** 63), Expect(400, -32600, id=NULL)),
-    Check("envelope.id-too-long-refused", "a string id longer than 256 bytes is -32600 with a null id", "1",
+    Check("envelope.id-too-long-refused", "a string id longer than 256 bytes is -32600 with a null id", REQUEST_ID,
           "server/discover whose id is 257 'x'", lambda t: _envelope("x" * 257), Expect(400, -32600, id=NULL)),
-    Check("envelope.id-string-echoed", "a string id of 256 bytes is echoed", "1",
+    Check("envelope.id-string-echoed", "a string id of 256 bytes is echoed", REQUEST_ID,
           "server/discover whose id is 256 'x'", lambda t: _envelope("x" * 256), Expect(200, None)),
-    Check("envelope.params-not-object", "params that are not an object are -32602", "1",
+    Check("envelope.params-not-object", "params that are not an object are -32602", MESSAGES,
           "server/discover with \"params\": [1]", lambda t: _envelope(6, params=[1]), Expect(400, -32602)),
-    Check("envelope.response-not-answered", "a posted response object is not answered", "13.2",
+    Check("envelope.response-not-answered", "a posted response object is not answered", FLOW,
           "a JSON-RPC response object {\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {}}",
           lambda t: _raw(b'{"jsonrpc": "2.0", "id": 1, "result": {}}'), Expect(202, empty=True)),
     # -- methods ----------------------------------------------------------------------------------------
-    Check("method.unknown", "an unknown method is -32601, HTTP 404, id echoed", "5.7",
+    Check("method.unknown", "an unknown method is -32601, HTTP 404, id echoed", ERRORS,
           "a request for mcpwire/no-such-method", lambda t: rpc("mcpwire/no-such-method", rpc_id="unknown-1"),
           Expect(404, -32601)),
     *(_removed(m) for m in ("initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")),
-    # -- request _meta (section 2) ---------------------------------------------------------------------
+    # -- request _meta ---------------------------------------------------------------------------------
     _meta_check("meta.missing", "a request without _meta is -32602", "server/discover with \"params\": {}", _DROP),
     _meta_check("meta.null", "\"_meta\": null is -32602", "server/discover with \"_meta\": null", None),
     _meta_check("meta.protocol-version-missing", "_meta without protocolVersion is -32602",
@@ -220,86 +233,86 @@ CHECKS: tuple[Check, ...] = (
                 meta(**{"io.modelcontextprotocol/logLevel": "loud"})),
     _meta_check("meta.progress-token-bool", "a boolean progressToken is -32602",
                 "server/discover with progressToken true", meta(progressToken=True)),
-    # -- HTTP headers (13.4, 13.5) -----------------------------------------------------------------------
-    Check("version.header-missing", "no MCP-Protocol-Version header is -32020", "13.4",
+    # -- HTTP headers ------------------------------------------------------------------------------------
+    Check("version.header-missing", "no MCP-Protocol-Version header is -32020", VERSION_HEADER,
           "server/discover without MCP-Protocol-Version", lambda t: _with_headers(version=None, rpc_id=31),
           Expect(400, -32020)),
-    Check("version.unsupported", "an unsupported version is -32022 with requested and supported", "13.4",
+    Check("version.unsupported", "an unsupported version is -32022 with requested and supported", UNSUPPORTED,
           "server/discover with v999.0.0 in the header and in _meta",
           lambda t: _with_headers(params={"_meta": meta(**{PV_KEY: "v999.0.0"})}, version="v999.0.0", rpc_id=32),
           Expect(400, -32022, more=unsupported_version)),
-    Check("version.header-body-mismatch", "a header version that differs from _meta is -32020", "13.4",
+    Check("version.header-body-mismatch", "a header version that differs from _meta is -32020", MISMATCH,
           "server/discover with header 2026-07-28 and _meta v999.0.0",
           lambda t: _with_headers(params={"_meta": meta(**{PV_KEY: "v999.0.0"})}, rpc_id=33), Expect(400, -32020)),
-    Check("headers.mcp-method-missing", "no Mcp-Method header is -32020", "13.5",
+    Check("headers.mcp-method-missing", "no Mcp-Method header is -32020", VALIDATION,
           "server/discover without Mcp-Method", lambda t: rpc(D, rpc_id=34, hdrs=headers(None)), Expect(400, -32020)),
-    Check("headers.mcp-method-mismatch", "an Mcp-Method unlike the body's method is -32020", "13.5",
+    Check("headers.mcp-method-mismatch", "an Mcp-Method unlike the body's method is -32020", VALIDATION,
           "server/discover with Mcp-Method: tools/list", lambda t: rpc(D, rpc_id=35, hdrs=headers("tools/list")),
           Expect(400, -32020)),
-    Check("headers.mcp-method-case", "Mcp-Method compares case-sensitively", "13.5",
+    Check("headers.mcp-method-case", "Mcp-Method compares case-sensitively", VALIDATION,
           "server/discover with Mcp-Method: SERVER/DISCOVER",
           lambda t: rpc(D, rpc_id=36, hdrs=headers("SERVER/DISCOVER")), Expect(400, -32020)),
-    Check("headers.mcp-name-missing", "tools/call without Mcp-Name is -32020", "13.5",
+    Check("headers.mcp-name-missing", "tools/call without Mcp-Name is -32020", VALIDATION,
           f"tools/call of {UNKNOWN_TOOL} without Mcp-Name", _tool_call(None), Expect(400, -32020)),
-    Check("headers.mcp-name-mismatch", "an Mcp-Name unlike params.name is -32020", "13.5",
+    Check("headers.mcp-name-mismatch", "an Mcp-Name unlike params.name is -32020", VALIDATION,
           f"tools/call of {UNKNOWN_TOOL} with Mcp-Name: another-tool", _tool_call("another-tool"),
           Expect(400, -32020)),
-    # -- HTTP admission (13.1, 13.2, 13.7) -------------------------------------------------------------
-    Check("http.get-refused", "GET is 405 with Allow: POST", "13.1", "GET on the endpoint",
+    # -- HTTP admission ----------------------------------------------------------------------------------
+    Check("http.get-refused", "GET is 405 with Allow: POST", HTTP, "GET on the endpoint",
           lambda t: Request("GET", (("Accept", "application/json, text/event-stream"),)), Expect(405, -32600, id=NULL, allow="POST")),
-    Check("http.delete-refused", "DELETE is 405 with Allow: POST", "13.1", "DELETE on the endpoint",
+    Check("http.delete-refused", "DELETE is 405 with Allow: POST", HTTP, "DELETE on the endpoint",
           lambda t: Request("DELETE", (("Accept", "application/json, text/event-stream"),)), Expect(405, -32600, id=NULL, allow="POST")),
-    Check("http.content-type-wrong", "a Content-Type other than application/json is 415", "13.2",
+    Check("http.content-type-wrong", "a Content-Type other than application/json is 415", HTTP,
           "server/discover with Content-Type: text/plain",
           lambda t: _with_headers(content_type="text/plain", rpc_id=41), Expect(415, -32600, id=None)),
-    Check("http.accept-missing", "no Accept header is 406", "13.2", "server/discover without Accept",
+    Check("http.accept-missing", "no Accept header is 406", HTTP, "server/discover without Accept",
           lambda t: _with_headers(accept=None, rpc_id=42), Expect(406, -32600, id=None)),
-    Check("http.accept-json-only", "an Accept without text/event-stream is 406", "13.2",
+    Check("http.accept-json-only", "an Accept without text/event-stream is 406", HTTP,
           "server/discover with Accept: application/json", lambda t: _with_headers(accept="application/json", rpc_id=43),
           Expect(406, -32600, id=None)),
-    Check("http.origin-foreign-refused", "a foreign Host and Origin are refused (4xx)", "13.7",
+    Check("http.origin-foreign-refused", "a foreign Host and Origin are refused (4xx)", HTTP,
           "server/discover with Host: evil.example.com and Origin: http://evil.example.com", _origin,
           Expect(tuple(range(400, 500)), id=None)),
-    # -- notifications are never answered (section 1, 13.2 step 11) ------------------------------------
-    Check("notification.cancelled-202", "a notification is answered 202 with no body", "13.2",
+    # -- notifications are never answered ---------------------------------------------------------------
+    Check("notification.cancelled-202", "a notification is answered 202 with no body", FLOW,
           "notifications/cancelled for an unknown request id",
           lambda t: _notify({"jsonrpc": "2.0", "method": "notifications/cancelled",
                              "params": {"requestId": "mcpwire-probe-none", "_meta": meta()}}), Expect(202, empty=True)),
-    Check("notification.malformed-202", "a malformed notification is not answered either", "1",
+    Check("notification.malformed-202", "a malformed notification is not answered either", NOTIFICATION,
           "notifications/cancelled whose params are [1]",
           lambda t: _notify({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": [1]}),
           Expect(202, empty=True)),
-    Check("notification.unknown-202", "a notification of an unknown method is not answered", "1",
+    Check("notification.unknown-202", "a notification of an unknown method is not answered", NOTIFICATION,
           "notifications/mcpwire-probe-unknown",
           lambda t: _notify({"jsonrpc": "2.0", "method": "notifications/mcpwire-probe-unknown"},
                             "notifications/mcpwire-probe-unknown"), Expect(202, empty=True)),
-    # -- lists, caching, pagination (sections 5, 6, 7) ---------------------------------------------------
+    # -- lists, caching, pagination ----------------------------------------------------------------------
     _no_cache("tools.list-cacheable", "tools/list", "tools", "tools"),
     _no_cache("prompts.list-cacheable", "prompts/list", "prompts", "prompts"),
     _no_cache("resources.list-cacheable", "resources/list", "resources", "resources"),
     _no_cache("resources.templates-list-cacheable", "resources/templates/list", "resourceTemplates", "resources"),
-    Check("pagination.cursor-tampered", "an invalid cursor is -32602", "6",
+    Check("pagination.cursor-tampered", "an invalid cursor is -32602", PAGINATION,
           "tools/list with cursor \"mcpwire-probe-not-a-cursor\"",
           needs("tools", lambda t: rpc("tools/list", {"cursor": "mcpwire-probe-not-a-cursor", "_meta": meta()},
                                       rpc_id="cursor-1")), Expect(400, -32602)),
-    Check("pagination.cursor-not-string", "a cursor that is not a string is -32602", "6",
+    Check("pagination.cursor-not-string", "a cursor that is not a string is -32602", PAGINATION,
           "tools/list with cursor 5",
           needs("tools", lambda t: rpc("tools/list", {"cursor": 5, "_meta": meta()}, rpc_id="cursor-2")),
           Expect(400, -32602)),
-    Check("tools.unknown-tool", "tools/call of an unknown tool is -32602", "5.2",
+    Check("tools.unknown-tool", "tools/call of an unknown tool is -32602", TOOL_ERRORS,
           f"tools/call of {UNKNOWN_TOOL} with matching headers",
           needs("tools", lambda t: rpc("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}, "_meta": meta()},
                                       rpc_id="call-2", name=UNKNOWN_TOOL)), Expect(400, -32602)),
-    Check("resources.unknown-uri", "resources/read of an unknown URI is -32602 with data.uri", "5.4",
+    Check("resources.unknown-uri", "resources/read of an unknown URI is -32602 with data.uri", RESOURCE_ERRORS,
           f"resources/read of {UNKNOWN_URI}",
           needs("resources", lambda t: rpc("resources/read", {"uri": UNKNOWN_URI, "_meta": meta()},
                                           rpc_id="read-1", name=UNKNOWN_URI)),
           Expect(400, -32602, more=resource_uri)),
-    # -- multi round-trip, subscriptions (sections 10.4, 11) ---------------------------------------------
-    Check("mrtr.request-state-tampered", "a tampered requestState is refused with -32602", "10.4",
+    # -- multi round-trip, subscriptions -----------------------------------------------------------------
+    Check("mrtr.request-state-tampered", "a tampered requestState is refused with -32602", MRTR,
           "tools/call of a tool that answers input_required, then round 2 with requestState + \"-TAMPERED\"",
           steps=_tampered_state, needs_tool_calls=True),
-    Check("listen.acknowledged-first", "a listen stream starts with its acknowledgement", "11",
+    Check("listen.acknowledged-first", "a listen stream starts with its acknowledgement", SUBSCRIPTIONS,
           "subscriptions/listen for the advertised list changes", steps=_listen_ack),
 )
 

@@ -1,5 +1,5 @@
-"""``mcpwire probe``: run the named checks of the 2026-07-28 wire reference against any MCP
-server over Streamable HTTP, and report each as pass, fail or not applicable, with evidence
+"""``mcpwire probe``: run named checks of the MCP 2026-07-28 rules against any MCP server over
+Streamable HTTP, and report each as pass, fail or not applicable, with evidence
 (issue 15; the checks are rows of :data:`mcpwire_adapters._probe_table.CHECKS`).
 
     findings = await probe("http://127.0.0.1:8000/mcp", rate=10.0)
@@ -27,7 +27,7 @@ import anyio
 import anyio.abc
 import h11
 
-from ._probe_checks import Check, Exchange, Finding, Reply, Request, Target, judge, meta, rpc
+from ._probe_checks import Check, Exchange, cite_url, Finding, Reply, Request, Target, judge, meta, rpc
 from ._probe_table import CHECKS
 from .session import TransportError
 
@@ -196,11 +196,12 @@ def evidence_json(exchange_: Exchange) -> dict[str, Any]:
 
 
 def json_report(url: str, findings: Sequence[Finding]) -> str:
-    """The findings as one JSON document: url, counts, and per check its id, section, status,
+    """The findings as one JSON document: url, counts, and per check its id, citation, status,
     detail and evidence (bodies cut at 2,000 bytes)."""
     counts = {s: sum(f.status == s for f in findings) for s in ("pass", "fail", "n/a")}
-    return json.dumps({"target": url, "reference": "MCP 2026-07-28 wire reference", "counts": counts, "checks": [
-        {"id": f.check.id, "title": f.check.title, "section": f.check.section, "sends": f.check.sends,
+    return json.dumps({"target": url, "protocolVersion": "2026-07-28", "counts": counts, "checks": [
+        {"id": f.check.id, "title": f.check.title, "cites": cite_url(f.check.cites) or f.check.cites,
+         "sends": f.check.sends,
          "status": f.status, "detail": f.detail, "evidence": [evidence_json(e) for e in f.evidence]}
         for f in findings]}, indent=2)
 
@@ -212,7 +213,7 @@ def junit_report(url: str, findings: Sequence[Finding]) -> str:
                                 skipped=str(sum(f.status == "n/a" for f in findings)))
     ElementTree.SubElement(ElementTree.SubElement(suite, "properties"), "property", name="target", value=url)
     for finding in findings:
-        case = ElementTree.SubElement(suite, "testcase", classname=f"mcpwire.probe.section-{finding.check.section}",
+        case = ElementTree.SubElement(suite, "testcase", classname=f"mcpwire.probe.{finding.check.id.split('.')[0]}",
                                       name=finding.check.id)
         if finding.status == "fail":
             failure = ElementTree.SubElement(case, "failure", message=finding.detail)
@@ -227,9 +228,11 @@ def text_report(url: str, findings: Sequence[Finding], *, verbose: bool = False)
     lines = [f"mcpwire probe {_safe(url)}", ""]
     marks = {"pass": "PASS", "fail": "FAIL", "n/a": "N/A "}
     for f in findings:
-        lines.append(f"{marks[f.status]}  {f.check.id:42} §{f.check.section:5} {f.check.title}")
+        lines.append(f"{marks[f.status]}  {f.check.id:40} {f.check.title}")
         if f.status == "n/a" or (f.status == "fail" and f.detail):
             lines.append(f"      {_safe(f.detail)}")
+        if f.status == "fail":
+            lines.append(f"      rule: {cite_url(f.check.cites) or f.check.cites}")
         if f.status == "fail" or verbose:
             for request, reply, error in f.evidence:
                 lines.append(f"      > {request.method} {' '.join(f'{k}: {v};' for k, v in request.headers)}")

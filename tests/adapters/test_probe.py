@@ -4,7 +4,8 @@ Two targets prove the checks both ways: the conformance fixture over HTTP (a sub
 stopped by closing its stdin), on which every check passes or is not applicable; and a server
 that gets every rule wrong (the standard library's HTTP server in a thread, on 127.0.0.1,
 shut down by the fixture), on which every check fails with its evidence. The reports parse as
-JSON and JUnit XML; docs/probing.md's table of checks is generated from the registry.
+JSON and JUnit XML; docs/probing.md's table of checks is generated from the registry, and its
+links to the specification are held to the known pages and anchors by tests/integration/test_docs.py.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from xml.etree import ElementTree
 import pytest
 import trio
 
-from mcpwire_adapters.probe import CHECKS, Finding, json_report, junit_report, probe, select, text_report
+from mcpwire_adapters._probe_checks import cite_url
+from mcpwire_adapters.probe import CHECKS, Check, Finding, json_report, junit_report, probe, select, text_report
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
@@ -115,7 +117,7 @@ def test_checks_are_named_rows_citing_a_section() -> None:
     assert len({c.id for c in CHECKS}) == len(CHECKS)
     for check in CHECKS:
         assert re.fullmatch(r"[a-z]+(\.[a-z0-9-]+)+", check.id), check.id
-        assert re.fullmatch(r"\d+(\.\d+)?", check.section), (check.id, check.section)
+        assert re.fullmatch(r"[a-z/-]+(#[a-z-]+)?|JSON-RPC 2\.0 section [\d.]+", check.cites), (check.id, check.cites)
         assert check.title and check.sends
         assert (check.build is not None and check.expect is not None) != (check.steps is not None), check.id
 
@@ -174,7 +176,8 @@ def test_reports_parse_and_carry_the_evidence(broken_url: str) -> None:
     report = json.loads(json_report(broken_url, findings))
     assert report["counts"] == {"pass": 0, "fail": 2, "n/a": 0}
     batch = report["checks"][0]
-    assert (batch["id"], batch["section"], batch["status"]) == ("envelope.batch-refused", "1", "fail")
+    assert (batch["id"], batch["cites"], batch["status"]) == (
+        "envelope.batch-refused", "https://modelcontextprotocol.io/specification/2026-07-28/basic#messages", "fail")
     assert batch["evidence"][0]["request"]["body"].startswith("[{")
     assert batch["evidence"][0]["response"]["status"] == 200
     assert ["Content-Type", "application/json"] in batch["evidence"][0]["request"]["headers"]
@@ -237,10 +240,13 @@ class socket_bound:
 
 # -- docs ------------------------------------------------------------------------------------------------
 def checks_table() -> str:
-    rows = ["| Check | Section | Rule | Sends |", "| --- | --- | --- | --- |"]
+    rows = ["| Check | Rule | Sends | Cites |", "| --- | --- | --- | --- |"]
     def cell(text: str) -> str:  # markdown: no table breaks, no emphasis
         return re.sub(r"([|_*\\`<>\[\]])", r"\\\1", text)
-    rows += [f"| `{c.id}` | {c.section} | {cell(c.title)} | {cell(c.sends)} |" for c in CHECKS]
+    def cites(check: Check) -> str:
+        url = cite_url(check.cites)
+        return f"[{check.cites.split('#')[0]}]({url})" if url else check.cites
+    rows += [f"| `{c.id}` | {cell(c.title)} | {cell(c.sends)} | {cites(c)} |" for c in CHECKS]
     return "\n".join(rows) + "\n"
 
 
