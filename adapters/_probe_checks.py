@@ -29,6 +29,7 @@ SUB_KEY = "io.modelcontextprotocol/subscriptionId"
 UNKNOWN_TOOL = "mcpwire-probe-no-such-tool"
 UNKNOWN_URI = "mcpwire-probe://no-such-resource"
 ECHO, NULL = "echo", "null"  # what Expect.id asks for
+NDJSON = "application/x-ndjson"  # the content type a stdio Reply carries: its body is the lines read
 SPEC_URL = "https://modelcontextprotocol.io" + f"/specification/{VERSION}/"  # + a page#anchor
 
 
@@ -60,6 +61,8 @@ class Reply:
     def messages(self) -> list[Any]:
         """The JSON-RPC messages in the body: one JSON value, or each SSE ``data:`` event."""
         kind = (self.header("content-type") or "").split(";")[0].strip().lower()
+        if kind == NDJSON:
+            return [_loads(line.decode("utf-8", "replace")) for line in self.body.splitlines() if line.strip()]
         if kind == "text/event-stream":
             out, data = [], list[str]()
             for line in self.body.decode("utf-8", "replace").replace("\r\n", "\n").split("\n"):
@@ -92,6 +95,7 @@ class Target:
     discover: dict[str, Any] | None = None
     tools: list[dict[str, Any]] | None = None
     call_tools: bool = False
+    stdio: bool = False  # a subprocess speaking NDJSON: no HTTP status, no headers
 
     def capability(self, name: str) -> Any:
         caps = (self.discover or {}).get("capabilities")
@@ -129,6 +133,7 @@ class Check:
     expect: Expect | None = None
     steps: Callable[[Target, Send], Awaitable[tuple[str, str, list[Exchange]]]] | None = None
     needs_tool_calls: bool = False
+    http_only: bool = False  # a rule of HTTP (statuses, headers): not applicable to stdio
 
 
 @dataclass(frozen=True)
@@ -178,15 +183,16 @@ def judge(expect: Expect, request: Request, reply: Reply, target: Target) -> lis
     """The problems with ``reply`` (empty: it conforms)."""
     problems = []
     allowed = expect.status if isinstance(expect.status, tuple) else (expect.status,)
-    if reply.status not in allowed:
+    if not target.stdio and reply.status not in allowed:
         problems.append(f"HTTP status {reply.status}, expected {' or '.join(map(str, allowed))}")
-    if expect.allow is not None:
+    if expect.allow is not None and not target.stdio:
         allow = reply.header("allow")
         if allow is None or [m.strip().upper() for m in allow.split(",")] != [expect.allow]:
             problems.append(f"Allow header {allow!r}, expected {expect.allow!r}")
     if expect.empty:
         if reply.body:
-            problems.append(f"a body of {len(reply.body)} bytes, expected none")
+            problems.append(f"{len(reply.body.splitlines())} lines in reply, expected none" if target.stdio
+                            else f"a body of {len(reply.body)} bytes, expected none")
         return problems
     if expect.code is None and expect.id is None and expect.more is None:
         return problems

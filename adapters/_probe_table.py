@@ -133,7 +133,7 @@ async def _listen_ack(target: Target, send: Send) -> tuple[str, str, list[Exchan
     if reply is None:
         return "fail", f"no reply: {exchange[2]}", [exchange]
     problems = []
-    if reply.status != 200:
+    if reply.status != 200 and not target.stdio:
         problems.append(f"HTTP status {reply.status}, expected 200")
     messages = reply.messages()
     first = messages[0] if messages else None
@@ -236,43 +236,43 @@ CHECKS: tuple[Check, ...] = (
     # -- HTTP headers ------------------------------------------------------------------------------------
     Check("version.header-missing", "no MCP-Protocol-Version header is -32020", VERSION_HEADER,
           "server/discover without MCP-Protocol-Version", lambda t: _with_headers(version=None, rpc_id=31),
-          Expect(400, -32020)),
+          Expect(400, -32020), http_only=True),
     Check("version.unsupported", "an unsupported version is -32022 with requested and supported", UNSUPPORTED,
           "server/discover with v999.0.0 in the header and in _meta",
           lambda t: _with_headers(params={"_meta": meta(**{PV_KEY: "v999.0.0"})}, version="v999.0.0", rpc_id=32),
           Expect(400, -32022, more=unsupported_version)),
     Check("version.header-body-mismatch", "a header version that differs from _meta is -32020", MISMATCH,
           "server/discover with header 2026-07-28 and _meta v999.0.0",
-          lambda t: _with_headers(params={"_meta": meta(**{PV_KEY: "v999.0.0"})}, rpc_id=33), Expect(400, -32020)),
+          lambda t: _with_headers(params={"_meta": meta(**{PV_KEY: "v999.0.0"})}, rpc_id=33), Expect(400, -32020), http_only=True),
     Check("headers.mcp-method-missing", "no Mcp-Method header is -32020", VALIDATION,
-          "server/discover without Mcp-Method", lambda t: rpc(D, rpc_id=34, hdrs=headers(None)), Expect(400, -32020)),
+          "server/discover without Mcp-Method", lambda t: rpc(D, rpc_id=34, hdrs=headers(None)), Expect(400, -32020), http_only=True),
     Check("headers.mcp-method-mismatch", "an Mcp-Method unlike the body's method is -32020", VALIDATION,
           "server/discover with Mcp-Method: tools/list", lambda t: rpc(D, rpc_id=35, hdrs=headers("tools/list")),
-          Expect(400, -32020)),
+          Expect(400, -32020), http_only=True),
     Check("headers.mcp-method-case", "Mcp-Method compares case-sensitively", VALIDATION,
           "server/discover with Mcp-Method: SERVER/DISCOVER",
-          lambda t: rpc(D, rpc_id=36, hdrs=headers("SERVER/DISCOVER")), Expect(400, -32020)),
+          lambda t: rpc(D, rpc_id=36, hdrs=headers("SERVER/DISCOVER")), Expect(400, -32020), http_only=True),
     Check("headers.mcp-name-missing", "tools/call without Mcp-Name is -32020", VALIDATION,
-          f"tools/call of {UNKNOWN_TOOL} without Mcp-Name", _tool_call(None), Expect(400, -32020)),
+          f"tools/call of {UNKNOWN_TOOL} without Mcp-Name", _tool_call(None), Expect(400, -32020), http_only=True),
     Check("headers.mcp-name-mismatch", "an Mcp-Name unlike params.name is -32020", VALIDATION,
           f"tools/call of {UNKNOWN_TOOL} with Mcp-Name: another-tool", _tool_call("another-tool"),
-          Expect(400, -32020)),
+          Expect(400, -32020), http_only=True),
     # -- HTTP admission ----------------------------------------------------------------------------------
     Check("http.get-refused", "GET is 405 with Allow: POST", HTTP, "GET on the endpoint",
-          lambda t: Request("GET", (("Accept", "application/json, text/event-stream"),)), Expect(405, -32600, id=NULL, allow="POST")),
+          lambda t: Request("GET", (("Accept", "application/json, text/event-stream"),)), Expect(405, -32600, id=NULL, allow="POST"), http_only=True),
     Check("http.delete-refused", "DELETE is 405 with Allow: POST", HTTP, "DELETE on the endpoint",
-          lambda t: Request("DELETE", (("Accept", "application/json, text/event-stream"),)), Expect(405, -32600, id=NULL, allow="POST")),
+          lambda t: Request("DELETE", (("Accept", "application/json, text/event-stream"),)), Expect(405, -32600, id=NULL, allow="POST"), http_only=True),
     Check("http.content-type-wrong", "a Content-Type other than application/json is 415", HTTP,
           "server/discover with Content-Type: text/plain",
-          lambda t: _with_headers(content_type="text/plain", rpc_id=41), Expect(415, -32600, id=None)),
+          lambda t: _with_headers(content_type="text/plain", rpc_id=41), Expect(415, -32600, id=None), http_only=True),
     Check("http.accept-missing", "no Accept header is 406", HTTP, "server/discover without Accept",
-          lambda t: _with_headers(accept=None, rpc_id=42), Expect(406, -32600, id=None)),
+          lambda t: _with_headers(accept=None, rpc_id=42), Expect(406, -32600, id=None), http_only=True),
     Check("http.accept-json-only", "an Accept without text/event-stream is 406", HTTP,
           "server/discover with Accept: application/json", lambda t: _with_headers(accept="application/json", rpc_id=43),
-          Expect(406, -32600, id=None)),
+          Expect(406, -32600, id=None), http_only=True),
     Check("http.origin-foreign-refused", "a foreign Host and Origin are refused (4xx)", HTTP,
           "server/discover with Host: evil.example.com and Origin: http://evil.example.com", _origin,
-          Expect(tuple(range(400, 500)), id=None)),
+          Expect(tuple(range(400, 500)), id=None), http_only=True),
     # -- notifications are never answered ---------------------------------------------------------------
     Check("notification.cancelled-202", "a notification is answered 202 with no body", FLOW,
           "notifications/cancelled for an unknown request id",

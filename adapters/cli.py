@@ -9,6 +9,7 @@
     mcpwire read URL URI | prompt URL NAME [JSON] | complete URL prompt:NAME ARGUMENT [VALUE] [--json]
     mcpwire listen URL [--tools] [--prompts] [--resources] [--resource URI]... [--count N] [--json]
     mcpwire probe URL [--json FILE] [--junit FILE] [--only PATTERN]... [--rate N] [--call-tools]
+    mcpwire probe [OPTIONS] -- COMMAND [ARG]...                (or: mcpwire probe --stdio 'COMMAND [ARG]...')
 
 ``inspect`` and ``call`` speak 2026-07-28 to servers that do, and fall back to an
 initialize-era session (2025-11-25 and older) with servers that do not
@@ -562,7 +563,7 @@ def _stdio_after_dashes(argv: Sequence[str]) -> list[str]:
         return argv
     cut = argv.index("--")
     head, command = argv[:cut], argv[cut + 1:]
-    verb = next((i for i, word in enumerate(head) if word in _CLIENT_COMMANDS), None)
+    verb = next((i for i, word in enumerate(head) if word in _CLIENT_COMMANDS or word == "probe"), None)
     if verb is None or not command:
         return argv
     return [*head[:verb + 1], "--stdio", shlex.join(command), *head[verb + 1:]]

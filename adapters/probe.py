@@ -18,6 +18,7 @@ import fnmatch
 import ipaddress
 import json
 import math
+import shlex
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,11 +28,12 @@ import anyio
 import anyio.abc
 import h11
 
-from ._probe_checks import Check, Exchange, cite_url, Finding, Reply, Request, Target, judge, meta, rpc
+from ._probe_checks import Check, Exchange, Finding, Reply, Request, Send, Target, cite_url, judge, meta, rpc
+from ._probe_stdio import stdio_sender
 from ._probe_table import CHECKS
 from .session import TransportError
 
-__all__ = ["CHECKS", "Check", "Finding", "json_report", "junit_report", "probe", "select", "text_report"]
+__all__ = ["CHECKS", "Check", "Finding", "json_report", "junit_report", "probe", "probe_stdio", "select", "text_report"]
 
 EVIDENCE_LIMIT = 2000  # bytes of each body kept in a finding's evidence
 MAX_BODY = 1024 * 1024
@@ -130,9 +132,27 @@ async def probe(url: str, checks: Sequence[Check] = CHECKS, *, rate: float = 10.
         except (OSError, anyio.BrokenResourceError, h11.ProtocolError) as exc:
             return request, None, f"{type(exc).__name__}: {exc}"
 
+    return await _run(target, send, checks, f"cannot reach {url}")
+
+
+async def probe_stdio(command: Sequence[str], checks: Sequence[Check] = CHECKS, *, rate: float = 10.0,
+                      call_tools: bool = False, timeout: float = 10.0) -> list[Finding]:
+    """Run ``checks`` against a server started as ``command`` that speaks NDJSON on stdio; the
+    HTTP-only checks are not applicable. The process is stopped (stdin closed) at the end."""
+    target = Target(url=shlex.join(command), host="", loopback=False, call_tools=call_tools, stdio=True)
+    pace = _Pace(rate)
+    async with stdio_sender(command, timeout=timeout) as raw_send:
+        async def send(request: Request) -> Exchange:
+            await pace.wait()
+            exchange_: Exchange = await raw_send(request)
+            return exchange_
+        return await _run(target, send, checks, f"no answer from {shlex.join(command)}")
+
+
+async def _run(target: Target, send: Send, checks: Sequence[Check], unreachable: str) -> list[Finding]:
     first = await send(rpc("server/discover", rpc_id="probe-discover"))
     if first[1] is None:
-        raise TransportError(f"cannot reach {url}: {first[2]}")
+        raise TransportError(f"{unreachable}: {first[2]}")
     target.discover = _result(first[1])
     if target.capability("tools") is not None:
         listed = _result((await send(rpc("tools/list", {"_meta": meta()}, rpc_id="probe-tools")))[1])
@@ -141,7 +161,10 @@ async def probe(url: str, checks: Sequence[Check] = CHECKS, *, rate: float = 10.
 
     findings = []
     for check in checks:
-        if check.needs_tool_calls and not call_tools:
+        if check.http_only and target.stdio:
+            findings.append(Finding(check, "n/a", "a rule of HTTP; stdio has no statuses or headers"))
+            continue
+        if check.needs_tool_calls and not target.call_tools:
             findings.append(Finding(check, "n/a", "needs a tool call: pass --call-tools to allow it"))
             continue
         if check.steps is not None:
@@ -163,7 +186,7 @@ async def probe(url: str, checks: Sequence[Check] = CHECKS, *, rate: float = 10.
 
 
 def _result(reply: Reply | None) -> dict[str, Any] | None:
-    if reply is None or reply.status != 200:
+    if reply is None or reply.status not in (0, 200):  # 0: a stdio reply
         return None
     for message in reply.messages():
         result = message.get("result") if isinstance(message, dict) else None

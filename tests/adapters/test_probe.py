@@ -27,7 +27,17 @@ import pytest
 import trio
 
 from mcpwire_adapters._probe_checks import cite_url
-from mcpwire_adapters.probe import CHECKS, Check, Finding, json_report, junit_report, probe, select, text_report
+from mcpwire_adapters.probe import (
+    CHECKS,
+    Check,
+    Finding,
+    json_report,
+    junit_report,
+    probe,
+    probe_stdio,
+    select,
+    text_report,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
@@ -168,6 +178,47 @@ def test_the_rate_limit_spaces_requests(broken_url: str) -> None:
         await probe(broken_url, checks, rate=40)
         return trio.current_time() - start
     assert trio.run(go) >= 7 / 40
+
+
+# -- stdio ------------------------------------------------------------------------------------------------
+FIXTURE_STDIO = [sys.executable, str(REPO / "conformance" / "fixture.py"), "--transport", "stdio"]
+BROKEN_STDIO = [sys.executable, str(Path(__file__).with_name("_probe_broken_stdio.py"))]
+
+
+def run_stdio(command: list[str], **options: Any) -> list[Finding]:
+    async def go() -> list[Finding]:
+        with trio.fail_after(TIMEOUT):
+            return await probe_stdio(command, rate=0, call_tools=True, timeout=3, **options)
+    return trio.run(go)
+
+
+def test_over_stdio_the_fixture_passes_every_check_but_the_http_ones() -> None:
+    findings = run_stdio(FIXTURE_STDIO)
+    assert [f.check.id for f in findings] == [c.id for c in CHECKS]
+    not_passed = [(f.check.id, f.status, f.detail) for f in findings if f.status != "pass"]
+    assert not_passed == [(c.id, "n/a", "a rule of HTTP; stdio has no statuses or headers")
+                          for c in CHECKS if c.http_only]
+
+
+def test_over_stdio_every_check_fails_on_a_server_wrong_about_everything() -> None:
+    findings = run_stdio(BROKEN_STDIO)
+    applicable = [f for f in findings if not f.check.http_only]
+    # The sentinel after each message is a server/discover, so this server echoes those ids
+    # (and serves discover without clientInfo); it advertises no prompts.
+    assert [(f.check.id, f.status) for f in applicable if f.status != "fail"] == [
+        ("meta.client-info-optional", "pass"), ("envelope.id-string-echoed", "pass"),
+        ("prompts.list-cacheable", "n/a")]
+    by_id = {f.check.id: f for f in findings}
+    assert by_id["notification.cancelled-202"].detail == "1 lines in reply, expected none"
+    assert by_id["envelope.batch-refused"].evidence[0][0].method == "LINE"
+    assert "expected notifications/subscriptions/acknowledged" in by_id["listen.acknowledged-first"].detail
+
+
+def test_cli_probes_a_command_after_dashes() -> None:
+    done = subprocess.run([*CLI, "probe", "--only", "notification.*", "--rate", "0", "--", *BROKEN_STDIO],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.count("FAIL  notification.") == 3
 
 
 # -- reports ---------------------------------------------------------------------------------------------
