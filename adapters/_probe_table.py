@@ -14,6 +14,7 @@ from typing import Any
 
 from ._probe_checks import (
     CAPS_KEY,
+    INFO_KEY,
     NULL,
     PV_KEY,
     SUB_KEY,
@@ -47,6 +48,7 @@ MISMATCH, UNSUPPORTED = "schema#headermismatcherror", "schema#unsupportedprotoco
 DISCOVER, CACHING, PAGINATION = "server/discover", "server/utilities/caching", "server/utilities/pagination"
 TOOL_ERRORS, RESOURCE_ERRORS = "server/tools#error-handling", "server/resources#error-handling"
 MRTR, SUBSCRIPTIONS = "basic/patterns/mrtr#multi-round-trip-requests", "basic/patterns/subscriptions"
+FILTER = "schema#subscriptionfilter"
 NOTIFICATION = "JSON-RPC 2.0 section 4.1"
 
 D = "server/discover"
@@ -118,14 +120,45 @@ async def _tampered_state(target: Target, send: Send) -> tuple[str, str, list[Ex
     return "n/a", "no listed tool without required arguments answered input_required with a requestState", evidence
 
 
-async def _listen_ack(target: Target, send: Send) -> tuple[str, str, list[Exchange]]:
-    """The first message of a listen stream is notifications/subscriptions/acknowledged
-    carrying the listen request's id as its subscriptionId."""
+def _listen_flags(target: Target) -> dict[str, bool] | None:
+    """The list changes the server advertises, or None when it advertises nothing to listen to
+    (no listChanged, no resources.subscribe): then subscriptions/listen may be -32601."""
     tools, prompts, resources = (target.capability(k) for k in ("tools", "prompts", "resources"))
     flags = {"toolsListChanged": isinstance(tools, dict) and tools.get("listChanged") is True,
              "promptsListChanged": isinstance(prompts, dict) and prompts.get("listChanged") is True,
              "resourcesListChanged": isinstance(resources, dict) and resources.get("listChanged") is True}
     if not any(flags.values()) and not (isinstance(resources, dict) and resources.get("subscribe") is True):
+        return None
+    return flags
+
+
+def _listen_without_filter(target: Target) -> Request | str:
+    if _listen_flags(target) is None:
+        return "the server advertises no listChanged nor resources.subscribe"
+    return rpc("subscriptions/listen", {"_meta": meta()}, rpc_id="listen-2")
+
+
+_UNADVERTISED: tuple[tuple[str, str, dict[str, Any]], ...] = (  # capability, a request its handlers answer
+    ("tools", "tools/list", {}), ("prompts", "prompts/list", {}), ("resources", "resources/list", {}),
+    ("completions", "completion/complete", {"ref": {"type": "ref/prompt", "name": "mcpwire-probe"},
+                                            "argument": {"name": "a", "value": ""}}),
+)
+
+
+def _unadvertised(target: Target) -> Request | str:
+    if target.discover is None:
+        return "server/discover failed, so the capabilities are unknown"
+    for capability, method, params in _UNADVERTISED:
+        if target.capability(capability) is None:
+            return rpc(method, {**params, "_meta": meta()}, rpc_id="unadvertised-1")
+    return "the server advertises tools, prompts, resources and completions"
+
+
+async def _listen_ack(target: Target, send: Send) -> tuple[str, str, list[Exchange]]:
+    """The first message of a listen stream is notifications/subscriptions/acknowledged
+    carrying the listen request's id as its subscriptionId."""
+    flags = _listen_flags(target)
+    if flags is None:
         return "n/a", "the server advertises no listChanged nor resources.subscribe", []
     exchange = await send(rpc("subscriptions/listen", {"notifications": flags, "_meta": meta()},
                               rpc_id="listen-1", first_event_only=True))
@@ -233,6 +266,10 @@ CHECKS: tuple[Check, ...] = (
                 meta(**{"io.modelcontextprotocol/logLevel": "loud"})),
     _meta_check("meta.progress-token-bool", "a boolean progressToken is -32602",
                 "server/discover with progressToken true", meta(progressToken=True)),
+    _meta_check("meta.key-invalid", "a _meta key outside the key syntax is -32602",
+                "server/discover whose _meta also has the key \"not a key!\"", meta(**{"not a key!": 1})),
+    _meta_check("meta.client-info-invalid", "a clientInfo without string name and version is -32602",
+                "server/discover with clientInfo {\"name\": 5}", meta(**{INFO_KEY: {"name": 5}})),
     # -- HTTP headers ------------------------------------------------------------------------------------
     Check("version.header-missing", "no MCP-Protocol-Version header is -32020", VERSION_HEADER,
           "server/discover without MCP-Protocol-Version", lambda t: _with_headers(version=None, rpc_id=31),
@@ -314,6 +351,11 @@ CHECKS: tuple[Check, ...] = (
           steps=_tampered_state, needs_tool_calls=True),
     Check("listen.acknowledged-first", "a listen stream starts with its acknowledgement", SUBSCRIPTIONS,
           "subscriptions/listen for the advertised list changes", steps=_listen_ack),
+    Check("listen.notifications-missing", "subscriptions/listen without a notifications filter is -32602",
+          FILTER, "subscriptions/listen whose params hold only _meta", _listen_without_filter, Expect(400, -32602)),
+    Check("capabilities.unadvertised-refused", "a method of a capability not advertised is -32601", DISCOVER,
+          "the first of tools/list, prompts/list, resources/list, completion/complete whose capability is absent",
+          _unadvertised, Expect(404, -32601)),
 )
 
 assert len({c.id for c in CHECKS}) == len(CHECKS), "check ids are unique"

@@ -143,8 +143,10 @@ def test_only_selects_by_pattern() -> None:
 def test_every_check_passes_or_is_not_applicable_on_the_fixture(fixture_url: str) -> None:
     findings = run_probe(fixture_url, rate=0, call_tools=True)
     assert [f.check.id for f in findings] == [c.id for c in CHECKS]
-    failed = [(f.check.id, f.detail) for f in findings if f.status != "pass"]
-    assert failed == [], failed  # with --call-tools the fixture has something for every check
+    not_passed = [(f.check.id, f.status, f.detail) for f in findings if f.status != "pass"]
+    # With --call-tools the fixture has something for every check but one: it lacks no capability.
+    assert not_passed == [("capabilities.unadvertised-refused", "n/a",
+                           "the server advertises tools, prompts, resources and completions")], not_passed
     without_tools = run_probe(fixture_url, checks=select(["mrtr.*"]), rate=0)
     assert [(f.status, f.detail) for f in without_tools] == [
         ("n/a", "needs a tool call: pass --call-tools to allow it")]
@@ -197,7 +199,18 @@ def test_over_stdio_the_fixture_passes_every_check_but_the_http_ones() -> None:
     assert [f.check.id for f in findings] == [c.id for c in CHECKS]
     not_passed = [(f.check.id, f.status, f.detail) for f in findings if f.status != "pass"]
     assert not_passed == [(c.id, "n/a", "a rule of HTTP; stdio has no statuses or headers")
-                          for c in CHECKS if c.http_only]
+                          for c in CHECKS if c.http_only] + [
+        ("capabilities.unadvertised-refused", "n/a", "the server advertises tools, prompts, resources and completions")]
+
+
+def test_a_server_lacking_a_capability_refuses_its_methods() -> None:
+    """tests/stdio_app.py (an mcpwire App without every capability) passes the check the
+    fixture cannot: a method of a capability it does not advertise is -32601."""
+    findings = run_stdio([sys.executable, str(REPO / "tests" / "stdio_app.py")],
+                         checks=select(["capabilities.*", "*.list-cacheable"]))
+    assert [(f.check.id, f.status) for f in findings if f.check.id.startswith("capabilities.")] == [
+        ("capabilities.unadvertised-refused", "pass")]
+    assert "fail" not in {f.status for f in findings}
 
 
 def test_over_stdio_every_check_fails_on_a_server_wrong_about_everything() -> None:
