@@ -52,8 +52,8 @@ def run_probe(args: argparse.Namespace, term: Terminal) -> int:
     command = shlex.split(args.url) if args.stdio else None
     if args.stdio and not command:
         raise CliError("--stdio needs a command that starts the server", EXIT_USAGE)
-    if not args.stdio and not args.url.startswith("http://"):
-        raise CliError(f"probe needs an http:// URL or a command after --, got {args.url!r}", EXIT_USAGE)
+    if not args.stdio and not args.url.startswith(("http://", "https://")):
+        raise CliError(f"probe needs an http(s):// URL or a command after --, got {args.url!r}", EXIT_USAGE)
     if args.rate < 0:
         raise CliError("--rate must be 0 or more", EXIT_USAGE)
     checks = select(args.only)

@@ -58,9 +58,13 @@ class Reply:
     def header(self, name: str) -> str | None:
         return next((v for k, v in self.headers if k.lower() == name.lower()), None)
 
-    def messages(self) -> list[Any]:
-        """The JSON-RPC messages in the body: one JSON value, or each SSE ``data:`` event."""
+    def messages(self, *, whole_events_only: bool = False) -> list[Any]:
+        """The JSON-RPC messages in the body: one JSON value, each NDJSON line, or each SSE
+        ``data:`` event (``whole_events_only``: only SSE events already ended, for a stream
+        still being read; nothing for other types)."""
         kind = (self.header("content-type") or "").split(";")[0].strip().lower()
+        if whole_events_only and kind != "text/event-stream":
+            return []
         if kind == NDJSON:
             return [_loads(line.decode("utf-8", "replace")) for line in self.body.splitlines() if line.strip()]
         if kind == "text/event-stream":
@@ -71,7 +75,7 @@ class Reply:
                 elif not line and data:
                     out.append(_loads("\n".join(data)))
                     data = []
-            if data:
+            if data and not whole_events_only:
                 out.append(_loads("\n".join(data)))
             return out
         return [_loads(self.body.decode("utf-8", "replace"))] if self.body else []

@@ -19,6 +19,7 @@ import ipaddress
 import json
 import math
 import shlex
+import ssl
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -57,8 +58,9 @@ async def exchange(url: str, request: Request, *, timeout: float) -> Reply:
     """Send ``request`` to ``url`` on a fresh connection and read the reply (up to 1 MiB; with
     ``first_event_only``, up to the end of the first SSE event, then hang up)."""
     parts = urlsplit(url)
-    if parts.scheme != "http" or not parts.hostname:
-        raise ValueError(f"not an http:// URL: {url!r}")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    https = parts.scheme == "https"
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     hdrs = [("Connection", "close"), ("User-Agent", "mcpwire-probe"), *request.headers]
     if not any(k.lower() == "host" for k, _ in request.headers):  # a check may send a foreign Host
@@ -68,7 +70,13 @@ async def exchange(url: str, request: Request, *, timeout: float) -> Reply:
     conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
     status, reply_headers, body = 0, list[tuple[str, str]](), bytearray()
     with anyio.fail_after(timeout):
-        async with await anyio.connect_tcp(parts.hostname, parts.port or 80) as stream:
+        stream: anyio.abc.ByteStream
+        if https:
+            stream = await anyio.connect_tcp(parts.hostname, parts.port or 443, tls=True,
+                                             tls_standard_compatible=False, ssl_context=ssl.create_default_context())
+        else:
+            stream = await anyio.connect_tcp(parts.hostname, parts.port or 80)
+        async with stream:
             data = conn.send(h11.Request(method=request.method, target=target, headers=hdrs)) or b""
             data += (conn.send(h11.Data(data=request.body)) or b"") if request.body else b""
             data += conn.send(h11.EndOfMessage()) or b""
@@ -87,8 +95,9 @@ async def exchange(url: str, request: Request, *, timeout: float) -> Reply:
                     body += event.data
                     if len(body) > MAX_BODY:
                         break
-                    if request.first_event_only and (b"\n\n" in body or b"\r\n\r\n" in body):
-                        break
+                    if request.first_event_only and Reply(0, tuple(reply_headers), bytes(body)).messages(
+                            whole_events_only=True):
+                        break  # a whole event with data (a keepalive comment before it does not count)
                 elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
                     break
     return Reply(status, tuple(reply_headers), bytes(body))
@@ -129,7 +138,7 @@ async def probe(url: str, checks: Sequence[Check] = CHECKS, *, rate: float = 10.
             return request, await exchange(url, request, timeout=timeout), None
         except TimeoutError:
             return request, None, f"no complete reply within {timeout} s"
-        except (OSError, anyio.BrokenResourceError, h11.ProtocolError) as exc:
+        except (OSError, anyio.BrokenResourceError, h11.ProtocolError, ssl.SSLError) as exc:
             return request, None, f"{type(exc).__name__}: {exc}"
 
     return await _run(target, send, checks, f"cannot reach {url}")

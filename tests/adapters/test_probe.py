@@ -26,7 +26,7 @@ from xml.etree import ElementTree
 import pytest
 import trio
 
-from mcpwire_adapters._probe_checks import cite_url
+from mcpwire_adapters._probe_checks import NDJSON, Reply, cite_url
 from mcpwire_adapters.probe import (
     CHECKS,
     Check,
@@ -137,6 +137,16 @@ def test_only_selects_by_pattern() -> None:
         "envelope.id-null-refused", "envelope.id-bool-refused", "envelope.id-object-refused",
         "envelope.id-fraction-refused", "envelope.id-too-large-refused", "envelope.id-too-long-refused"]
     assert select([]) == CHECKS and select(["nothing.*"]) == ()
+
+
+def test_reply_messages_of_json_sse_and_ndjson() -> None:
+    sse = (("content-type", "text/event-stream"),)
+    stream = b': keepalive\r\n\r\ndata: {"a": 1}\r\n\r\ndata: {"b"'
+    assert Reply(200, sse, b": keepalive\r\n\r\n").messages(whole_events_only=True) == []
+    assert Reply(200, sse, stream).messages(whole_events_only=True) == [{"a": 1}]
+    assert Reply(200, sse, stream).messages()[1] == {"mcpwire-probe": "not JSON", "text": '{"b"'}
+    assert Reply(200, (("content-type", "application/json"),), b'{"a": 1').messages(whole_events_only=True) == []
+    assert Reply(0, (("content-type", NDJSON),), b'{"a": 1}\n\n{"b": 2}').messages() == [{"a": 1}, {"b": 2}]
 
 
 # -- against our fixture: nothing fails ---------------------------------------------------------------
