@@ -34,7 +34,7 @@ from ._probe_stdio import stdio_sender
 from ._probe_table import CHECKS
 from .session import TransportError
 
-__all__ = ["CHECKS", "Check", "Finding", "json_report", "junit_report", "probe", "probe_stdio", "select", "text_report"]
+__all__ = ["CHECKS", "Check", "Finding", "evidence_json", "json_report", "junit_report", "probe", "probe_stdio", "select", "text_report"]
 
 EVIDENCE_LIMIT = 2000  # bytes of each body kept in a finding's evidence
 MAX_BODY = 1024 * 1024

@@ -26,11 +26,12 @@ from xml.etree import ElementTree
 import pytest
 import trio
 
-from mcpwire_adapters._probe_checks import NDJSON, Reply, cite_url
+from mcpwire_adapters._probe_checks import NDJSON, UNKNOWN_TOOL, Reply, Request, cite_url
 from mcpwire_adapters.probe import (
     CHECKS,
     Check,
     Finding,
+    evidence_json,
     json_report,
     junit_report,
     probe,
@@ -68,6 +69,8 @@ class WrongAboutEverything(BaseHTTPRequestHandler):
     with list changes but leaves ttlMs and cacheScope out; its one tool asks for input and then
     accepts any requestState. No header, version or _meta is looked at."""
 
+    called: list[str] = []  # the tool names of every tools/call received
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -87,6 +90,8 @@ class WrongAboutEverything(BaseHTTPRequestHandler):
             message = None
         method = message.get("method") if isinstance(message, dict) else None
         params = message.get("params") if isinstance(message, dict) else None
+        if method == "tools/call" and isinstance(params, dict):
+            self.called.append(str(params.get("name")))
         if method == "server/discover":
             self._answer({"supportedVersions": ["2026-07-28"], "capabilities": {
                 "tools": {"listChanged": True}, "resources": {}, "prompts": {}}})
@@ -180,6 +185,21 @@ def test_every_check_fails_on_a_server_wrong_about_everything(broken_url: str) -
     assert "Allow header None, expected 'POST'" in by_id["http.get-refused"].detail
     assert "expected notifications/subscriptions/acknowledged" in by_id["listen.acknowledged-first"].detail
     assert "-TAMPERED" in by_id["mrtr.request-state-tampered"].evidence[1][0].body.decode()
+
+
+def test_no_listed_tool_is_called_without_call_tools(broken_url: str) -> None:
+    WrongAboutEverything.called.clear()
+    run_probe(broken_url, rate=0)
+    assert set(WrongAboutEverything.called) == {UNKNOWN_TOOL}  # only the name that cannot exist
+    run_probe(broken_url, checks=select(["mrtr.*"]), rate=0, call_tools=True)
+    assert "ask" in WrongAboutEverything.called
+
+
+def test_evidence_bodies_are_cut() -> None:
+    request = Request("POST", (), b"x" * 3000)
+    shown = evidence_json((request, Reply(200, (), b"y" * 2500), None))
+    assert shown["request"]["body"] == "x" * 2000 + "... (1000 more bytes)"
+    assert shown["response"]["body"] == "y" * 2000 + "... (500 more bytes)"
 
 
 def test_the_rate_limit_spaces_requests(broken_url: str) -> None:
