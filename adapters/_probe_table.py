@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
+
 from ._probe_checks import (
     CAPS_KEY,
     INFO_KEY,
@@ -49,6 +51,7 @@ DISCOVER, CACHING, PAGINATION = "server/discover", "server/utilities/caching", "
 TOOL_ERRORS, RESOURCE_ERRORS = "server/tools#error-handling", "server/resources#error-handling"
 MRTR, SUBSCRIPTIONS = "basic/patterns/mrtr#multi-round-trip-requests", "basic/patterns/subscriptions"
 FILTER = "schema#subscriptionfilter"
+CANCELLATION = "basic/patterns/cancellation#transport-specific-cancellation"
 NOTIFICATION = "JSON-RPC 2.0 section 4.1"
 
 D = "server/discover"
@@ -130,6 +133,31 @@ def _listen_flags(target: Target) -> dict[str, bool] | None:
     if not any(flags.values()) and not (isinstance(resources, dict) and resources.get("subscribe") is True):
         return None
     return flags
+
+
+async def _cancelled_listen(target: Target, send: Send) -> tuple[str, str, list[Exchange]]:
+    """On stdio a listen stream is ended with notifications/cancelled, and a cancelled request
+    gets no late response: after the acknowledgement, the cancellation (sent by the stdio
+    driver) and a pause, no line may carry the listen request's id."""
+    if not target.stdio:
+        return "n/a", "on HTTP a stream ends when its connection closes; nothing comes back to observe", []
+    flags = _listen_flags(target)
+    if flags is None:
+        return "n/a", "the server advertises no listChanged nor resources.subscribe", []
+    first = await send(rpc("subscriptions/listen", {"notifications": flags, "_meta": meta()},
+                           rpc_id="listen-cancel", first_event_only=True))
+    if first[1] is None:
+        return "fail", f"no acknowledgement: {first[2]}", [first]
+    await anyio.sleep(0.2)
+    after = await send(rpc(D, rpc_id="after-cancel"))
+    evidence = [first, after]
+    late = [m for m in (after[1].messages() if after[1] is not None else [])
+            if isinstance(m, dict) and m.get("id") == "listen-cancel"]
+    if late:
+        return "fail", f"a response to the cancelled listen request: {json.dumps(late[0])[:120]}", evidence
+    if after[1] is None:
+        return "fail", f"no answer after the cancellation: {after[2]}", evidence
+    return "pass", "", evidence
 
 
 def _listen_without_filter(target: Target) -> Request | str:
@@ -351,6 +379,9 @@ CHECKS: tuple[Check, ...] = (
           steps=_tampered_state, needs_tool_calls=True),
     Check("listen.acknowledged-first", "a listen stream starts with its acknowledgement", SUBSCRIPTIONS,
           "subscriptions/listen for the advertised list changes", steps=_listen_ack),
+    Check("cancel.listen-no-late-response", "a listen cancelled on stdio gets no response", CANCELLATION,
+          "subscriptions/listen, notifications/cancelled for it after the acknowledgement, then server/discover",
+          steps=_cancelled_listen),
     Check("listen.notifications-missing", "subscriptions/listen without a notifications filter is -32602",
           FILTER, "subscriptions/listen whose params hold only _meta", _listen_without_filter, Expect(400, -32602)),
     Check("capabilities.unadvertised-refused", "a method of a capability not advertised is -32601", DISCOVER,
