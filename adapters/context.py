@@ -97,14 +97,19 @@ class Context:
     async def start_task(
         self, *, status_message: str | None = None, ttl_ms: int | None | UnsetType = UNSET,
         poll_interval_ms: int | None | UnsetType = UNSET,
-    ) -> str:
+    ) -> str | None:
         """Answer the call with a task now (a ``CreateTaskResult``) and go on working in the
         background: what the handler returns, raises or asks (:class:`NeedInput`) from here on
         goes to the task. Returns the task id; on a call that already is a task (a later round),
-        returns its id and changes nothing. LocalProtocolError unless :attr:`task_allowed`."""
+        its id, changing nothing. On a call that cannot become one (:attr:`task_allowed` is
+        false: the client did not declare the tasks extension) it does nothing and returns
+        ``None``: the handler goes on answering the request itself, as the specification lets a
+        server do for such a client."""
         exchange = self.exchange
         if exchange.task_id is not None:
             return exchange.task_id
+        if not self.task_allowed:
+            return None
         out = exchange.create_task(
             now=time.time(), ttl_ms=ttl_ms, poll_interval_ms=poll_interval_ms, status_message=status_message,
         )
@@ -112,7 +117,7 @@ class Context:
             await self._send(out)
         if exchange.task_id is not None:
             self.app._tasks.started(self)
-        return exchange.task_id or ""
+        return exchange.task_id
 
     async def task_status(self, message: str | None) -> None:
         """A new ``statusMessage`` for this call's task (LocalProtocolError before :meth:`start_task`)."""

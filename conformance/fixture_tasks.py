@@ -4,8 +4,9 @@ Ordinary App tools on the public API (``task_support``, ``ctx.start_task``, ``Ne
 each does is what the runner's scenario descriptions ask of ``tools/list``.
 
 - ``greet``: never a task; ``Hello, {name}!``.
-- ``slow_compute``: a task whenever the client declared the extension; sleeps ``seconds``,
-  then answers (a ``tasks/cancel`` while it sleeps leaves the task ``cancelled``).
+- ``slow_compute``: a task whenever the client declared the extension (``ctx.start_task()``
+  does nothing for a client that did not: the request is answered); sleeps ``seconds``, then
+  answers (a ``tasks/cancel`` while it sleeps leaves the task ``cancelled``).
 - ``failing_job``: task support ``required`` (-32021 without the extension); a task that ends
   with a tool execution error (``isError``, status ``completed``).
 - ``protocol_error_job``: a task whose work fails (status ``failed`` with a JSON-RPC error).
@@ -67,8 +68,7 @@ def task_tools(app: App) -> None:
     async def slow_compute(ctx: Context, arguments: Any) -> CallToolResult:
         seconds = float(arguments.get("seconds", 1))
         label = str(arguments.get("label", ""))
-        if ctx.task_allowed:
-            await ctx.start_task(status_message=f"Computing {label}".strip())
+        await ctx.start_task(status_message=f"Computing {label}".strip())  # nothing without the extension
         await anyio.sleep(seconds)
         return _text(f"Computed {label} in {seconds:g} s".replace("  ", " "))
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import CLI, REPO, TIMEOUT, LineQueue, expected_failure, run_cli
+from _lines import LineQueue
+from test_cli import CLI, REPO, TIMEOUT, expected_failure, run_cli
 
 TESTS = REPO / "tests"
 AUTH_SERVER = (
