@@ -29,6 +29,7 @@ import anyio
 import anyio.abc
 import h11
 
+from ._fetch import one_exchange
 from ._probe_checks import Check, Exchange, Finding, Reply, Request, Send, Target, cite_url, judge, meta, rpc
 from ._probe_stdio import stdio_sender
 from ._probe_table import CHECKS
@@ -57,50 +58,16 @@ class _Pace:
 async def exchange(url: str, request: Request, *, timeout: float) -> Reply:
     """Send ``request`` to ``url`` on a fresh connection and read the reply (up to 1 MiB; with
     ``first_event_only``, up to the end of the first SSE event, then hang up)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) URL: {url!r}")
-    https = parts.scheme == "https"
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    hdrs = [("Connection", "close"), ("User-Agent", "mcpwire-probe"), *request.headers]
-    if not any(k.lower() == "host" for k, _ in request.headers):  # a check may send a foreign Host
-        hdrs.insert(0, ("Host", parts.netloc))
-    if request.method == "POST":
-        hdrs.append(("Content-Length", str(len(request.body))))
-    conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
-    status, reply_headers, body = 0, list[tuple[str, str]](), bytearray()
-    with anyio.fail_after(timeout):
-        stream: anyio.abc.ByteStream
-        if https:
-            stream = await anyio.connect_tcp(parts.hostname, parts.port or 443, tls=True,
-                                             tls_standard_compatible=False, ssl_context=ssl.create_default_context())
-        else:
-            stream = await anyio.connect_tcp(parts.hostname, parts.port or 80)
-        async with stream:
-            data = conn.send(h11.Request(method=request.method, target=target, headers=hdrs)) or b""
-            data += (conn.send(h11.Data(data=request.body)) or b"") if request.body else b""
-            data += conn.send(h11.EndOfMessage()) or b""
-            await stream.send(data)
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    try:
-                        conn.receive_data(await stream.receive(65536))
-                    except anyio.EndOfStream:
-                        conn.receive_data(b"")
-                elif isinstance(event, h11.Response):
-                    status = event.status_code
-                    reply_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers]
-                elif isinstance(event, h11.Data):
-                    body += event.data
-                    if len(body) > MAX_BODY:
-                        break
-                    if request.first_event_only and Reply(0, tuple(reply_headers), bytes(body)).messages(
-                            whole_events_only=True):
-                        break  # a whole event with data (a keepalive comment before it does not count)
-                elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-                    break
-    return Reply(status, tuple(reply_headers), bytes(body))
+
+    def enough(status: int, headers: list[tuple[str, str]], body: bytearray) -> bool:
+        # A whole event with data ends a streamed answer the check needs only the start of (a
+        # keepalive comment before it does not count).
+        return len(body) > MAX_BODY or (request.first_event_only and bool(
+            Reply(0, tuple(headers), bytes(body)).messages(whole_events_only=True)))
+
+    status, reply_headers, body = await one_exchange(
+        url, request.method, request.headers, request.body, timeout=timeout, user_agent="mcpwire-probe", stop=enough)
+    return Reply(status, tuple(reply_headers), body)
 
 
 def select(patterns: Sequence[str]) -> tuple[Check, ...]:
