@@ -48,13 +48,14 @@ from .listen import (
 )
 from .session import EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore
 from .listeners import Listeners
-from .states import ListenState, TaskStatus
+from .states import ListenState
 from .tasks import Tasks
 from .mrtr import check_answers, check_input_responses, check_request_state, open_round
 from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, check_now, request_scope
 from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
 from .admitted import Admitted, Handler, HttpAnswer, Listen, refuse
 from .era_engine import EraEngine
+from .task_engine import TasksEngine
 
 __all__ = ["Server"]
 
@@ -71,7 +72,7 @@ def _disagree(tool: str, member: str, derive: str, option: str, given: type[Any]
 
 
 
-class Server(EraEngine):
+class Server(EraEngine, TasksEngine):
     """A sans-IO MCP 2026-07-28 server engine.
 
     Declare what the server offers (``add_tool``, ``add_resource``, ``add_template``,
@@ -465,18 +466,6 @@ class Server(EraEngine):
         check_uri(uri)
         return [(s, s.resource_updated(uri)) for s in self._listeners if s.covers(uri)]
 
-    def task_status(self, task_id: str, *, now: float) -> list[tuple[ListenStream[Any], Any]]:
-        """Deliveries of ``task_id``'s current state (``notifications/tasks``, the DetailedTask
-        that ``tasks/get`` would answer) to every stream watching it; none when the task is gone
-        or the server serves no tasks. Call after each change of the task."""
-        check_now(now)
-        tasks = self.tasks
-        record = tasks.get(task_id, now) if tasks is not None else None
-        if tasks is None or record is None:
-            return []
-        detailed = tasks.detailed(record)
-        return [(s, s.task_status(task_id, detailed)) for s in self._listeners if s.watches(task_id)]
-
     def close_listeners(self) -> list[tuple[ListenStream[Any], Any]]:
         """End every open stream gracefully (at shutdown): the listen result for each."""
         return [(s, s.close()) for s in self._listeners if s.state is ListenState.OPEN]
@@ -728,36 +717,3 @@ class Server(EraEngine):
         if len(self._listeners) >= self.max_listen_streams:
             raise ProtocolError("Too many open subscription streams", code=ErrorCode.INTERNAL_ERROR, http_status=503)
         return Listen(message.id, meta, honoured)
-
-    # -- the tasks extension ------------------------------------------------------------------------
-    def _task_result(self, request_id: RequestId, members: dict[str, Any]) -> bytes:
-        return encode_result(request_id, {"resultType": "complete", **members, "_meta": self._result_meta})
-
-    def _on_task_get(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
-        assert self.tasks is not None  # the method exists only with tasks
-        record = self.tasks.find(params.taskId, now, principal)
-        return self._task_result(message.id, self.tasks.detailed(record))
-
-    def _on_task_update(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
-        assert self.tasks is not None
-        responses = check_input_responses(params.inputResponses)
-        if responses is None:
-            raise bad_params("tasks/update requires inputResponses")
-        record = self.tasks.find(params.taskId, now, principal)
-        # Answers to what the task asks now are checked against what each key asked for;
-        # answers to anything else are ignored (ext-tasks: Task Update Requests).
-        check_answers(responses, {k: str(v.get("method")) for k, v in record.input_requests.items()})
-        updated = self.tasks.answer(record, responses, now)
-        ack = self._task_result(message.id, {})
-        if updated.status is TaskStatus.WORKING and record.status is TaskStatus.INPUT_REQUIRED:
-            return TaskChanged(task=updated, reply=ack)
-        return ack
-
-    def _on_task_cancel(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
-        assert self.tasks is not None
-        record = self.tasks.find(params.taskId, now, principal)
-        updated = self.tasks.cancel(record, now)
-        ack = self._task_result(message.id, {})
-        if updated.status is TaskStatus.CANCELLED and not record.terminal:
-            return TaskChanged(task=updated, reply=ack)
-        return ack
