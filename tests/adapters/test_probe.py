@@ -363,3 +363,27 @@ def test_docs_list_every_check() -> None:
         path.write_text(expected)
         return
     assert text == expected, "docs/probing.md's table of checks is stale: regenerate it (see this test's docstring)"
+
+
+# -- the pytest plugin ----------------------------------------------------------------------------
+def _pytest_probe(target: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """``pytest --mcp-target TARGET`` in an empty folder: only the probe's items run."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
+                           "--mcp-target", target, "--mcp-rate", "0", "-rfs"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
+def test_the_pytest_plugin_runs_every_check_as_a_test(fixture_url: str, broken_url: str, tmp_path: Path) -> None:
+    good = _pytest_probe(fixture_url, tmp_path)
+    assert good.returncode == 0, good.stdout[-3000:]
+    summary = good.stdout.strip().splitlines()[-1]
+    passed = int(re.search(r"(\d+) passed", summary).group(1))  # type: ignore[union-attr]
+    skipped = int(re.search(r"(\d+) skipped", summary).group(1)) if "skipped" in summary else 0  # type: ignore[union-attr]
+    assert passed + skipped == len(CHECKS) and "failed" not in summary, summary
+    assert "not applicable" in good.stdout  # -rs shows why each skipped check does not apply
+    bad = _pytest_probe(broken_url, tmp_path)
+    assert bad.returncode == 1, bad.stdout[-3000:]
+    assert "FAILED mcp_probe[envelope.id-null-refused]" in bad.stdout
+    assert "  FAIL: " in bad.stdout and "  request: " in bad.stdout and "  reply: " in bad.stdout
+    gone = _pytest_probe("http://127.0.0.1:1/mcp", tmp_path)
+    assert gone.returncode == 1 and "cannot probe http://127.0.0.1:1/mcp" in gone.stdout, gone.stdout[-2000:]
