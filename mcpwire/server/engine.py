@@ -603,7 +603,10 @@ class Server(EraEngine, TasksEngine):
         entry = self._tools.get(name)
         if entry is None:
             raise bad_params(f"Unknown tool: {name}")
-        task_allowed = entry.task_support != "forbidden" and declares_extension(meta.client_capabilities, TASKS_EXTENSION)
+        # Tasks are the stateless revision's (an initialize-era session has no tasks/get to poll
+        # one with, whatever its initialize declared).
+        task_allowed = (entry.task_support != "forbidden" and meta.protocol_version not in INITIALIZE_ERA
+                        and declares_extension(meta.client_capabilities, TASKS_EXTENSION))
         if entry.task_support == "required" and not task_allowed:
             # Tasks extension, Capability Negotiation: a call the server can only serve as a task.
             raise MissingCapability(extension_required(TASKS_EXTENSION))

@@ -381,3 +381,21 @@ def test_nothing_leaks_when_sessions_end() -> None:
         closed.stream.close()
     assert len(server.sessions) == 0 and server.open_streams == 0
     assert all(exchange.state is mcpwire.ExchangeState.CANCELLED for exchange in waiting)
+
+
+def test_a_session_gets_no_task_even_when_its_initialize_declared_the_extension() -> None:
+    """Tasks are the stateless revision's: a session has no tasks/get to poll a task with, so a
+    call on one never may become a task, whatever its initialize declared."""
+    from mcpwire.tasks import TASKS_EXTENSION, MemoryTaskStore, Tasks
+
+    server = make_server(tasks=Tasks(MemoryTaskStore(), (f"task-{i}" for i in itertools.count())))
+    server.add_tool(Tool(name="job", input_schema={"type": "object"}), task_support="optional")
+    init = {**INIT, "params": {**INIT["params"], "capabilities": {"extensions": {TASKS_EXTENSION: {}}}}}
+    status, headers, _ = reply(send(server, init))
+    assert status == 200
+    session = [(b"mcp-session-id", headers[b"mcp-session-id"]), (b"mcp-protocol-version", b"2025-11-25")]
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "job", "arguments": {}}}
+    exchange = send(server, call, session)
+    assert isinstance(exchange, mcpwire.HttpExchange) and exchange.event.task_allowed is False  # type: ignore[union-attr]
+    get = {"jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": {"taskId": "task-0"}}
+    error(send(server, get, session), 200, -32601, "Method not found: tasks/get")
