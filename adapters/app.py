@@ -366,22 +366,22 @@ class App:
                 if exchange.session is None:
                     # A task parks on the requests until tasks/update answers them (now: when).
                     out = exchange.input_required(
-                        answer.requests, state=answer.state, ttl_seconds=answer.ttl_seconds, now=time.time(),
+                        answer.requests, state=answer.state, ttl_seconds=answer.ttl_seconds, now=_clock(exchange),
                     )
             else:
-                out = exchange.complete(answer, now=time.time())
+                out = exchange.complete(answer, now=_clock(exchange))
         except mcpwire.LocalProtocolError as exc:
             # The API misused (an answer of the wrong type, say): a bug in the host like any
             # other, answered -32603 whatever code it carries, and reported as itself.
             bug = exc
-            out = exchange.fail(_INTERNAL_ERROR, now=time.time())
+            out = exchange.fail(_INTERNAL_ERROR, now=_clock(exchange))
         except mcpwire.ProtocolError as exc:
-            out = exchange.fail(exc, now=time.time())
+            out = exchange.fail(exc, now=_clock(exchange))
         except anyio.get_cancelled_exc_class():
             exchange.cancel()
             raise
         except Exception as exc:  # a handler bug answers -32603 and keeps the server up
-            out = exchange.fail(exc, now=time.time())
+            out = exchange.fail(exc, now=_clock(exchange))
         cause = bug if bug is not None else exchange.internal_error
         if cause is not None:
             self._report(exchange, cause)
@@ -657,6 +657,12 @@ def _is_instance(value: Any, declared: type[Any]) -> bool:
         except TypeError:  # not a runtime-checkable type (a TypedDict, a Literal...)
             continue
     return False
+
+
+def _clock(exchange: Exchange[Any]) -> float | None:
+    """The time a task's outcome is recorded at; ``None`` (no clock read) for the ordinary
+    answer of a request, which needs none."""
+    return time.time() if exchange.state is mcpwire.ExchangeState.TASK else None
 
 
 def _as_async(handler: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, Any]]:

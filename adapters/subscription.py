@@ -102,21 +102,25 @@ class Subscription:
             self._ended = True
             return
         for event in events:
-            if isinstance(event, (ListenAck, ListChanged, ResourceUpdated, TaskNotification)):
-                if isinstance(event, ListenAck):
-                    self.acknowledged = event.notifications
-                    self.task_ids = event.task_ids
-                self._pending.append(event)
-            elif isinstance(event, ResultReceived):
-                self.result = event
-                self._ended = True
-            elif isinstance(event, (ErrorResult, InputRequired)):
-                self._ended = True
-                if isinstance(event, InputRequired):  # pragma: no cover - the engine refuses it first
-                    event = ErrorResult(request_id=event.request_id, code=ErrorCode.INTERNAL_ERROR,
-                                        message="input_required answering subscriptions/listen")
-                raise ServerError(event)
-            # Progress and log messages are not part of a listen stream: ignored.
+            self._take(event)
+
+    def _take(self, event: ClientEvent) -> None:
+        """One event of the stream: queued for the iterator, or the end of the stream."""
+        if isinstance(event, (ListenAck, ListChanged, ResourceUpdated, TaskNotification)):
+            if isinstance(event, ListenAck):
+                self.acknowledged = event.notifications
+                self.task_ids = event.task_ids
+            self._pending.append(event)
+        elif isinstance(event, ResultReceived):
+            self.result = event
+            self._ended = True
+        elif isinstance(event, (ErrorResult, InputRequired)):
+            self._ended = True
+            if isinstance(event, InputRequired):  # pragma: no cover - the engine refuses it first
+                event = ErrorResult(request_id=event.request_id, code=ErrorCode.INTERNAL_ERROR,
+                                    message="input_required answering subscriptions/listen")
+            raise ServerError(event)
+        # Progress and log messages are not part of a listen stream: ignored.
 
     async def _read(self) -> list[ClientEvent] | None:
         """The next events of the stream, shown to the session before anyone else: its response
@@ -207,12 +211,7 @@ class SessionListen(Subscription):
             return getattr(self.notifications, f"{event.kind}_list_changed") is True
         return isinstance(event, ResourceUpdated) and event.uri in self._uris
 
-    async def _pull(self) -> None:
-        events = await self._read()
-        if events is None:
-            self._ended = True
-            return
-        for event in events:
-            if isinstance(event, (ListChanged, ResourceUpdated)) and self._wants(event):
-                self._pending.append(event)
-            # Log messages and anything else on the session are not part of listening: ignored.
+    def _take(self, event: ClientEvent) -> None:
+        if isinstance(event, (ListChanged, ResourceUpdated)) and self._wants(event):
+            self._pending.append(event)
+        # Log messages and anything else on the session are not part of listening: ignored.

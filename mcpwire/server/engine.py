@@ -15,7 +15,7 @@ request stands alone (the stateless revision). Time comes in as ``now``, keys as
 
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Final, Iterator, Literal, Mapping
+from typing import Any, Callable, Collection, Final, Iterator, Mapping
 
 import msgspec
 from msgspec import UNSET, Raw
@@ -44,17 +44,17 @@ from .http import (
     error_reply, json_reply,
 )
 from .listen import (
-    LIST_FLAGS, HttpListenStream, ListenStream, StdioListenStream, check_list_kind, check_uri, parse_filter,
+    HttpListenStream, StdioListenStream,
 )
 from .session import EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore
 from .listeners import Listeners
-from .states import ListenState
 from .tasks import Tasks
 from .mrtr import check_answers, check_input_responses, check_request_state, open_round
 from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, check_now, request_scope
 from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
 from .admitted import Admitted, Handler, HttpAnswer, Listen, refuse
 from .era_engine import EraEngine
+from .listen_engine import ListenEngine
 from .task_engine import TasksEngine
 
 __all__ = ["Server"]
@@ -72,7 +72,7 @@ def _disagree(tool: str, member: str, derive: str, option: str, given: type[Any]
 
 
 
-class Server(EraEngine, TasksEngine):
+class Server(EraEngine, ListenEngine, TasksEngine):
     """A sans-IO MCP 2026-07-28 server engine.
 
     Declare what the server offers (``add_tool``, ``add_resource``, ``add_template``,
@@ -452,28 +452,6 @@ class Server(EraEngine, TasksEngine):
         """Whether a stateless (2026-07-28 or later) revision is enabled."""
         return bool(self._stateless_versions)
 
-    # -- subscriptions ------------------------------------------------------------------------------
-    def list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> list[tuple[ListenStream[Any], Any]]:
-        """Deliveries of a list_changed event to every open stream that asked for it (none
-        when ``list_changed`` does not advertise ``kind``). An unknown ``kind`` raises
-        :class:`LocalProtocolError`, whether or not a stream is open."""
-        check_list_kind(kind)
-        return [(s, s.list_changed(kind)) for s in self._listeners if s.wants(kind)]
-
-    def resource_updated(self, uri: str) -> list[tuple[ListenStream[Any], Any]]:
-        """Deliveries of a resources/updated event to every stream subscribed to ``uri`` (a
-        str; anything else raises :class:`LocalProtocolError`, whether or not a stream is open)."""
-        check_uri(uri)
-        return [(s, s.resource_updated(uri)) for s in self._listeners if s.covers(uri)]
-
-    def close_listeners(self) -> list[tuple[ListenStream[Any], Any]]:
-        """End every open stream gracefully (at shutdown): the listen result for each."""
-        return [(s, s.close()) for s in self._listeners if s.state is ListenState.OPEN]
-
-    @property
-    def open_listeners(self) -> int:
-        return len(self._listeners)
-
     # -- admission ------------------------------------------------------------------------------
     def _check_headers(self, method: str, raw_params: Raw | Any, view: HeaderView, request_id: Any = None) -> Any:
         """The MCP-Protocol-Version and Mcp-* header checks (Streamable HTTP: protocol version header,
@@ -515,14 +493,6 @@ class Server(EraEngine, TasksEngine):
         if spec.extension is not None:
             return spec.extension == TASKS_EXTENSION and self.tasks is not None
         return spec.capability is None or self._enabled[spec.capability]
-
-    def _listen_kinds(self) -> set[str]:
-        kinds = {k for k in self._list_changed if self._enabled[k]}
-        if self._subscribe and self._enabled["resources"]:
-            kinds.add("subscribe")
-        if self.tasks is not None:
-            kinds.add("tasks")
-        return kinds
 
     def _admit(self, message: Request, view: HeaderView | None, now: float, principal: str | None = None) -> Admitted:
         method = message.method
@@ -700,23 +670,3 @@ class Server(EraEngine, TasksEngine):
             argument_value=argument["value"], context_arguments=context_args, meta=meta,
         )
         return event, message.params
-
-    def _on_listen(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> Admitted:
-        requested = parse_filter(params.notifications)
-        kinds = self._listen_kinds()
-        honoured: dict[str, Any] = {}
-        for flag, kind in LIST_FLAGS.items():
-            if requested.get(flag) is True and kind in kinds:
-                honoured[flag] = True
-        if "subscribe" in kinds and requested.get("resourceSubscriptions"):
-            honoured["resourceSubscriptions"] = list(requested["resourceSubscriptions"])
-        task_ids = requested.get("taskIds")
-        if task_ids and self.tasks is not None:
-            # Tasks extension, Task Status Notifications: only a client that declares the
-            # extension; the acknowledgement names the tasks agreed to (those that exist now).
-            if not declares_extension(meta.client_capabilities, TASKS_EXTENSION):
-                raise MissingCapability(extension_required(TASKS_EXTENSION))
-            honoured["taskIds"] = [t for t in dict.fromkeys(task_ids) if self.tasks.owned(t, now, principal)]
-        if len(self._listeners) >= self.max_listen_streams:
-            raise ProtocolError("Too many open subscription streams", code=ErrorCode.INTERNAL_ERROR, http_status=503)
-        return Listen(message.id, meta, honoured)
