@@ -16,14 +16,14 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _lines import LineQueue
+from _stdlib_http import serving_http
 import trio
 
 import mcpwire
@@ -275,14 +275,8 @@ class ForeignHandler(BaseHTTPRequestHandler):
 def foreign() -> Iterator[str]:
     ForeignHandler.calls = []
     ForeignHandler.authorizations = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), ForeignHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_http(ForeignHandler) as url:
+        yield url
 
 
 def test_inspect_tolerates_a_sparse_foreign_server(foreign: str) -> None:

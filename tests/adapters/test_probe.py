@@ -16,14 +16,14 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
 import pytest
+from _stdlib_http import serving_http
 import trio
 
 from mcpwire_adapters._probe_checks import NDJSON, UNKNOWN_TOOL, Reply, Request, cite_url
@@ -108,15 +108,8 @@ class WrongAboutEverything(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def broken_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), WrongAboutEverything)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serving_http(WrongAboutEverything) as url:
+        yield url
 
 
 def run_probe(url: str, **options: Any) -> list[Finding]:
