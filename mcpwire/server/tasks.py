@@ -147,6 +147,12 @@ def recover(record: TaskRecord, now: float, message: str = LOST_WORK) -> TaskRec
     )
 
 
+def _check_durations(ttl_ms: Any, poll_interval_ms: Any) -> None:
+    for name, value in (("ttl_ms", ttl_ms), ("poll_interval_ms", poll_interval_ms)):
+        if value is not None and (type(value) is not int or value < 1):
+            raise LocalProtocolError(f"{name} must be a positive integer of milliseconds or None")
+
+
 def _not_found() -> RemoteProtocolError:
     # The wording of the specification's example (Error Handling: Task not found).
     return RemoteProtocolError("Failed to retrieve task: Task not found", code=ErrorCode.INVALID_PARAMS)
@@ -164,9 +170,7 @@ class Tasks:
         self, store: TaskStore, ids: Iterator[str], *, ttl_ms: int | None = DEFAULT_TASK_TTL_MS,
         poll_interval_ms: int | None = DEFAULT_POLL_INTERVAL_MS,
     ) -> None:
-        for name, value in (("ttl_ms", ttl_ms), ("poll_interval_ms", poll_interval_ms)):
-            if value is not None and (type(value) is not int or value < 1):
-                raise LocalProtocolError(f"{name} must be a positive integer of milliseconds or None")
+        _check_durations(ttl_ms, poll_interval_ms)
         self.store = store
         self._ids = ids
         self.ttl_ms = ttl_ms
@@ -229,9 +233,7 @@ class Tasks:
         LocalProtocolError when the store is full or the host's id is not a non-empty str."""
         ttl = self.ttl_ms if ttl_ms is msgspec.UNSET else ttl_ms
         poll = self.poll_interval_ms if poll_interval_ms is msgspec.UNSET else poll_interval_ms
-        for name, value in (("ttl_ms", ttl), ("poll_interval_ms", poll)):
-            if value is not None and (type(value) is not int or value < 1):
-                raise LocalProtocolError(f"{name} must be a positive integer of milliseconds or None")
+        _check_durations(ttl, poll)
         if status_message is not None and type(status_message) is not str:
             raise LocalProtocolError("status_message must be a str")
         task_id = next(self._ids, None)
