@@ -24,7 +24,6 @@ misused: an answer of the wrong type, say) or an answer the engine cannot send i
 from __future__ import annotations
 
 import contextlib
-import inspect
 import itertools
 import logging
 import os
@@ -49,8 +48,9 @@ from mcpwire import CompletionRequest, Exchange, ListenStream, PromptGet, Resour
 from mcpwire import InputArrived, SessionClosed
 from mcpwire.sessions import HttpBatch
 from mcpwire.sessions import ResumedStream
-from mcpwire.tasks import MemoryTaskStore, TaskChanged, Tasks, TaskStore, TaskSupport
+from mcpwire.tasks import MemoryTaskStore, TaskChanged, TaskResultWanted, Tasks, TaskStore, TaskSupport
 
+from ._awaitable import as_async
 from ._input import NeedInput
 from .context import Context, PeerGone, Send
 from .forwarder import ListenForwarder, Registered
@@ -199,7 +199,7 @@ class App:
                 output_schema=UNSET if out_schema is None else out_schema, **fields,
             )
             self.server.add_tool(tool, arguments_type=arguments_type, output_type=output_type, task_support=task_support)
-            self._tools[tool_name] = _as_async(handler)
+            self._tools[tool_name] = as_async(handler)
             self._tool_defs[tool_name] = tool
             if output_type is not None:
                 self._output_types[tool_name] = output_type
@@ -222,7 +222,7 @@ class App:
         def register(handler: F) -> F:
             resource = Resource(uri=uri, name=name, **fields)
             self.server.add_resource(resource)
-            self._resources[uri] = _as_async(handler)
+            self._resources[uri] = as_async(handler)
             self._resource_defs[uri] = resource
             return handler
 
@@ -234,7 +234,7 @@ class App:
         def register(handler: F) -> F:
             template = ResourceTemplate(uri_template=uri_template, name=name, **fields)
             self.server.add_template(template)
-            self._templates[uri_template] = _as_async(handler)
+            self._templates[uri_template] = as_async(handler)
             self._template_defs[uri_template] = template
             return handler
 
@@ -249,7 +249,7 @@ class App:
             prompt_name = name or handler.__name__
             prompt = Prompt(name=prompt_name, description=description, arguments=arguments or UNSET, **fields)
             self.server.add_prompt(prompt)
-            self._prompts[prompt_name] = _as_async(handler)
+            self._prompts[prompt_name] = as_async(handler)
             self._prompt_defs[prompt_name] = prompt
             return handler
 
@@ -258,7 +258,7 @@ class App:
     def completion(self, handler: F) -> F:
         """Register ``handler(ctx)`` answering completion/complete with a list of values or a
         CompleteResult."""
-        self._completion = _as_async(handler)
+        self._completion = as_async(handler)
         return handler
 
     # -- background work and tasks ----------------------------------------------------------------
@@ -342,7 +342,10 @@ class App:
         and message unless it is -32603; anything else, a LocalProtocolError included, is -32603
         without detail, its cause logged and handed to ``on_error``, never sent). A call that may
         become a task (``ToolCall.task_allowed``) runs as :mod:`mcpwire_adapters.tasks` says."""
-        if getattr(exchange.event, "task_allowed", False):
+        event = exchange.event
+        if isinstance(event, TaskResultWanted):
+            await self._tasks.await_result(exchange, event, send)
+        elif getattr(event, "task_allowed", False):
             await self._tasks.dispatch(exchange, send)
         else:
             await self.answer(Context(self, exchange, send))
@@ -356,7 +359,8 @@ class App:
             while isinstance(answer, NeedInput) and exchange.session is not None:
                 # Initialize era: the same NeedInput goes to the client as server-to-client
                 # requests, and the handler runs again with their answers (a tool is written once).
-                out = exchange.input_required(answer.requests, state=answer.state)
+                # A 2025-11-25 task's requests go out on a stream of its session (tasks.py).
+                out = exchange.input_required(answer.requests, state=answer.state, now=_clock(exchange))
                 if not exchange.awaiting_input:
                     break  # refused (a capability the client lacks): out is the error
                 answer = await self._await_input(ctx, out)
@@ -395,17 +399,22 @@ class App:
         exchange = ctx.exchange
         waiter = self._waiters[id(exchange)] = anyio.Event()
         try:
-            await ctx._send(out)
+            if exchange.task_id is not None:
+                self._tasks.asked(exchange)  # a 2025-11-25 task's requests: on a stream of its session
+            else:
+                await ctx._send(out)
             with anyio.move_on_after(self.input_timeout) as waited:
                 await waiter.wait()
         finally:
             self._waiters.pop(id(exchange), None)
         if waited.cancelled_caught:
-            return _Failed(exchange.input_timed_out(self.input_timeout))
+            return _Failed(exchange.input_timed_out(self.input_timeout, now=_clock(exchange)))
         try:
-            ctx.event = exchange.resume()
+            ctx.event = exchange.resume(now=_clock(exchange))
         except mcpwire.ProtocolError as exc:
-            return _Failed(exchange.fail(exc))
+            return _Failed(exchange.fail(exc, now=_clock(exchange)))
+        if exchange.task_id is not None:
+            self._tasks.answered(exchange.task_id)  # working again
         return await self._run(ctx)
 
     def input_arrived(self, arrived: InputArrived) -> None:
@@ -663,20 +672,6 @@ def _clock(exchange: Exchange[Any]) -> float | None:
     """The time a task's outcome is recorded at; ``None`` (no clock read) for the ordinary
     answer of a request, which needs none."""
     return time.time() if exchange.state is mcpwire.ExchangeState.TASK else None
-
-
-def _as_async(handler: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, Any]]:
-    """The handler as a coroutine function, decided once at registration: an ``async def`` as it
-    is, a plain function run in a worker thread so it cannot stall the loop. A thread cannot be
-    interrupted: on cancellation it is abandoned and its answer, which the cancelled exchange
-    would suppress anyway, is dropped."""
-    if inspect.iscoroutinefunction(handler):
-        return handler
-
-    async def in_thread(*args: Any, **kwargs: Any) -> Any:
-        return await anyio.to_thread.run_sync(lambda: handler(*args, **kwargs), abandon_on_cancel=True)
-
-    return in_thread
 
 
 def _contents(uri: str, answer: Any) -> Any:

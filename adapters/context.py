@@ -101,12 +101,16 @@ class Context:
         """Answer the call with a task now (a ``CreateTaskResult``) and go on working in the
         background: what the handler returns, raises or asks (:class:`NeedInput`) from here on
         goes to the task. Returns the task id; on a call that already is a task (a later round),
-        its id, changing nothing. On a call that cannot become one (:attr:`task_allowed` is
+        its id, changing nothing (but on the first round of a 2025-11-25 call that asked to be a
+        task, made before the handler ran, ``status_message`` is set). On a call that cannot become one (:attr:`task_allowed` is
         false: the client did not declare the tasks extension) it does nothing and returns
         ``None``: the handler goes on answering the request itself, as the specification lets a
         server do for such a client."""
         exchange = self.exchange
         if exchange.task_id is not None:
+            if status_message is not None and getattr(self.event, "task_requested", False) and self.decided is not None:
+                # A 2025-11-25 task is made before its first round runs: that round's message applies.
+                await self.task_status(status_message)
             return exchange.task_id
         if not self.task_allowed:
             return None

@@ -158,6 +158,31 @@ class SqliteTaskStore:
                 (record.status.value, _expires(record), _ENCODE(record), record.task_id, *_RUNNING),
             )
 
+    def tasks_of(self, owner: str | None, now: float, after: str | None, limit: int) -> list[TaskRecord] | None:
+        """Up to ``limit`` unexpired tasks of ``owner`` (the principal, ``TaskRecord.owner``),
+        oldest first, after the task ``after``; ``None`` when ``after`` is not such a task.
+        Reads the rows after ``after`` in insertion order and filters by principal in this
+        process: a scan, bounded by ``max_tasks``."""
+        with self._lock:
+            self._check_open()
+            start = 0
+            if after is not None:
+                row = self._db.execute("SELECT rowid, record FROM tasks WHERE task_id = ?", (after,)).fetchone()
+                if row is None or _DECODE(row[1]).owner != owner:
+                    return None
+                start = row[0]
+            rows = self._db.execute(
+                "SELECT record FROM tasks WHERE rowid > ? AND (expires IS NULL OR expires > ?) ORDER BY rowid",
+                (start, now)).fetchall()
+        found: list[TaskRecord] = []
+        for (data,) in rows:
+            record = _DECODE(data)
+            if record.owner == owner:
+                found.append(record if record.terminal else (self.get(record.task_id, now) or record))
+                if len(found) >= limit:
+                    break
+        return found
+
     def __len__(self) -> int:
         """How many tasks the file holds (expired ones not yet dropped included)."""
         with self._lock:

@@ -171,13 +171,14 @@ class Listing(Generic[T]):
         self._prepare()
         return [self._items[k] for k in self._order or ()]
 
-    def put(self, item: T, encoded_item: Any) -> None:
-        """Add or replace ``item``; ``encoded_item`` is the wire object listed for it."""
+    def put(self, item: T, encoded_item: Any, era_item: Any = None) -> None:
+        """Add or replace ``item``; ``encoded_item`` is the wire object listed for it, and
+        ``era_item`` (default: the same) what the initialize-era shapes start from."""
         name = self._key(item)
         self._items[name] = item
         self._encoded[name] = _item_encoder.encode(encoded_item)
         if self._shapes:
-            plain = msgspec.to_builtins(encoded_item)
+            plain = msgspec.to_builtins(encoded_item if era_item is None else era_item)
             for revision, shape in self._shapes.items():
                 shaped = shape(plain)
                 if shaped is None:

@@ -194,6 +194,13 @@ class Server(EraEngine, ListenEngine, TasksEngine):
             "tasks/update": self._on_task_update,
             "tasks/cancel": self._on_task_cancel,
         }
+        # The initialize-era rows of SESSION_METHODS (2025-11-25's tasks).
+        self._session_handlers: dict[str, Handler] = {
+            "tasks/get": self._on_session_task_get,
+            "tasks/result": self._on_session_task_result,
+            "tasks/list": self._on_session_task_list,
+            "tasks/cancel": self._on_session_task_cancel,
+        }
         self._lists: dict[str, Listing[Any]] = {
             "tools/list": self._tools,
             "resources/list": self._resources,
@@ -264,7 +271,11 @@ class Server(EraEngine, ListenEngine, TasksEngine):
             tool, arguments_type=arguments_type, output_type=output_type, validator=lambda: self._schema_validator(name),
             task_support=task_support,
         )
-        self._tools.put(entry, tool)
+        # 2025-11-25 lists a tool's task support (Tasks: Tool-Level Negotiation); the other
+        # revisions' shapes have no such member and drop it.
+        era_item = None if task_support == "forbidden" else {
+            **msgspec.to_builtins(tool), "execution": {"taskSupport": task_support}}
+        self._tools.put(entry, tool, era_item)
 
     def _schema_validator(self, tool_name: str) -> ValidatorFactory | None:
         """The factory for raw JSON Schemas (``None`` when the host chose UNCHECKED); the
@@ -376,7 +387,7 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         except RemoteProtocolError as exc:
             return error_reply(exc)
         if self._era:
-            routed = self._route_era(message, view, now)
+            routed = self._route_era(message, view, now, request.principal)
             if routed is not None:
                 return routed
         if isinstance(message, (Response, Notification)):
@@ -573,13 +584,20 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         entry = self._tools.get(name)
         if entry is None:
             raise bad_params(f"Unknown tool: {name}")
-        # Tasks are the stateless revision's (an initialize-era session has no tasks/get to poll
-        # one with, whatever its initialize declared).
-        task_allowed = (entry.task_support != "forbidden" and meta.protocol_version not in INITIALIZE_ERA
-                        and declares_extension(meta.client_capabilities, TASKS_EXTENSION))
-        if entry.task_support == "required" and not task_allowed:
-            # Tasks extension, Capability Negotiation: a call the server can only serve as a task.
-            raise MissingCapability(extension_required(TASKS_EXTENSION))
+        task_ttl: int | None = None
+        if meta.protocol_version in INITIALIZE_ERA:
+            # 2025-11-25's own tasks (an initialize-era session has no tasks extension to poll
+            # one with, whatever its initialize declared); other revisions have none.
+            task_ttl = self._session_task_request(entry, params.task, meta.protocol_version)
+            task_allowed = task_requested = task_ttl is not None
+            task_ttl = task_ttl or None
+        else:
+            task_requested = False
+            task_allowed = (entry.task_support != "forbidden"
+                            and declares_extension(meta.client_capabilities, TASKS_EXTENSION))
+            if entry.task_support == "required" and not task_allowed:
+                # Tasks extension, Capability Negotiation: a call the server can only serve as a task.
+                raise MissingCapability(extension_required(TASKS_EXTENSION))
         responses, state = self._mrtr(message, params, now)
         try:
             if entry.arguments_decoder is not None:
@@ -594,8 +612,8 @@ class Server(EraEngine, ListenEngine, TasksEngine):
             return self._tool_error(message.id, f"Invalid arguments for tool {name}: {exc}")
         event = ToolCall(
             request_id=message.id, name=name, arguments=arguments, tool=entry.tool, meta=meta,
-            input_responses=responses, state=state, task_allowed=task_allowed,
-            owner=principal if task_allowed else None,
+            input_responses=responses, state=state, task_allowed=task_allowed, task_requested=task_requested,
+            task_ttl_ms=task_ttl, owner=principal if task_allowed else None,
         )
         return event, message.params
 

@@ -22,7 +22,7 @@ from ..wire.envelope import Notification, Request, Response, encode_error, encod
 from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
 from ..wire.headers import LAST_EVENT_ID, MCP_SESSION_ID, HeaderMismatch, HeaderView, protocol_version_header
 from ..wire.meta import PROGRESS_TOKEN_META_KEY, RequestMeta, check_client_capabilities, check_notification_meta
-from ..wire.methods import METHODS, MethodSpec
+from ..wire.methods import METHODS, MethodSpec, method_row
 from ..wire.params import bad_params, check_cursor, decode_params
 from ..wire.versions import INITIALIZE_ERA
 from .catalog import Listing, ToolEntry
@@ -38,6 +38,8 @@ from .session import (
 )
 from .admitted import Admitted, Handler, HttpAnswer, Listen, names_version, refuse
 from .listeners import Listeners
+from .tasks import Tasks
+from .task_engine import TASK_REVISIONS
 from .tokens import CursorCodec, ExpiredCursor, check_now
 
 __all__ = ["EraEngine"]
@@ -69,6 +71,8 @@ class EraEngine:
     _tools: Listing[ToolEntry]
     _lists: dict[str, Listing[Any]]
     _handlers: dict[str, Handler]
+    _session_handlers: dict[str, Handler]
+    tasks: Tasks | None
 
     if TYPE_CHECKING:
         def receive_http(self, request: HttpRequest, *, now: float) -> HttpAnswer: ...
@@ -122,7 +126,9 @@ class EraEngine:
     def _sessions_on(self) -> bool:
         return bool(self._era) and self._session_ids is not None
 
-    def _route_era(self, message: Request | Notification | Response, view: HeaderView, now: float) -> HttpAnswer | None:
+    def _route_era(
+        self, message: Request | Notification | Response, view: HeaderView, now: float, principal: str | None = None,
+    ) -> HttpAnswer | None:
         """Which dialect a POST speaks: ``None`` for the stateless path, else the answer.
 
         A 2026-07-28 ``MCP-Protocol-Version`` header, or a request whose ``_meta`` names a
@@ -145,7 +151,7 @@ class EraEngine:
             return None
         if not session_ids:
             if isinstance(message, Request) and message.method == "initialize":
-                return self._initialize_http(message, now)
+                return self._initialize_http(message, now, principal)
             if header_version is None and self.serves_stateless:
                 return None  # the stateless generation's request (its admission answers)
             if isinstance(message, Request) and self._sessions_on:
@@ -158,7 +164,7 @@ class EraEngine:
                 if revision not in self._era:
                     return refuse(400, f"Bad Request: unsupported protocol version {revision}", message.id)
                 session = Session(None, revision, {}, None, now)
-                return self._session_http(message, session, revision, now)
+                return self._session_http(message, session, revision, now, principal)
             return empty_reply(202)
         if not self._sessions_on:
             return None
@@ -182,7 +188,7 @@ class EraEngine:
             arrived = self._answer(session, message)
             reply = empty_reply(202)
             return reply if arrived is None else InputArrived(exchange=arrived[0], ready=arrived[1], reply=reply)
-        return self._session_http(message, session, revision, now)
+        return self._session_http(message, session, revision, now, principal)
 
     def _session_client(self, view: HeaderView) -> bool:
         """Whether a request without a session id comes from the initialize era: it names such a
@@ -193,25 +199,28 @@ class EraEngine:
             return False
         return version in INITIALIZE_ERA if version is not None else not self.serves_stateless
 
-    def _initialize_http(self, message: Request, now: float) -> HttpAnswer:
+    def _initialize_http(self, message: Request, now: float, principal: str | None) -> HttpAnswer:
         try:
-            session, result = self._initialize(message, now, self._session_ids)
+            session, result = self._initialize(message, now, self._session_ids, principal)
         except ProtocolError as exc:
             return error_reply(exc, message.id)
         extra = ((MCP_SESSION_ID, session.id.encode()),) if session.id is not None else ()
         return json_reply(200, encode_result(message.id, result), extra)
 
-    def _session_http(self, message: Request, session: Session, revision: str, now: float) -> HttpAnswer:
+    def _session_http(
+        self, message: Request, session: Session, revision: str, now: float, principal: str | None,
+    ) -> HttpAnswer:
         try:
-            admitted = self._admit_session(message, session, revision, now)
+            admitted = self._admit_session(message, session, revision, now, principal)
         except ProtocolError as exc:
             # After admission, errors travel with HTTP 200 (those clients read other statuses as
             # a failed transport, and 404 as a lost session).
             return json_reply(200, encode_error(message.id, exc))
         if isinstance(admitted, bytes):
             return json_reply(200, admitted)
-        # subscriptions/listen and the tasks methods are not session methods
-        assert not isinstance(admitted, (Listen, TaskChanged))
+        if isinstance(admitted, TaskChanged):  # a 2025-11-25 tasks/cancel
+            return msgspec.structs.replace(admitted, reply=json_reply(200, admitted.reply))
+        assert not isinstance(admitted, Listen)  # subscriptions/listen is not a session method
         event, params = admitted
         return HttpExchange(self._context, event, params, now, session=session, revision=revision)
 
@@ -260,7 +269,9 @@ class EraEngine:
         return StdioSessionStream(self._context, session, self._session_kinds())
 
     # -- initialize era: the handshake and the session's requests ------------------------------------
-    def _initialize(self, message: Request, now: float, ids: Iterator[str] | None) -> tuple[Session, dict[str, Any]]:
+    def _initialize(
+        self, message: Request, now: float, ids: Iterator[str] | None, principal: str | None = None,
+    ) -> tuple[Session, dict[str, Any]]:
         params = decode_params(METHODS["initialize"].decoder, message.params, message.id)
         requested, caps, info = check_initialize(params)
         check_client_capabilities(caps)
@@ -272,28 +283,36 @@ class EraEngine:
             raise ProtocolError("Too many sessions: try again later", code=ErrorCode.INTERNAL_ERROR, http_status=503)
         result: dict[str, Any] = {
             "protocolVersion": revision,
-            "capabilities": self._era_capabilities(),
+            "capabilities": self._era_capabilities(revision, principal),
             "serverInfo": self._info_builtins,
         }
         if self.instructions is not None:
             result["instructions"] = self.instructions
         return session, session_result(revision, "initialize", result)
 
-    def _era_capabilities(self) -> dict[str, Any]:
+    def _era_capabilities(self, revision: str, principal: str | None) -> dict[str, Any]:
+        """The capabilities a session of ``revision`` is told of (shaped for it later): the
+        stateless revision's, and 2025-11-25's ``tasks`` when the server runs tasks (Tasks:
+        Server Capabilities; ``list`` only to an authenticated caller, whose tasks it lists)."""
         caps = self.capabilities()
+        if self.tasks is not None and revision in TASK_REVISIONS:
+            tasks: dict[str, Any] = {"list": {}} if principal is not None else {}
+            caps["tasks"] = {**tasks, "cancel": {}, "requests": {"tools": {"call": {}}}}
         return caps
 
-    def _admit_session(self, message: Request, session: Session, revision: str, now: float) -> Admitted:
+    def _admit_session(
+        self, message: Request, session: Session, revision: str, now: float, principal: str | None = None,
+    ) -> Admitted:
         method = message.method
-        spec = METHODS.get(method)
-        if spec is None or revision not in spec.revisions or not self._session_method_enabled(spec):
+        spec = method_row(method, revision)
+        if spec is None or not self._session_method_enabled(spec):
             raise RemoteProtocolError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
         params = decode_params(spec.decoder, message.params, message.id)
         meta = check_notification_meta(params.meta)
         if method == "initialize":
             raise RemoteProtocolError("The session is already initialized", code=ErrorCode.INVALID_REQUEST)
         if spec.input_required and (params.input_responses is not UNSET or params.request_state is not UNSET):
-            raise bad_params("Tasks and multi-round-trip inputs are not supported in protocol revision " + revision)
+            raise bad_params("Multi-round-trip inputs (inputResponses, requestState) are not part of protocol revision " + revision)
         if spec.session:
             if method == "logging/setLevel":
                 session.set_level(params.level)
@@ -311,13 +330,16 @@ class EraEngine:
         tool = params.name if method == "tools/call" else None
         if type(tool) is str and tool in self._tools and not self._tools.listed_in(revision, tool):
             raise bad_params(f"Tool {tool} is not available in protocol revision {revision}")
-        return self._handlers[method](message, params, request_meta, now, None)
+        handler = self._session_handlers.get(method) or self._handlers[method]
+        return handler(message, params, request_meta, now, principal)
 
     def _session_method_enabled(self, spec: MethodSpec) -> bool:
         if spec.name in ("resources/subscribe", "resources/unsubscribe"):
             return self._subscribe and self._enabled["resources"]
         if spec.name == "logging/setLevel":
             return self._logging
+        if spec.capability == "tasks":
+            return self.tasks is not None
         return spec.capability is None or self._enabled[spec.capability]
 
     def _on_list_era(self, message: Request, params: Any, revision: str) -> bytes:

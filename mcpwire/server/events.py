@@ -27,7 +27,7 @@ from ..types import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = [
     "ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "Cancelled", "ServerEvent", "InputArrived", "SessionClosed",
-    "TaskChanged",
+    "TaskChanged", "TaskResultWanted",
 ]
 
 
@@ -57,6 +57,12 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     state: Any = None
     task_allowed: bool = False
     task_id: str | None = None
+    task_requested: bool = False
+    """2025-11-25 (Tasks: Creating Tasks): the request asked to be a task (``params.task``) and
+    the tool supports tasks: answer with ``exchange.create_task(...)`` before anything else
+    (``ttl_ms`` the request's ``ttl``, in :attr:`task_ttl_ms`), then run the work."""
+    task_ttl_ms: int | None = None
+    """With :attr:`task_requested`: the ``ttl`` the request asked for, if any."""
     owner: str | None = None
     """With ``task_allowed``: the authenticated caller (``HttpRequest.principal``) a task made
     from this call belongs to: only requests of the same principal see it."""
@@ -140,7 +146,21 @@ class Cancelled(msgspec.Struct, frozen=True, kw_only=True):
         return cls(request_id=request_id, reason=reason)
 
 
-ServerEvent = Union[ToolCall, ResourceRead, PromptGet, CompletionRequest]
+class TaskResultWanted(msgspec.Struct, frozen=True, kw_only=True):
+    """A 2025-11-25 ``tasks/result`` for a task of ``owner`` still running (Tasks: Result
+    Retrieval: the answer waits until the task finishes). The host waits for the task's change
+    (its own work's, or a poll of the store) and answers with ``exchange.task_result(record)``;
+    a finished task's ``tasks/result`` is answered by the engine at once."""
+
+    method: ClassVar[str] = "tasks/result"
+
+    request_id: RequestId
+    task_id: str
+    meta: RequestMeta
+    owner: str | None = None
+
+
+ServerEvent = Union[ToolCall, ResourceRead, PromptGet, CompletionRequest, TaskResultWanted]
 
 
 class InputArrived(msgspec.Struct, frozen=True, kw_only=True):

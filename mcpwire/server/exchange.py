@@ -21,24 +21,27 @@ from typing import Any, Generic, Mapping, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ..types import CallToolResult, InputRequiredResult, TextContent
+from ..types import InputRequiredResult
 from ..wire.capabilities import missing_capabilities
-from ..wire.envelope import Response, encode_error, encode_notification, encode_request, encode_result
+from ..wire.envelope import (
+    Response, encode_error, encode_notification, encode_request, encode_result,
+)
 from ..wire.errors import ErrorCode, LocalProtocolError, MissingCapability, ProtocolError, RemoteProtocolError
-from ..wire.meta import LOG_LEVELS, SERVER_INFO_META_KEY, log_level_enabled
+from ..wire.meta import LOG_LEVELS, log_level_enabled
 from ..wire.methods import METHODS
 from ..wire.ndjson import encode_line
 from ..wire.params import decode_params
 from ..wire.sse import encode_event
 from .context import ServerContext
-from .events import CompletionRequest, ResourceRead, ServerEvent, ToolCall
+from .events import ServerEvent, TaskResultWanted
 from ..wire.versions import SSE_PRIMING
 from .http import HttpOutput, ResponseBody, json_reply, sse_head
 from .states import EXCHANGE, ExchangeState
 from .era import session_result, shape_request
 from .mrtr import ANSWER_TYPES, round_data
 from .session import Session
-from .tasks import TaskRecord, Tasks
+from .results import error_object, shape_result
+from .tasks import RELATED_TASK_META_KEY, TaskRecord, Tasks
 from .tokens import check_now, request_scope
 
 __all__ = ["Exchange", "HttpExchange", "StdioExchange", "resource_not_found"]
@@ -48,6 +51,7 @@ _params_dict: msgspec.json.Decoder[dict[str, Any]] = msgspec.json.Decoder(dict[s
 
 MAX_PROGRESS_UPDATES = 1000
 MAX_PROGRESS_MESSAGE = 4096
+MAX_SESSION_TASKS = 10_000
 
 
 def resource_not_found(uri: str) -> RemoteProtocolError:
@@ -212,6 +216,7 @@ class Exchange(Generic[O]):
             plain = msgspec.to_builtins(result)
             plain.pop("_meta", None)  # the task's result is the call's, without the server's identity again
             tasks.complete(task_id, plain, at)
+            self._release()
             return self._empty()
         if self.session is not None:
             result = session_result(self.revision, self.event.method, result)
@@ -246,6 +251,8 @@ class Exchange(Generic[O]):
             raise LocalProtocolError(f"{self.event.method} may not answer input_required")
         if state is UNSET:
             state = None
+        if self.session is not None and self.state is ExchangeState.TASK:
+            return self._session_task_ask(requests or {}, state, now)
         if self.session is not None:
             return self._ask(requests or {}, state)
         if self.state is ExchangeState.TASK:
@@ -321,10 +328,66 @@ class Exchange(Generic[O]):
     def _requests_out(self, messages: list[bytes], first: bool) -> O:
         raise NotImplementedError
 
+    def _session_task_ask(self, requests: Mapping[str, Any], state: Any, now: float | None) -> O:
+        """2025-11-25: a task asks its client (Tasks: Input Required Status): the task is
+        ``input_required`` and the requests, each with the related-task ``_meta``, wait in
+        :attr:`task_requests` for the host to send on a stream of the session (a ``tasks/result``
+        waiting on the task: :meth:`relay`; or the session's GET or stdio stream). The exchange
+        then waits for the answers as any session request does (:meth:`resume`)."""
+        tasks, task_id, at = self._task(now)
+        session = self.session
+        assert session is not None
+        if not requests:
+            raise LocalProtocolError("Input requests are needed to ask the client for input")
+        try:
+            plain = {k: msgspec.to_builtins(v) for k, v in requests.items()}
+            msgspec.json.encode(state)
+        except (TypeError, ValueError, msgspec.EncodeError) as exc:
+            raise LocalProtocolError(f"Input requests or state cannot be encoded as JSON: {exc}") from exc
+        kinds = round_data(plain, None)[0]
+        missing = missing_capabilities(plain, session.client_capabilities)
+        if missing:
+            return self.fail(MissingCapability(missing), now=now)
+        tasks.ask(task_id, plain, state, at)
+        related = {RELATED_TASK_META_KEY: {"taskId": task_id}}
+        messages: list[bytes] = []
+        for key, request in plain.items():
+            rid = session.ask(self, key)
+            self._asked[rid] = kinds[key]
+            self._answer_keys[rid] = key
+            params = shape_request(self.revision, request)
+            meta = params.get("_meta") if type(params) is dict else None
+            params = {**params, "_meta": {**(meta if type(meta) is dict else {}), **related}}
+            messages.append(_encode(encode_request, rid, request["method"], params))
+        self._answers = {}
+        self._input_error = None
+        self._input_state = state
+        self._task_asking = True
+        self.task_requests = messages
+        return self._empty()
+
+    task_requests: list[bytes] = []
+    """2025-11-25: the requests a task's :meth:`input_required` made, to send on a stream of
+    the session (JSON-RPC messages, unframed); the host clears it once sent."""
+    _task_asking = False
+
     @property
     def awaiting_input(self) -> bool:
         """Initialize era: requests went to the client and not every answer is in yet."""
-        return self.state is ExchangeState.AWAITING and bool(self._asked) and self._input_error is None
+        waiting = self.state is ExchangeState.AWAITING or (self._task_asking and self.state is ExchangeState.TASK)
+        return waiting and bool(self._asked) and self._input_error is None
+
+    def relay(self, messages: list[bytes]) -> O:
+        """Send a 2025-11-25 task's :attr:`task_requests` on the stream of this ``tasks/result``
+        (a :class:`TaskResultWanted` exchange), before its answer (Tasks: Input Required Status)."""
+        if not isinstance(self.event, TaskResultWanted):
+            raise LocalProtocolError("relay is for a tasks/result waiting on its task")
+        nxt = self._next("notify")
+        if nxt is None or not messages:
+            return self._empty()
+        first = self.state is ExchangeState.OPEN
+        self.state = nxt
+        return self._requests_out(messages, first)
 
     def receive_answer(self, response: Response) -> bool:
         """The engine hands in the client's response to one of this exchange's requests.
@@ -332,7 +395,7 @@ class Exchange(Generic[O]):
         rid = response.id
         kind = self._asked.pop(rid, None) if type(rid) is int else None
         key = self._answer_keys.pop(rid, None) if type(rid) is int else None
-        if kind is None or key is None or self.state is not ExchangeState.AWAITING:
+        if kind is None or key is None or not (self.state is ExchangeState.AWAITING or self._task_asking):
             return False
         if not isinstance(response.error, msgspec.UnsetType):
             error = response.error
@@ -352,24 +415,33 @@ class Exchange(Generic[O]):
                 self._answers[key] = answer if type(answer) is dict else {}
         return self._input_error is not None or not self._asked
 
-    def resume(self) -> ServerEvent:
+    def resume(self, *, now: float | None = None) -> ServerEvent:
         """Every answer is in: the event to run the handler on again, with ``input_responses``
         (each answer checked against what its request asked) and the ``state`` given with the
         requests. Raises the :class:`ProtocolError` to :meth:`fail` with when the client
-        answered with an error or an invalid result."""
+        answered with an error or an invalid result. A 2025-11-25 task is ``working`` again
+        (``now`` required)."""
         if self._input_error is not None:
             raise self._input_error
-        self.state = EXCHANGE.move(self.state, "resume")
+        if self._task_asking:
+            tasks, task_id, at = self._task(now)
+            record = tasks.get(task_id, at)
+            if record is not None:
+                tasks.answer(record, self._answers, at)
+            self._task_asking = False
+        else:
+            self.state = EXCHANGE.move(self.state, "resume")
         answers = dict(self.event.input_responses or {}) if hasattr(self.event, "input_responses") else {}
         answers.update(self._answers)
         self.event = msgspec.structs.replace(self.event, input_responses=answers, state=self._input_state)
         self._answers = {}
         return self.event
 
-    def input_timed_out(self, seconds: float) -> O:
-        """The host waited ``seconds`` for the client's answers in vain: the request fails
-        with -32603 (late answers are dropped)."""
-        return self.fail(ProtocolError(f"No answer from the client within {seconds:g} s", code=ErrorCode.INTERNAL_ERROR))
+    def input_timed_out(self, seconds: float, *, now: float | None = None) -> O:
+        """The host waited ``seconds`` for the client's answers in vain: the request (or the
+        task: ``now`` required) fails with -32603 (late answers are dropped)."""
+        error = ProtocolError(f"No answer from the client within {seconds:g} s", code=ErrorCode.INTERNAL_ERROR)
+        return self.fail(error, now=now)
 
     def _scope_params(self) -> dict[str, Any]:
         # The whole params, members admission skipped included (a number out of range there
@@ -388,7 +460,9 @@ class Exchange(Generic[O]):
             tasks, task_id, at = self._task(now)
             if not isinstance(error, ProtocolError) or error.code == ErrorCode.INTERNAL_ERROR:
                 error = ProtocolError("Internal error", code=ErrorCode.INTERNAL_ERROR)  # the cause is never sent
-            tasks.fail(task_id, _error_object(error), at, message=error.message)
+            tasks.fail(task_id, error_object(error), at, message=error.message)
+            self._task_asking = False
+            self._release()
             return self._empty()
         if nxt is None:
             return self._empty()
@@ -403,8 +477,16 @@ class Exchange(Generic[O]):
         return self._finish(message, error.http_status, nxt)
 
     def cancel(self) -> None:
-        """The peer cancelled or went away: nothing more is sent for this request."""
+        """The peer cancelled or went away: nothing more is sent for this request. After
+        :meth:`create_task` the task goes on (only ``tasks/cancel`` stops it): a 2025-11-25 task
+        still waits for its client's answers, until the task has ended."""
         self.state = EXCHANGE.move(self.state, "cancel")
+        if self.state is ExchangeState.TASK:
+            tasks = self._context.tasks
+            record = tasks.get(self.task_id, self._now) if tasks is not None and self.task_id is not None else None
+            if record is not None and not record.terminal:
+                return
+            self._task_asking = False
         self._release()
 
     # -- the tasks extension ----------------------------------------------------------------------
@@ -435,8 +517,25 @@ class Exchange(Generic[O]):
         )
         self.task_id = record.task_id
         self.event = msgspec.structs.replace(event, task_id=record.task_id)
+        if self.session is not None:
+            # 2025-11-25 (Tasks: Creating Tasks): CreateTaskResult is {task}; the session hears
+            # the task's status changes (bounded: a session keeps at most MAX_SESSION_TASKS).
+            if len(self.session.task_ids) < MAX_SESSION_TASKS:
+                self.session.task_ids.add(record.task_id)
+            return self._finish(_encode(encode_result, self.request_id, {"task": tasks.session_task(record)}), 200, nxt)
         result = {"resultType": "task", **tasks.task_object(record), "_meta": self._context.result_meta}
         return self._finish(_encode(encode_result, self.request_id, result), 200, nxt)
+
+    def task_result(self, record: TaskRecord) -> O:
+        """Answer a 2025-11-25 ``tasks/result`` (a :class:`TaskResultWanted` event) once its task
+        is finished: the call's result with the related-task ``_meta``, or its JSON-RPC error
+        (Tasks: Result Retrieval)."""
+        event = self.event
+        if not isinstance(event, TaskResultWanted) or record.task_id != event.task_id or not record.terminal:
+            raise LocalProtocolError("task_result takes the finished task a tasks/result asked for")
+        nxt = self._next("finish")
+        message = Tasks.session_answer(record, self.revision, self.request_id)
+        return self._empty() if nxt is None else self._finish(message, 200, nxt)
 
     def _task(self, now: float | None) -> tuple[Tasks, str, float]:
         if now is None:
@@ -566,53 +665,3 @@ class StdioExchange(Exchange[bytes]):
 
     def _final_out(self, message: bytes, status: int, streaming: bool) -> bytes:
         return encode_line(message)
-
-
-def shape_result(context: ServerContext, event: ServerEvent, result: Any) -> Any:
-    """The host's answer to ``event`` as the result to send: the method's result type (a str
-    is one text block of a tool), output checked against the tool's outputSchema, cache fields
-    filled in, ``_meta`` stamped with the server's identity."""
-    expected: type[Any] = METHODS[event.method].result  # type: ignore[assignment]
-    if isinstance(event, ToolCall) and isinstance(result, str):
-        result = CallToolResult(content=[TextContent(text=result)])
-    if not isinstance(result, expected):
-        raise LocalProtocolError(f"{event.method} must be answered with {expected.__name__}")
-    changes: dict[str, Any] = {}
-    if isinstance(event, ToolCall):
-        entry = context.tools.get(event.name)
-        check = entry.output_check if entry is not None else None
-        if check is not None and result.is_error is not True:
-            if result.structured_content is UNSET:
-                raise RemoteProtocolError("Tool declared an outputSchema but returned no structuredContent", code=ErrorCode.INTERNAL_ERROR)
-            problem = check(result.structured_content)
-            if problem is not None:
-                raise RemoteProtocolError(f"Tool result does not match its outputSchema: {problem}", code=ErrorCode.INTERNAL_ERROR)
-    elif isinstance(event, ResourceRead):
-        policy = context.policy("resources/read")
-        if result.ttl_ms is UNSET:
-            changes["ttl_ms"] = policy.ttl_ms
-        if result.cache_scope is UNSET:
-            changes["cache_scope"] = policy.scope
-    elif isinstance(event, CompletionRequest):
-        values = result.completion.values
-        if len(values) > 100:
-            raise LocalProtocolError("A completion returns at most 100 values")
-        total = result.completion.total
-        if total is not UNSET and total < len(values):
-            raise LocalProtocolError("Completion total must be at least the number of values")
-    # Result _meta: the host's keys plus serverInfo. The common case, no host _meta, shares
-    # one prebuilt mapping: the result is encoded at once and then dropped.
-    meta = result.meta
-    changes["meta"] = context.result_meta if meta is UNSET else {**meta, SERVER_INFO_META_KEY: context.info}
-    return msgspec.structs.replace(result, **changes)
-
-
-def _error_object(error: ProtocolError) -> dict[str, Any]:
-    """A JSON-RPC error object (schema $defs.Error) for a failed task."""
-    body: dict[str, Any] = {"code": error.code, "message": error.message}
-    if error.data is not None:
-        try:
-            body["data"] = msgspec.to_builtins(error.data)
-        except (TypeError, ValueError):
-            pass  # data that does not encode is left out, as in an error response
-    return body

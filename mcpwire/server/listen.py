@@ -27,6 +27,7 @@ from ..wire.sse import encode_event
 from .context import ServerContext
 from .http import HttpOutput, ResponseBody, sse_head
 from .states import LISTEN, ListenState
+from .tasks import TaskRecord, Tasks
 
 __all__ = [
     "ListenStream", "HttpListenStream", "StdioListenStream", "SessionStream", "StdioSessionStream", "ResumedStream", "parse_filter", "check_list_kind", "check_uri",
@@ -138,11 +139,12 @@ class ListenStream(Generic[O]):
         """Whether the stream is open and agreed to ``task_id``'s status notifications."""
         return self.state is ListenState.OPEN and task_id in self._tasks
 
-    def task_status(self, task_id: str, task: dict[str, Any]) -> O:
-        """A ``notifications/tasks`` carrying ``task`` (the DetailedTask), if the stream watches it."""
-        if not self._move("event") or not self.watches(task_id):
+    def task_status(self, task: TaskRecord) -> O:
+        """A ``notifications/tasks`` carrying the task's DetailedTask, if the stream watches it."""
+        if not self._move("event") or not self.watches(task.task_id):
             return self._empty()
-        return self._frame(encode_notification("notifications/tasks", {**task, "_meta": self._sub_meta}))
+        detailed = Tasks.detailed(task)
+        return self._frame(encode_notification("notifications/tasks", {**detailed, "_meta": self._sub_meta}))
 
     def close(self) -> O:
         """End the stream gracefully with the listen result (for example at shutdown)."""
@@ -154,6 +156,9 @@ class ListenStream(Generic[O]):
             "_meta": {**self._sub_meta, SERVER_INFO_META_KEY: self._context.info},
         }
         return self._frame(encode_result(self.request_id, result), last=True)
+
+    def _join(self, outputs: list[O]) -> O:
+        raise NotImplementedError
 
     def cancel(self) -> None:
         """The client went away or cancelled: drop the stream, send nothing more."""
@@ -171,6 +176,9 @@ class HttpListenStream(ListenStream[HttpOutput]):
         body = ResponseBody(data=encode_event(message), more=not last)
         return [sse_head(), body] if first else [body]
 
+    def _join(self, outputs: list[HttpOutput]) -> HttpOutput:
+        return [part for output in outputs for part in output]
+
 
 class StdioListenStream(ListenStream[bytes]):
     """A listen stream on stdio: each message is one NDJSON line."""
@@ -180,6 +188,9 @@ class StdioListenStream(ListenStream[bytes]):
 
     def _frame(self, message: bytes, first: bool = False, last: bool = False) -> bytes:
         return encode_line(message)
+
+    def _join(self, outputs: list[bytes]) -> bytes:
+        return b"".join(outputs)
 
 
 class _SessionEvents(ListenStream[O]):
@@ -205,6 +216,24 @@ class _SessionEvents(ListenStream[O]):
 
     def covers(self, uri: str) -> bool:
         return self.state is ListenState.OPEN and bool(self.session.covers(uri))
+
+    def watches(self, task_id: str) -> bool:
+        """The session's own tasks (2025-11-25: those its ``tools/call`` requests created)."""
+        return self.state is ListenState.OPEN and task_id in self.session.task_ids
+
+    def relay(self, messages: list[bytes]) -> O:
+        """A 2025-11-25 task's requests to its client (``Exchange.task_requests``) on this
+        stream (Tasks: clients expect a task's messages on any stream, the GET stream too)."""
+        if not messages or not self._move("event") or self.state is not ListenState.OPEN:
+            return self._empty()
+        return self._join([self._frame(m) for m in messages])
+
+    def task_status(self, task: TaskRecord) -> O:
+        """A ``notifications/tasks/status`` with the 2025-11-25 Task (Tasks: Task Status
+        Notification; no related-task ``_meta``: the task id is in the params)."""
+        if not self._move("event") or not self.watches(task.task_id):
+            return self._empty()
+        return self._frame(encode_notification("notifications/tasks/status", Tasks.session_task(task)))
 
     def resource_updated(self, uri: str) -> O:
         check_uri(uri)

@@ -94,7 +94,7 @@ class Session:
 
     __slots__ = (
         "id", "revision", "client_capabilities", "client_info", "log_level", "subscriptions", "state",
-        "created", "last_seen", "stream", "events", "_pending", "_next_id",
+        "created", "last_seen", "stream", "events", "task_ids", "_pending", "_next_id",
     )
 
     def __init__(
@@ -118,6 +118,9 @@ class Session:
         self._next_id = 0
         self.events: EventStore = events if events is not None else MemoryEventStore()
         """The SSE events of the session's POST streams, for resumption with Last-Event-ID."""
+        self.task_ids: set[str] = set()
+        """The tasks its ``tools/call`` requests created (2025-11-25): their status
+        notifications go to the session's stream."""
 
     # -- lifecycle --------------------------------------------------------------------------------
     def move(self, verb: str) -> None:

@@ -22,12 +22,14 @@ from typing import Any, Final, Protocol
 
 import msgspec
 
+from ..wire.envelope import RequestId, encode_error_object, encode_result
 from ..wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from .era import session_result
 from .states import TASK, TaskStatus
 
 __all__ = [
-    "DEFAULT_POLL_INTERVAL_MS", "DEFAULT_TASK_TTL_MS", "LOST_WORK", "MemoryTaskStore", "TaskRecord", "TaskStore",
-    "Tasks", "iso_time", "recover",
+    "DEFAULT_POLL_INTERVAL_MS", "DEFAULT_TASK_TTL_MS", "LOST_WORK", "MemoryTaskStore", "RELATED_TASK_META_KEY",
+    "TaskRecord", "TaskStore", "Tasks", "iso_time", "recover",
 ]
 
 DEFAULT_TASK_TTL_MS: Final = 3_600_000
@@ -35,6 +37,9 @@ DEFAULT_TASK_TTL_MS: Final = 3_600_000
 DEFAULT_POLL_INTERVAL_MS: Final = 1000
 """The polling interval advised to clients, unless the host says otherwise."""
 TERMINAL: Final = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
+_INTERNAL: Final[dict[str, Any]] = {"code": int(ErrorCode.INTERNAL_ERROR), "message": "Internal error"}
+RELATED_TASK_META_KEY: Final = "io.modelcontextprotocol/related-task"
+"""2025-11-25, Tasks: Related Task Metadata: the ``_meta`` key naming the task a message is of."""
 
 
 def iso_time(now: float) -> str:
@@ -92,6 +97,11 @@ class TaskStore(Protocol):
     def put(self, record: TaskRecord) -> None:
         """Replace a stored task with its new state."""
 
+    def tasks_of(self, owner: str | None, now: float, after: str | None, limit: int) -> list[TaskRecord] | None:
+        """Up to ``limit`` unexpired tasks of ``owner`` (``TaskRecord.owner``), oldest first,
+        from the one after the task ``after`` (``None``: from the first); ``None`` when
+        ``after`` is not a task of ``owner`` (any more)."""
+
 
 class MemoryTaskStore:
     """Tasks in this process's memory, bounded: at most ``max_tasks`` (default 10000); expired
@@ -127,6 +137,16 @@ class MemoryTaskStore:
     def put(self, record: TaskRecord) -> None:
         if record.task_id in self._tasks:
             self._tasks[record.task_id] = record
+
+    def tasks_of(self, owner: str | None, now: float, after: str | None, limit: int) -> list[TaskRecord] | None:
+        found = [r for r in self._tasks.values() if r.owner == owner and not r.expired(now)]
+        start = 0
+        if after is not None:
+            ids = [r.task_id for r in found]
+            if after not in ids:
+                return None
+            start = ids.index(after) + 1
+        return found[start:start + limit]
 
 
 LOST_WORK: Final = "The server restarted while the task ran"
@@ -196,6 +216,18 @@ class Tasks:
         """The stored task, or ``None`` (unknown or expired)."""
         return self.store.get(task_id, now)
 
+    def page(self, owner: str | None, now: float, cursor: str | None, size: int) -> tuple[list[TaskRecord], str | None]:
+        """One page of ``owner``'s tasks, oldest first, and the cursor of the next (``None``:
+        the last page). The cursor is the last task's id: -32602 when it is not a task of
+        ``owner`` (any more), the answer to a cursor nobody issued (2025-11-25: Tasks: Protocol
+        Errors)."""
+        records = self.store.tasks_of(owner, now, cursor, size + 1)
+        if records is None:
+            raise RemoteProtocolError("Invalid cursor", code=ErrorCode.INVALID_PARAMS)
+        more = len(records) > size
+        records = records[:size]
+        return records, (records[-1].task_id if more and records else None)
+
     @staticmethod
     def task_object(record: TaskRecord) -> dict[str, Any]:
         """The ``Task`` members (ext-tasks specification: Tasks), in the specification's order."""
@@ -221,6 +253,44 @@ class Tasks:
         elif record.status is TaskStatus.FAILED:
             task["error"] = record.error or {"code": ErrorCode.INTERNAL_ERROR, "message": "Internal error"}
         return task
+
+    # -- 2025-11-25 (Basic > Utilities > Tasks, experimental) ---------------------------------
+    @staticmethod
+    def session_status(record: TaskRecord) -> str:
+        """The status a 2025-11-25 session reads: a tool call whose result has ``isError`` is
+        ``failed`` there (Tasks: Task Execution Errors), ``completed`` in the extension."""
+        result = record.result
+        if record.status is TaskStatus.COMPLETED and result is not None and result.get("isError") is True:
+            return TaskStatus.FAILED.value
+        return record.status.value
+
+    @classmethod
+    def session_task(cls, record: TaskRecord) -> dict[str, Any]:
+        """The 2025-11-25 ``Task`` (Data Types: Task): no outcome inlined, ``ttl`` and
+        ``pollInterval`` in milliseconds, in the specification's order."""
+        task: dict[str, Any] = {"taskId": record.task_id, "status": cls.session_status(record)}
+        if record.status_message is not None:
+            task["statusMessage"] = record.status_message
+        task["createdAt"] = iso_time(record.created_at)
+        task["lastUpdatedAt"] = iso_time(record.updated_at)
+        task["ttl"] = record.ttl_ms
+        if record.poll_interval_ms is not None:
+            task["pollInterval"] = record.poll_interval_ms
+        return task
+
+    @staticmethod
+    def session_answer(record: TaskRecord, revision: str, request_id: RequestId) -> bytes:
+        """The answer of ``tasks/result`` for a finished task (Result Retrieval): exactly what
+        the call would have answered, its result as ``revision`` has it with the related-task
+        ``_meta``, or its JSON-RPC error (a cancelled task's is -32603: nothing was answered)."""
+        if record.status is TaskStatus.COMPLETED:
+            result = session_result(revision, "tools/call", record.result or {})
+            meta = result.get("_meta")
+            result["_meta"] = {**(meta if type(meta) is dict else {}), RELATED_TASK_META_KEY: {"taskId": record.task_id}}
+            return encode_result(request_id, result)
+        error = record.error if record.status is TaskStatus.FAILED and record.error else _INTERNAL
+        return encode_error_object(request_id, int(error["code"]), str(error.get("message", "")),
+                                   error.get("data", msgspec.UNSET))
 
     # -- changes ------------------------------------------------------------------------------
     def create(

@@ -38,7 +38,7 @@ from .versions import INITIALIZE_ERA, PROTOCOL_VERSION, REVISIONS
 __all__ = [
     "ListKind", "MethodSpec", "METHODS", "GENERIC_DECODER", "NotificationSpec", "NOTIFICATIONS",
     "LIST_CHANGED", "MRTR_METHODS", "CACHEABLE_METHODS", "LIST_METHODS", "methods_of", "notifications_of",
-    "ServerRequestSpec", "SERVER_REQUESTS",
+    "ServerRequestSpec", "SERVER_REQUESTS", "SESSION_METHODS", "method_row",
 ]
 
 ListKind = Literal["tools", "prompts", "resources"]
@@ -150,7 +150,8 @@ METHODS: Final[dict[str, MethodSpec]] = {
             name="subscriptions/listen", params=ListenParams, result=SubscriptionsListenResult, revisions=_STATELESS,
         ),
         # The tasks extension (ext-tasks specification: Task Polling, Task Update Requests, Task
-        # Cancellation); its tasks/result and tasks/list of 2025-11-25 are gone (-32601).
+        # Cancellation); its tasks/result and tasks/list of 2025-11-25 are gone (-32601). The
+        # 2025-11-25 methods of the same names are rows of SESSION_METHODS.
         MethodSpec(
             name="tasks/get", params=TaskParams, result=Task, name_param="taskId", revisions=_STATELESS,
             extension=TASKS_EXTENSION,
@@ -166,6 +167,32 @@ METHODS: Final[dict[str, MethodSpec]] = {
     )
 }
 
+_TASKS_2025: Final = frozenset({"2025-11-25"})
+
+SESSION_METHODS: Final[dict[str, MethodSpec]] = {
+    spec.name: spec
+    for spec in (
+        # 2025-11-25, Basic > Utilities > Tasks (experimental): the same names as the extension's
+        # methods, other shapes (a Task without its outcome; tasks/result answers the outcome).
+        # Gated by the server's tasks capability.
+        MethodSpec(name="tasks/get", params=TaskParams, capability="tasks", revisions=_TASKS_2025),
+        MethodSpec(name="tasks/result", params=TaskParams, capability="tasks", revisions=_TASKS_2025),
+        MethodSpec(name="tasks/list", params=PaginatedParams, capability="tasks", revisions=_TASKS_2025),
+        MethodSpec(name="tasks/cancel", params=TaskParams, capability="tasks", revisions=_TASKS_2025),
+    )
+}
+"""Rows of the initialize-era revisions for methods whose name :data:`METHODS` gives another
+dialect's row; :func:`method_row` picks the row of a revision."""
+
+
+def method_row(name: str, revision: str) -> MethodSpec | None:
+    """The row of ``name`` in ``revision`` (``None``: the revision has no such method)."""
+    spec = SESSION_METHODS.get(name)
+    if spec is None or revision not in spec.revisions:
+        spec = METHODS.get(name)
+    return spec if spec is not None and revision in spec.revisions else None
+
+
 MRTR_METHODS: Final = frozenset(name for name, spec in METHODS.items() if spec.input_required)
 CACHEABLE_METHODS: Final = frozenset(name for name, spec in METHODS.items() if spec.cacheable)
 LIST_METHODS: Final = tuple(name for name, spec in METHODS.items() if spec.paginated)
@@ -173,7 +200,7 @@ LIST_METHODS: Final = tuple(name for name, spec in METHODS.items() if spec.pagin
 
 def methods_of(revision: str) -> frozenset[str]:
     """The request methods a protocol revision has."""
-    return frozenset(name for name, spec in METHODS.items() if revision in spec.revisions)
+    return frozenset(name for name in (*METHODS, *SESSION_METHODS) if method_row(name, revision) is not None)
 
 
 def notifications_of(revision: str) -> frozenset[str]:
@@ -257,6 +284,8 @@ NOTIFICATIONS: Final[dict[str, NotificationSpec]] = {
         ),
         # The tasks extension: Task Status Notifications, on a listen stream that names taskIds.
         NotificationSpec(name="notifications/tasks", senders=_SERVER, revisions=_STATELESS, listen_flag="taskIds"),
+        # 2025-11-25, Tasks: Task Status Notification (on the session's GET stream or stdio).
+        NotificationSpec(name="notifications/tasks/status", senders=_SERVER, revisions=frozenset({"2025-11-25"})),
     )
 }
 

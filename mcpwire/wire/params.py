@@ -41,10 +41,13 @@ class PaginatedParams(GenericParams):
 
 
 class CallToolParams(GenericParams, rename="camel"):
+    """``task``: 2025-11-25's task augmentation (Tasks: Creating Tasks), ``{"ttl": ms}``."""
+
     name: Any = UNSET
     arguments: Raw | UnsetType = UNSET
     input_responses: Any = UNSET
     request_state: Any = UNSET
+    task: Any = UNSET
 
 
 class ReadResourceParams(GenericParams, rename="camel"):

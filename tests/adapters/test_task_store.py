@@ -281,3 +281,19 @@ def test_the_bound_counts_what_every_store_on_the_file_added_and_dropped(tmp_pat
         assert second.add(record("e", created=NOW + 1), NOW + 1) is False
     with SqliteTaskStore(path, max_tasks=3) as reopened:
         assert len(reopened) == 3
+
+
+def test_tasks_of_lists_one_owners_unexpired_tasks_oldest_first_from_a_cursor(make_store: MakeStore) -> None:
+    store = make_store()
+    for n in range(5):
+        owner = "bob" if n == 2 else "alice"
+        assert store.add(record(f"t{n}", created=NOW + n, ttl_ms=None if n != 3 else 1000, owner=owner), NOW + n)
+    later = NOW + 60  # t3 has expired by then
+    assert [r.task_id for r in store.tasks_of("alice", later, None, 10) or []] == ["t0", "t1", "t4"]
+    assert [r.task_id for r in store.tasks_of("alice", later, None, 2) or []] == ["t0", "t1"]
+    assert [r.task_id for r in store.tasks_of("alice", later, "t1", 2) or []] == ["t4"]
+    assert [r.task_id for r in store.tasks_of("bob", later, None, 10) or []] == ["t2"]
+    assert store.tasks_of(None, later, None, 10) == []
+    # A cursor that is not a task of that owner (another's, or unknown) is refused: None.
+    assert store.tasks_of("alice", later, "t2", 10) is None
+    assert store.tasks_of("alice", later, "nope", 10) is None

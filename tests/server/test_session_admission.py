@@ -160,7 +160,7 @@ def test_multi_round_trip_params_on_a_session_are_32602() -> None:
     session = open_session(server)
     call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "t", "arguments": {}, "inputResponses": {}}}
     error(send(server, call, session), 200, -32602,
-          "Tasks and multi-round-trip inputs are not supported in protocol revision 2025-11-25")
+          "Multi-round-trip inputs (inputResponses, requestState) are not part of protocol revision 2025-11-25")
 
 
 class CountingEventStore(MemoryEventStore):
@@ -383,9 +383,9 @@ def test_nothing_leaks_when_sessions_end() -> None:
     assert all(exchange.state is mcpwire.ExchangeState.CANCELLED for exchange in waiting)
 
 
-def test_a_session_gets_no_task_even_when_its_initialize_declared_the_extension() -> None:
-    """Tasks are the stateless revision's: a session has no tasks/get to poll a task with, so a
-    call on one never may become a task, whatever its initialize declared."""
+def test_a_session_call_becomes_a_task_by_params_task_only_never_by_the_extension() -> None:
+    """The tasks extension is the stateless revision's: a session's initialize declaring it
+    makes no call a task; 2025-11-25's own ``params.task`` does (test_session_tasks.py)."""
     from mcpwire.tasks import TASKS_EXTENSION, MemoryTaskStore, Tasks
 
     server = make_server(tasks=Tasks(MemoryTaskStore(), (f"task-{i}" for i in itertools.count())))
@@ -397,5 +397,5 @@ def test_a_session_gets_no_task_even_when_its_initialize_declared_the_extension(
     call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "job", "arguments": {}}}
     exchange = send(server, call, session)
     assert isinstance(exchange, mcpwire.HttpExchange) and exchange.event.task_allowed is False  # type: ignore[union-attr]
-    get = {"jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": {"taskId": "task-0"}}
-    error(send(server, get, session), 200, -32601, "Method not found: tasks/get")
+    update = {"jsonrpc": "2.0", "id": 4, "method": "tasks/update", "params": {"taskId": "task-0"}}
+    error(send(server, update, session), 200, -32601, "Method not found: tasks/update")
