@@ -59,8 +59,8 @@ class TaskRunner:
         self._starting: dict[int, anyio.CancelScope] = {}
         # What the tasks/result requests waiting on a task wait for: its next change.
         self._changed: dict[str, anyio.Event] = {}
-        # A 2025-11-25 task's requests to its client not all answered yet, by task.
-        self._asking: dict[str, list[bytes]] = {}
+        # A 2025-11-25 task's requests to its client that no stream carried yet, by task.
+        self._undelivered: dict[str, list[bytes]] = {}
 
     def __len__(self) -> int:
         """How many tasks this process runs or keeps waiting for input."""
@@ -101,49 +101,63 @@ class TaskRunner:
             changed.set()
 
     def asked(self, exchange: Exchange[Any]) -> None:
-        """A 2025-11-25 task asked its client (``exchange.task_requests``): the requests go on
-        every ``tasks/result`` stream waiting on the task, else on the session's GET (or stdio)
-        stream; each later ``tasks/result`` gets the ones still unanswered again (Tasks: Input
-        Required Status: the client calls it on seeing ``input_required``, and may hang up)."""
+        """A 2025-11-25 task asked its client (``exchange.task_requests``): the requests go,
+        once, on a ``tasks/result`` stream waiting on the task, else on the session's GET (or
+        stdio) stream, else on the next ``tasks/result`` (Tasks: Input Required Status: the
+        client calls it on seeing ``input_required``)."""
         task_id = exchange.task_id
         assert task_id is not None
-        requests, exchange.task_requests = exchange.task_requests, []
-        self._asking[task_id] = requests
+        requests = exchange.task_requests
         stream = exchange.session.stream if exchange.session is not None else None
         if task_id not in self._changed and stream is not None:
             self.app._deliver([(stream, stream.relay(requests))])
+        else:
+            self._undelivered[task_id] = requests
         self.notify(task_id)
 
     def answered(self, task_id: str) -> None:
         """Every request of the task's round is answered: it works again."""
-        self._asking.pop(task_id, None)
+        self._undelivered.pop(task_id, None)
         self.notify(task_id)
 
     async def await_result(self, exchange: Exchange[Any], event: TaskResultWanted, send: Send) -> None:
         """Answer a 2025-11-25 ``tasks/result`` once its task is finished (Tasks: Result
-        Retrieval: the answer waits). Woken by a change of the task in this process, and reads
-        the store again at the task's poll interval for work that runs in another."""
+        Retrieval: the answer waits), carrying the task's requests to its client meanwhile.
+        Woken by a change of the task in this process, and reads the store again at the task's
+        poll interval for work that runs in another. A stream that ends before its answer (the
+        client may hang up at any time) leaves what it carried and is still unanswered to the
+        next ``tasks/result``."""
         tasks = self.app.server.tasks
         assert tasks is not None  # the engine answers tasks/result only with tasks
-        relayed: set[bytes] = set()
-        while True:
-            record = tasks.get(event.task_id, time.time())
-            if record is None or record.owner != event.owner:  # expired while waiting
-                out = exchange.fail(mcpwire.RemoteProtocolError(
-                    "Failed to retrieve task: Task not found", code=mcpwire.ErrorCode.INVALID_PARAMS))
-                break
-            if record.terminal:
-                out = exchange.task_result(record)
-                break
-            requests = [m for m in self._asking.get(event.task_id, ()) if m not in relayed]
-            if requests:
-                relayed.update(requests)
-                await send(exchange.relay(requests))
-            changed = self._changed.setdefault(event.task_id, anyio.Event())
-            with anyio.move_on_after((record.poll_interval_ms or 1000) / 1000):
-                await changed.wait()
-        if out:
-            await send(out)
+        task_id = event.task_id
+        relayed: list[bytes] = []
+        answered = False
+        try:
+            while True:
+                record = tasks.get(task_id, time.time())
+                if record is None or record.owner != event.owner:  # expired while waiting
+                    out = exchange.fail(mcpwire.RemoteProtocolError(
+                        "Failed to retrieve task: Task not found", code=mcpwire.ErrorCode.INVALID_PARAMS))
+                    break
+                if record.terminal:
+                    out = exchange.task_result(record)
+                    break
+                requests = self._undelivered.pop(task_id, None)
+                if requests:
+                    relayed += requests
+                    await send(exchange.relay(requests))
+                changed = self._changed.setdefault(task_id, anyio.Event())
+                with anyio.move_on_after((record.poll_interval_ms or 1000) / 1000):
+                    await changed.wait()
+            if out:
+                await send(out)
+            answered = True
+        finally:
+            work = self._work.get(task_id)
+            if not answered and relayed and work is not None:
+                left = [m for m in relayed if m in work[0].task_requests]
+                if left:
+                    self._undelivered[task_id] = [*left, *self._undelivered.get(task_id, [])]
 
     async def _round(self, ctx: Context, scope: anyio.CancelScope, decided: anyio.Event | None) -> None:
         exchange = ctx.exchange
@@ -174,7 +188,7 @@ class TaskRunner:
         record = tasks.get(task_id, time.time()) if tasks is not None else None
         if record is None or record.terminal:
             del self._work[task_id]
-            self._asking.pop(task_id, None)
+            self._undelivered.pop(task_id, None)
         else:
             self._work[task_id] = (exchange, None)
 
@@ -184,7 +198,7 @@ class TaskRunner:
         entry = self._work.get(task.task_id)
         self.notify(task.task_id)
         if task.status is TaskStatus.CANCELLED:
-            self._asking.pop(task.task_id, None)
+            self._undelivered.pop(task.task_id, None)
             if entry is not None:
                 del self._work[task.task_id]
                 if entry[1] is not None:

@@ -350,7 +350,7 @@ class Exchange(Generic[O]):
             return self.fail(MissingCapability(missing), now=now)
         tasks.ask(task_id, plain, state, at)
         related = {RELATED_TASK_META_KEY: {"taskId": task_id}}
-        messages: list[bytes] = []
+        messages: dict[int, bytes] = {}
         for key, request in plain.items():
             rid = session.ask(self, key)
             self._asked[rid] = kinds[key]
@@ -358,18 +358,23 @@ class Exchange(Generic[O]):
             params = shape_request(self.revision, request)
             meta = params.get("_meta") if type(params) is dict else None
             params = {**params, "_meta": {**(meta if type(meta) is dict else {}), **related}}
-            messages.append(_encode(encode_request, rid, request["method"], params))
+            messages[rid] = _encode(encode_request, rid, request["method"], params)
         self._answers = {}
         self._input_error = None
         self._input_state = state
         self._task_asking = True
-        self.task_requests = messages
+        self._task_messages = messages
         return self._empty()
 
-    task_requests: list[bytes] = []
-    """2025-11-25: the requests a task's :meth:`input_required` made, to send on a stream of
-    the session (JSON-RPC messages, unframed); the host clears it once sent."""
     _task_asking = False
+    _task_messages: dict[int, bytes] = {}
+
+    @property
+    def task_requests(self) -> list[bytes]:
+        """2025-11-25: the requests of a task's :meth:`input_required` its client has not
+        answered yet, to send on a stream of the session (JSON-RPC messages, unframed; each
+        once: a stream that ends unread is the host's to make up for)."""
+        return list(self._task_messages.values()) if self._task_asking else []
 
     @property
     def awaiting_input(self) -> bool:
@@ -393,6 +398,8 @@ class Exchange(Generic[O]):
         """The engine hands in the client's response to one of this exchange's requests.
         Returns True when the exchange can :meth:`resume` (every answer in, or an error)."""
         rid = response.id
+        if self._task_asking and type(rid) is int:
+            self._task_messages.pop(rid, None)
         kind = self._asked.pop(rid, None) if type(rid) is int else None
         key = self._answer_keys.pop(rid, None) if type(rid) is int else None
         if kind is None or key is None or not (self.state is ExchangeState.AWAITING or self._task_asking):

@@ -265,3 +265,44 @@ def test_over_stdio_a_task_runs_and_its_status_comes_on_stdout() -> None:
             await stdin_send.aclose()
 
     trio.run(main)
+
+
+def test_a_task_that_asks_after_its_tasks_result_hung_up_is_heard_on_the_next_one() -> None:
+    """A client hangs up its tasks/result before the task asks (no GET stream either): the
+    requests are not lost, the next tasks/result carries them."""
+    from mcpwire_adapters import App, Context, NeedInput
+
+    app = App("late", "1", tasks=True)
+
+    @app.tool(description="asks after a while", task_support="optional")
+    async def later(ctx: Context, arguments: dict[str, Any]) -> Any:
+        await ctx.start_task()
+        if "ok" not in ctx.input_responses:
+            await trio.sleep(0.5)
+            return NeedInput(requests={"ok": {"method": "elicitation/create", "params": {
+                "message": "ok?", "requestedSchema": {"type": "object", "properties": {}}}}})
+        return "fine"
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            host, port = await nursery.start(serve_http, app)
+            peer = Peer(host, port)
+            await trio.to_thread.run_sync(peer.post, INIT)
+            await trio.to_thread.run_sync(peer.post, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            created = await trio.to_thread.run_sync(peer.post, rpc("tools/call", {"name": "later", "arguments": {}, "task": {}}, 2))
+            task_id = created["result"]["task"]["taskId"]
+
+            def hang_up_early() -> None:
+                conn = http.client.HTTPConnection(host, port, timeout=5)
+                conn.request("POST", "/mcp", json.dumps(rpc("tasks/result", {"taskId": task_id}, 3)).encode(), peer.headers)
+                conn.close()
+
+            await trio.to_thread.run_sync(hang_up_early)
+            with trio.fail_after(20):
+                asked = await trio.to_thread.run_sync(peer.stream_until_request, rpc("tasks/result", {"taskId": task_id}, 4))
+                await answer_request(peer, asked, task_id, "ok")
+                final = await trio.to_thread.run_sync(peer.post, rpc("tasks/result", {"taskId": task_id}, 5))
+            assert final["result"]["content"] == [{"type": "text", "text": "fine"}]
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)

@@ -138,7 +138,7 @@ def test_the_sdk_client_against_our_server(transport: str) -> None:
     with peer as url:
         seen = anyio.run(sdk_client_session, transport, url)
     assert seen["version"] == "2025-11-25" and seen["server"] == "mcpwire-interop"
-    assert seen["tools"] == ["ask_llm", "chatty", "count", "echo", "greet", "touch"]
+    assert seen["tools"] == ["ask_llm", "chatty", "count", "echo", "greet", "slow_job", "touch", "vetted_job"]
     assert seen["echo"] == "hi there" and seen["count"] == "counted" and seen["chatty"] == "logged"
     assert seen["progress"] == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
     assert seen["logs_at_warning"] == [("warning", "loud news")]

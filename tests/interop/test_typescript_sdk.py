@@ -63,7 +63,7 @@ def run_ts_client(node: NodeSetup, *target: str) -> dict[str, Any]:
 def check_ts_client_report(report: dict[str, Any]) -> None:
     assert report["server"] == {"name": "mcpwire-interop", "version": "1.0"}
     assert report["capabilities"]["resources"] == {"subscribe": True, "listChanged": True}
-    assert report["tools"] == ["ask_llm", "chatty", "count", "echo", "greet", "touch"]
+    assert report["tools"] == ["ask_llm", "chatty", "count", "echo", "greet", "slow_job", "touch", "vetted_job"]
     assert report["echo"] == "hi there" and report["count"] == "counted"
     assert report["progress"] == [[1, 3, "step 1"], [2, 3, "step 2"], [3, 3, "step 3"]]
     assert report["logsAtWarning"] == ["loud news"]
@@ -75,6 +75,19 @@ def check_ts_client_report(report: dict[str, Any]) -> None:
     assert report["updates"] == ["test://note"] and report["updatesAfterUnsubscribe"] == []
     assert report["prompts"] == ["greeting"] and report["prompt"] == "Say hello to Grace"
     assert report["completion"] == ["Ada", "Alan"] and report["ping"] == {}
+    # 2025-11-25 tasks, driven by the SDK's experimental client (params.task, tasks/get polling
+    # at our pollInterval, tasks/result; input through the session's stream).
+    assert report["capabilities"]["tasks"] == {"cancel": {}, "requests": {"tools": {"call": {}}}}
+    slow = report["slowJob"]
+    assert slow[0] == ["taskCreated", "working"] and slow[-1] == ["result", "slow job done"]
+    assert ["taskStatus", "completed"] in slow
+    assert report["vettedJob"][0] == ["taskCreated", "working"]
+    assert report["vettedJob"][-1] == ["result", "approved by Ada"]
+    assert report["vettedAsked"] == [["Approve the job?", ["name"]]]
+    # notifications/tasks/status reached the SDK's handler (the runner never checks these).
+    assert report["taskStatuses"]["slow"][-1] == "completed"
+    assert "input_required" in report["taskStatuses"]["vetted"] and report["taskStatuses"]["vetted"][-1] == "completed"
+    assert report["taskGot"] == "completed" and report["cancelFinished"] == -32602
 
 
 def test_the_ts_client_over_http(node: NodeSetup, our_http_server: str) -> None:

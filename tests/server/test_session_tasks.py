@@ -235,6 +235,7 @@ def test_a_task_asks_on_a_stream_of_its_session_and_resumes_on_the_answers() -> 
     answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}
     arrived = send(server, answer, session)
     assert isinstance(arrived, mcpwire.InputArrived) and arrived.ready and arrived.exchange is exchange
+    assert exchange.task_requests == []  # answered: nothing left to send
     event = exchange.resume(now=NOW + 2)
     assert isinstance(event, mcpwire.ToolCall) and event.input_responses == {"who": answer["result"]} and event.state == {"step": 1}
     assert result(send(server, rpc("tasks/get", {"taskId": task["taskId"]}), session))["status"] == "working"
@@ -252,7 +253,7 @@ def test_a_task_cannot_ask_for_what_the_client_did_not_declare() -> None:
     exchange, task = create(server, session)
     ask = {"method": "elicitation/create", "params": {"message": "?", "requestedSchema": {"type": "object", "properties": {}}}}
     assert exchange.input_required({"k": ask}, now=NOW) == []
-    assert not exchange.awaiting_input and exchange.task_requests == []
+    assert not exchange.awaiting_input and exchange.task_requests == []  # nothing was asked
     got = result(send(server, rpc("tasks/get", {"taskId": task["taskId"]}), session))
     assert got["status"] == "failed"
     assert error(send(server, rpc("tasks/result", {"taskId": task["taskId"]}), session), -32021)

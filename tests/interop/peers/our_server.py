@@ -25,7 +25,8 @@ NAMES = ("Ada", "Alan", "Grace")
 
 
 def build_app() -> App:
-    app = App("mcpwire-interop", "1.0", resource_subscribe=True, logging=True, completions=True, input_timeout=20)
+    app = App("mcpwire-interop", "1.0", resource_subscribe=True, logging=True, completions=True, input_timeout=20,
+              tasks=True)
 
     @app.tool(description="Echo the text back", input_schema={
         "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
@@ -64,6 +65,23 @@ def build_app() -> App:
             return NeedInput(requests={"llm": {"method": "sampling/createMessage",
                                                "params": {"messages": [message], "maxTokens": 50}}})
         return f"The model said: {answer['content']['text']}"
+
+    # 2025-11-25 tasks: a client that asks (params.task) gets a task; others an ordinary call.
+    @app.tool(description="Work a little while, as a task when asked", task_support="optional")
+    async def slow_job(ctx: Context, arguments: dict[str, Any]) -> str:
+        await ctx.start_task(status_message="working on it")
+        await trio.sleep(0.3)
+        return "slow job done"
+
+    @app.tool(description="Ask the client to approve, then finish", task_support="optional")
+    async def vetted_job(ctx: Context, arguments: dict[str, Any]) -> Any:
+        await ctx.start_task()
+        answer = ctx.input_responses.get("approve")
+        if answer is None:
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+            return NeedInput(requests={"approve": {"method": "elicitation/create",
+                                                   "params": {"message": "Approve the job?", "requestedSchema": schema}}})
+        return f"approved by {answer['content']['name']}"
 
     @app.resource("test://note", name="note", mime_type="text/plain", description="A note")
     def note(ctx: Context) -> str:

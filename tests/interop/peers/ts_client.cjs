@@ -8,7 +8,8 @@ const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 const {
-  CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema,
+  CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema, TaskStatusNotificationSchema,
 } = require("@modelcontextprotocol/sdk/types.js");
 
 function waitFor(check, what) {
@@ -52,6 +53,10 @@ async function main() {
   });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (note) => { logs.push(note.params.data); });
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (note) => { updates.push(note.params.uri); });
+  const taskStatuses = [];  // notifications/tasks/status, as [taskId, status]
+  client.setNotificationHandler(TaskStatusNotificationSchema, (note) => {
+    taskStatuses.push([note.params.taskId, note.params.status]);
+  });
 
   await client.connect(transport);
   const out = {
@@ -76,7 +81,7 @@ async function main() {
   out.logsAtDebug = logs.splice(0);
   out.greet = text(await client.callTool({ name: "greet", arguments: {} }));
   out.askLlm = text(await client.callTool({ name: "ask_llm", arguments: {} }));
-  out.asked = asked;
+  out.asked = { elicitation: [...asked.elicitation], sampling: [...asked.sampling] };
   out.resources = (await client.listResources()).resources.map((r) => r.uri);
   out.note = (await client.readResource({ uri: "test://note" })).contents[0].text;
   await client.subscribeResource({ uri: "test://note" });
@@ -93,6 +98,37 @@ async function main() {
   out.completion = (await client.complete({ ref: { type: "ref/prompt", name: "greeting" },
     argument: { name: "name", value: "A" } })).completion.values;
   out.ping = await client.ping();
+  // 2025-11-25 tasks (the SDK's experimental client): each message the stream yields.
+  const taskRun = async (name) => {
+    const seen = [];
+    let taskId;
+    const stream = client.experimental.tasks.callToolStream({ name, arguments: {} }, CallToolResultSchema,
+      { task: { ttl: 60000 } });
+    for await (const message of stream) {
+      if (message.type === "taskCreated") taskId = message.task.taskId;
+      seen.push(message.type === "result" ? ["result", text(message.result)]
+        : message.type === "error" ? ["error", message.error.message] : [message.type, message.task.status]);
+    }
+    return { seen, taskId };
+  };
+  const slow = await taskRun("slow_job");
+  out.slowJob = slow.seen;
+  const vetted = await taskRun("vetted_job");
+  out.vettedJob = vetted.seen;
+  out.vettedAsked = asked.elicitation.slice(out.asked.elicitation.length);
+  await waitFor(() => taskStatuses.some(([id, status]) => id === vetted.taskId && status === "completed"),
+    "the completed status of the vetted job");
+  out.taskStatuses = {
+    slow: taskStatuses.filter(([id]) => id === slow.taskId).map(([, status]) => status),
+    vetted: taskStatuses.filter(([id]) => id === vetted.taskId).map(([, status]) => status),
+  };
+  out.taskGot = (await client.experimental.tasks.getTask(slow.taskId)).status;
+  try {
+    await client.experimental.tasks.cancelTask(slow.taskId);
+    out.cancelFinished = "accepted";
+  } catch (err) {
+    out.cancelFinished = err.code;
+  }
   if (kind === "http") {
     const sessionId = transport.sessionId;
     out.openStatus = await pingStatus(target[0], sessionId);
