@@ -51,7 +51,7 @@ from mcpwire import (
     OutgoingRequest, Progress, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest,
 )
 from mcpwire.sessions import INITIALIZE_ERA
-from mcpwire.tasks import Task
+from mcpwire.tasks import RELATED_TASK_META_KEY, Task
 from mcpwire.types import (
     SERVER_INFO_META_KEY, CreateMessageRequest, CreateMessageResult, DiscoverResult, ElicitRequest, ElicitResult, ListRootsRequest,
     ListRootsResult, Implementation, InitializeResult, InputRequest, ServerCapabilities,
@@ -161,6 +161,7 @@ class Session:
         self._log_level: str | None = None  # the session's logging/setLevel
         self._tokens = 0  # progress tokens this session made up
         self._calls: list[tuple[InputHandler | None, EventHandler | None]] = []  # on_input, on_log per call
+        self.task_inputs: dict[str, InputHandler | None] = {}  # the on_input of each task a call follows
         # One probe or handshake at a time: the transport gives its event loop's lock.
         self._setup_lock: contextlib.AbstractAsyncContextManager[object] = contextlib.nullcontext()
 
@@ -261,10 +262,16 @@ class Session:
         """The session id the transport saw on the ``initialize`` answer (HTTP only)."""
         return None
 
-    def _unrelated_handler(self) -> InputHandler | None:
+    def _unrelated_handler(self, event: ServerRequest) -> InputHandler | None:
         """Who answers a server request that names no request of ours (the GET stream, a
-        stdio line): the ``on_input`` of the one call in flight, else the session's. Servers
+        stdio line): the call following the task its related-task ``_meta`` names (2025-11-25
+        tasks), else the ``on_input`` of the one call in flight, else the session's. Servers
         send a tool's questions there too (the TypeScript SDK v1 does, unless told otherwise)."""
+        meta = event.params.get("_meta")
+        related = meta.get(RELATED_TASK_META_KEY) if type(meta) is dict else None
+        task_id = related.get("taskId") if type(related) is dict else None
+        if type(task_id) is str and self.task_inputs.get(task_id) is not None:
+            return self.task_inputs[task_id]
         if len(self._calls) == 1 and self._calls[0][0] is not None:
             return self._calls[0][0]
         return self.on_input
@@ -280,7 +287,7 @@ class Session:
     async def _answer_server(self, event: ServerRequest, handler: InputHandler | None) -> None:
         """Answer one of the server's own requests through the input handler: the same that
         answers ``input_required`` rounds, so a tool is answered alike in both eras."""
-        handler = handler or self._unrelated_handler()
+        handler = handler or self._unrelated_handler(event)
         if event.method == "ping":
             message = self.client.answer(event, {})
         elif event.request is None and event.method in ("elicitation/create", "sampling/createMessage", "roots/list"):
@@ -590,9 +597,11 @@ class Session:
         self, name: str, arguments: Mapping[str, Any] | None = None, *, on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
         on_log: EventHandler | None = None, progress_token: str | int | None = None, log_level: str | None = None,
         capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
-        on_task: TaskHandler | None = None,
+        on_task: TaskHandler | None = None, task: Mapping[str, Any] | None = None,
     ) -> ResultReceived:
-        """``tools/call``, with the options every verb takes (see :meth:`_verb`).
+        """``tools/call``, with the options every verb takes (see :meth:`_verb`). ``task``
+        (``{}``, or ``{"ttl": ms}``) asks a 2025-11-25 server for a task (its experimental
+        tasks), followed as below: ``tasks/get`` polls, ``tasks/result`` brings the outcome.
 
         A client that declares the tasks extension (``{"extensions":
         {"io.modelcontextprotocol/tasks": {}}}`` in its capabilities, or in this call's) may get
@@ -604,7 +613,7 @@ class Session:
         cancelling the call sends ``tasks/cancel``."""
         result = await self._verb(self.client.call_tool, name, arguments, on_input=on_input, on_progress=on_progress,
                                   on_log=on_log, progress_token=progress_token, log_level=log_level,
-                                  capabilities=capabilities, meta=meta)
+                                  capabilities=capabilities, meta=meta, **({} if task is None else {"task": task}))
         if result.result_type == "task" and isinstance(result.value, Task):
             follow = TaskFollower(self, name, arguments, capabilities, on_input or self.on_input, on_task)
             return await follow.run(result.value)

@@ -1,6 +1,7 @@
 """Following a ``tools/call`` that became a task (tasks extension, ext-tasks specification:
-Task Polling, Task Update Requests, Task Cancellation): what :meth:`Session.call_tool` does
-when the server answers with a ``CreateTaskResult``."""
+Task Polling, Task Update Requests, Task Cancellation; and 2025-11-25's experimental tasks,
+whose outcome and input come with ``tasks/result``): what :meth:`Session.call_tool` does
+when the server answers with a task."""
 
 from __future__ import annotations
 
@@ -51,10 +52,14 @@ class TaskFollower:
 
     async def run(self, task: Task) -> ResultReceived:
         session = self.session
+        # A 2025-11-25 task's requests may come on the GET stream or stdio, naming the task.
+        session.task_inputs[task.task_id] = self.on_input
         try:
             while True:
                 if self.on_task is not None:
                     await maybe_await(self.on_task(task))
+                if self.session.client.initialize_era and (task.terminal or task.status == "input_required"):
+                    return await self._session_outcome(task)
                 if task.terminal:
                     return self._outcome(task)
                 pending = {k: v for k, v in (task.input_requests or {}).items() if k not in self.answered}
@@ -70,6 +75,8 @@ class TaskFollower:
                 with contextlib.suppress(Exception):
                     await session.cancel_task(task.task_id, capabilities=self.capabilities)
             raise
+        finally:
+            session.task_inputs.pop(task.task_id, None)
 
     async def _answer(self, task_id: str, pending: Mapping[str, Any]) -> None:
         if self.on_input is None:
@@ -85,6 +92,19 @@ class TaskFollower:
         answers = await maybe_await(self.on_input(requests))
         self.answered |= set(pending)  # each key is answered once (ext-tasks: Task Update Requests)
         await self.session.update_task(task_id, answers, capabilities=self.capabilities)
+
+    async def _session_outcome(self, task: Task) -> ResultReceived:
+        """2025-11-25 (Tasks: Result Retrieval): ``tasks/result`` waits for the outcome, and
+        carries the task's requests to this client meanwhile (answered by ``on_input``)."""
+        if task.status == "cancelled":
+            raise TaskCancelled(task)
+        client = self.session.client
+        received = await self.session.send(client.task_result(task.task_id), on_input=self.on_input)
+        request = client.call_tool(self.name, self.arguments)  # what was asked; not sent again
+        result = client.cached_result(request, received.raw)
+        if result.problem is not None:
+            raise InvalidResult(result)
+        return result
 
     def _outcome(self, task: Task) -> ResultReceived:
         if task.status == "completed":

@@ -250,13 +250,20 @@ class Client:
     def list_tools(self, cursor: str | None = None, **kw: Any) -> OutgoingRequest:
         return self.request("tools/list", _cursor(cursor), **kw)
 
-    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **kw: Any) -> OutgoingRequest:
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                  task: Mapping[str, Any] | None = None, **kw: Any) -> OutgoingRequest:
         """``tools/call``. Raises :class:`LocalProtocolError` for a tool this engine rejected
         at ``tools/list`` (invalid ``x-mcp-header``), or for an argument whose JSON type does
-        not match its annotation."""
+        not match its annotation. ``task`` (``{}`` or ``{"ttl": ms}``) asks a 2025-11-25 server
+        to run the call as a task (Tasks: Creating Tasks); the result is then a task
+        (``result_type == "task"``) to follow with ``tasks/get`` and :meth:`task_result`."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
+        if task is not None:
+            if self.protocol_version != "2025-11-25":
+                raise LocalProtocolError("params.task is 2025-11-25's (the tasks extension: declare it instead)")
+            params["task"] = dict(task)
         return self.request("tools/call", params, **kw)
 
     def list_resources(self, cursor: str | None = None, **kw: Any) -> OutgoingRequest:
@@ -297,6 +304,11 @@ class Client:
         """``tasks/update``: answers to the task's outstanding ``inputRequests``."""
         responses = {k: msgspec.to_builtins(v) for k, v in input_responses.items()}
         return self.request("tasks/update", {"taskId": task_id, "inputResponses": responses}, **kw)
+
+    def task_result(self, task_id: str, **kw: Any) -> OutgoingRequest:
+        """``tasks/result`` (2025-11-25 sessions: the outcome of a task, waited for while it
+        runs); its result is the call's, to read with :meth:`cached_result`."""
+        return self.request("tasks/result", {"taskId": task_id}, **kw)
 
     def cancel_task(self, task_id: str, **kw: Any) -> OutgoingRequest:
         """``tasks/cancel`` (tasks extension: Task Cancellation)."""

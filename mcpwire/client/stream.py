@@ -83,6 +83,7 @@ TRANSPORT_ERROR: Final = ErrorCode.TRANSPORT_ERROR
 MAX_ENDED: Final = 256
 """Ended requests remembered per reader, with their final state: late messages for a cancelled
 one are dropped, and ``state_of`` can still answer for recent ones."""
+_SESSION_TASK_METHODS: Final = frozenset({"tasks/get", "tasks/cancel"})  # 2025-11-25: each answers a Task
 _NOT_CACHED: Final = {"ttlMs": 0, "cacheScope": "private"}  # what an initialize-era result means
 
 
@@ -223,6 +224,9 @@ class _Tracker:
         result_type = data.get("resultType", "complete")  # absent means complete (Basic, ResultType)
         if type(result_type) is not str:
             raise RemoteProtocolError("resultType must be a string", request_id=request.id)
+        if self.client.initialize_era and (request.method in _SESSION_TASK_METHODS or (
+                request.method == "tools/call" and "task" in request.params and "task" in data)):
+            return self._session_task(request, data, raw)
         if result_type == "input_required":
             return self._input_required(request, data)
         value: Any = None
@@ -254,6 +258,21 @@ class _Tracker:
         return ResultReceived(
             request_id=request.id, method=request.method, value=value, data=data, result_type=result_type,
             raw=bytes(raw), problem=problem,
+        )
+
+    def _session_task(self, request: OutgoingRequest, data: dict[str, Any], raw: msgspec.Raw) -> ResultReceived:
+        """2025-11-25 tasks (Basic > Utilities > Tasks): a ``tools/call`` that asked for a task
+        is answered ``{task}`` (``result_type`` "task"); ``tasks/get`` and ``tasks/cancel`` a
+        ``Task``; both read into :class:`~mcpwire.tasks.Task`."""
+        problem: str | None = None
+        value: Any = None
+        try:
+            value = Task.from_session(data["task"] if request.method == "tools/call" else data)
+        except (KeyError, msgspec.ValidationError) as exc:
+            problem = f"the result is not a 2025-11-25 task: {exc}"
+        return ResultReceived(
+            request_id=request.id, method=request.method, value=value, data=data,
+            result_type="task" if request.method == "tools/call" else "complete", raw=bytes(raw), problem=problem,
         )
 
     def _tools(self, data: dict[str, Any]) -> ListToolsResult | None:

@@ -4,13 +4,16 @@
 Owns (ext-tasks specification, draft: Tasks, Task Status; its schema's $defs Task,
 DetailedTask, CreateTaskResult, GetTaskResult): :class:`Task`, whose members are the union of
 the DetailedTask variants (``inputRequests`` when ``input_required``, ``result`` when
-``completed``, ``error`` when ``failed``), and which statuses are terminal.
+``completed``, ``error`` when ``failed``), and which statuses are terminal. A 2025-11-25
+session's ``Task`` (the revision's experimental tasks) reads into the same type
+(:meth:`Task.from_session`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Final, Literal
 
+import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..types._base import WireType
@@ -40,3 +43,16 @@ class Task(WireType, frozen=True, kw_only=True):
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL_STATUSES
+
+    @classmethod
+    def from_session(cls, data: Any) -> Task:
+        """A 2025-11-25 ``Task`` (Basic > Utilities > Tasks: ``ttl`` and ``pollInterval``, no
+        outcome inlined) as this type; ``msgspec.ValidationError`` when it is not one."""
+        if type(data) is not dict:
+            raise msgspec.ValidationError("a Task must be an object")
+        renamed = {_FROM_SESSION.get(k, k): v for k, v in data.items() if k not in _NOT_SESSION}
+        return msgspec.convert(renamed, cls)
+
+
+_FROM_SESSION: Final = {"ttl": "ttlMs", "pollInterval": "pollIntervalMs"}
+_NOT_SESSION: Final = frozenset({"ttlMs", "pollIntervalMs", "inputRequests", "result", "error", "resultType"})

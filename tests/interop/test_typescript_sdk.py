@@ -26,6 +26,7 @@ import trio
 from _node import TS_SDK_VERSION, NodeSetup, NpmError, node_setup
 from _peers import OUR_SERVER, ping_status, served
 from mcpwire import Client, LogMessage, Progress, ResourceUpdated
+from mcpwire.tasks import Task
 from mcpwire.types import (
     CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Implementation, InputRequest, TextContent,
 )
@@ -133,8 +134,13 @@ async def drive(c: Session, logs: list[LogMessage]) -> None:
     assert opened.method == "initialize" and c.protocol_version == "2025-11-25"
     assert c.server_info is not None and (c.server_info.name, c.server_info.version) == ("ts-sdk-interop", "1.32.2")
     assert c.server_capabilities is not None and c.server_capabilities.logging is not None
-    assert sorted(t.name for t in await c.list_tools()) == ["ask_llm", "chatty", "count", "echo", "greet", "touch"]
+    assert sorted(t.name for t in await c.list_tools()) == ["ask_llm", "chatty", "count", "echo", "greet", "slow_task", "touch"]
     assert text(await c.call_tool("echo", {"text": "hi there"})) == "hi there"
+    # 2025-11-25 tasks: params.task, tasks/get polling at the SDK's pollInterval, tasks/result.
+    states: list[Task] = []
+    assert text(await c.call_tool("slow_task", {}, task={"ttl": 60_000}, on_task=states.append)) == "ts task done"
+    assert states[0].status == "working" and states[0].poll_interval_ms == 100 and states[-1].status == "completed"
+    assert (await c.get_task(states[0].task_id)).status == "completed"
     progress: list[Progress] = []
     assert text(await c.call_tool("count", {}, on_progress=progress.append)) == "counted"
     assert [(p.progress, p.total, p.message) for p in progress] == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]

@@ -12,6 +12,7 @@ const { completable } = require("@modelcontextprotocol/sdk/server/completable.js
 const { StreamableHTTPServerTransport } = require("@modelcontextprotocol/sdk/server/streamableHttp.js");
 const { StdioServerTransport } = require("@modelcontextprotocol/sdk/server/stdio.js");
 const { SubscribeRequestSchema, UnsubscribeRequestSchema } = require("@modelcontextprotocol/sdk/types.js");
+const { InMemoryTaskStore } = require("@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js");
 const { z } = require("zod");
 
 const NAMES = ["Ada", "Alan", "Grace"];
@@ -19,7 +20,8 @@ const NAMES = ["Ada", "Alan", "Grace"];
 function build() {
   const server = new McpServer(
     { name: "ts-sdk-interop", version: "1.32.2" },
-    { capabilities: { logging: {}, resources: { subscribe: true } } },
+    { capabilities: { logging: {}, resources: { subscribe: true },
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() },
   );
   const subscribed = new Set();
   server.server.setRequestHandler(SubscribeRequestSchema, async (req) => { subscribed.add(req.params.uri); return {}; });
@@ -57,6 +59,21 @@ function build() {
       messages: [{ role: "user", content: { type: "text", text: "Capital of France?" } }], maxTokens: 50 });
     return { content: [{ type: "text", text: `The model said: ${answer.content.text}` }] };
   });
+
+  // 2025-11-25 tasks (the SDK's experimental API): the work finishes 200 ms after the task is made.
+  server.experimental.tasks.registerToolTask("slow_task",
+    { description: "A task that completes shortly", execution: { taskSupport: "required" } }, {
+      createTask: async (extra) => {
+        const task = await extra.taskStore.createTask({ ttl: 60000, pollInterval: 100 });
+        setTimeout(() => {
+          extra.taskStore.storeTaskResult(task.taskId, "completed",
+            { content: [{ type: "text", text: "ts task done" }] }).catch(() => {});
+        }, 200);
+        return { task };
+      },
+      getTask: async (extra) => extra.taskStore.getTask(extra.taskId),
+      getTaskResult: async (extra) => extra.taskStore.getTaskResult(extra.taskId),
+    });
 
   server.registerResource("note", "test://note", { mimeType: "text/plain", description: "A note" },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: "a note" }] }));
