@@ -4,7 +4,7 @@
                   [--tasks-db PATH]
     mcpwire inspect URL [--json]
     mcpwire inspect --stdio 'COMMAND [ARG]...' [--json]       (or: mcpwire inspect -- COMMAND [ARG]...)
-    mcpwire call URL TOOL [JSON] [--log-level LEVEL] [--root URI]... [--no-input] [--json]
+    mcpwire call URL TOOL [JSON] [--log-level LEVEL] [--root URI]... [--no-input] [--task] [--json]
     mcpwire call --stdio 'COMMAND [ARG]...' TOOL [JSON] ...    (or: mcpwire call TOOL [JSON] -- COMMAND [ARG]...)
     mcpwire read URL URI | prompt URL NAME [JSON] | complete URL prompt:NAME ARGUMENT [VALUE] [--json]
     mcpwire listen URL [--tools] [--prompts] [--resources] [--resource URI]... [--count N] [--json]
@@ -46,7 +46,7 @@ import msgspec
 
 import mcpwire
 from mcpwire.tasks import TASKS_EXTENSION
-from mcpwire import Client, ErrorCode, ListChanged, LocalProtocolError, RemoteProtocolError, ResourceUpdated
+from mcpwire import REVISIONS, Client, ErrorCode, ListChanged, LocalProtocolError, RemoteProtocolError, ResourceUpdated
 from mcpwire.auth import AuthError
 from mcpwire.types import Implementation
 from mcpwire.types import SERVER_INFO_META_KEY
@@ -141,8 +141,9 @@ async def _connection(args: argparse.Namespace, term: Terminal, capabilities: Ma
 
 def _session(args: argparse.Namespace, capabilities: Mapping[str, Any] | None = None, auth: Any = None,
              ) -> HttpClient | StdioClient:
+    pinned = {} if args.protocol_version is None else {"protocol_version": args.protocol_version}
     client = Client(Implementation(name="mcpwire-cli", version=mcpwire.__version__), capabilities=capabilities,
-                    validator=mcpwire.jsonschema_validator())
+                    validator=mcpwire.jsonschema_validator(), **pinned)
     if args.stdio:
         if args.header:
             raise CliError("--header is for HTTP servers, not --stdio", EXIT_USAGE)
@@ -170,6 +171,7 @@ async def list_all(session: Session, method: str, key: str) -> list[dict[str, An
     items: list[dict[str, Any]] = []
     cursor: str | None = None
     seen: set[str] = set()
+    await session.ready()  # a request is built for what the server speaks
     for _ in range(_MAX_PAGES):
         page = await session.send(session.client.request(method, None if cursor is None else {"cursor": cursor}))
         raw = page.data.get(key)
@@ -295,11 +297,13 @@ async def call_tool(args: argparse.Namespace, term: Terminal) -> int:
             await list_all(session, "tools/list", "tools")
         except ServerError:
             pass  # no tools/list: call anyway, the server has the last word
+        # A 2025-11-25 server runs a call as a task only when the client asks (params.task).
+        task: dict[str, Any] | None = {} if args.task and session.protocol_version == "2025-11-25" else None
         try:
             result = await session.call_tool(
                 args.tool, arguments, on_input=None if args.no_input else answerer,
                 on_progress=lambda p: term.progress(p.progress, p.total, p.message),
-                on_log=on_log, log_level=args.log_level, on_task=term.task,
+                on_log=on_log, log_level=args.log_level, on_task=term.task, task=task,
             )
         except InvalidResult as invalid:  # shown anyway, with what is wrong with it
             term.end_progress()
@@ -508,6 +512,9 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                              help="longest wait for the server (default 60)")
         command.add_argument("--json", action="store_true", help="print the raw JSON results")
+        command.add_argument("--protocol-version", choices=REVISIONS, metavar="VERSION",
+                             help="speak this revision (default: the newest the server speaks; "
+                                  f"one of {', '.join(REVISIONS)})")
 
     inspect = commands.add_parser("inspect", help="show what a server offers")
     client_options(inspect)
@@ -541,6 +548,9 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("tool", metavar="TOOL")
     call.add_argument("arguments", metavar="JSON", nargs="?", default="{}", help="the arguments object (default {})")
     call.add_argument("--log-level", choices=mcpwire.LOG_LEVELS, help="ask for log messages at this level and above")
+    call.add_argument("--task", action="store_true",
+                      help="ask a 2025-11-25 server to run the call as a task, and follow it (on 2026-07-28 the "
+                           "tasks extension is always declared: the server decides)")
     call.add_argument("--root", action="append", default=[], metavar="URI",
                       help="answer roots requests with this URI or path (repeatable) instead of asking")
     call.add_argument("--no-input", action="store_true",

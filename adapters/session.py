@@ -463,6 +463,11 @@ class Session:
                 else:
                     await self.cache.resource_updated(server, event.uri)
 
+    async def ready(self) -> None:
+        """Do now what the first request would: a pinned initialize-era session's handshake, or
+        the probe on stdio (then ``client.request(...)`` builds for what the server speaks)."""
+        await self._ready()
+
     async def _ready(self) -> None:
         """Before building a request: open the session of a host that pinned an
         initialize-era version (again, after the server forgot it or the client ended it);

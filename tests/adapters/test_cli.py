@@ -143,6 +143,17 @@ def test_call_follows_a_task_showing_each_state_and_prints_its_result(url: str) 
     assert len(states) == len(set(states))  # each state once, however often it was polled
 
 
+def test_call_task_asks_a_2025_11_25_session_for_a_task_and_follows_it(url: str) -> None:
+    done = run_cli("call", url, "slow_compute", '{"seconds": 0.3, "label": "old"}', "--protocol-version",
+                   "2025-11-25", "--task")
+    assert (done.returncode, done.stdout) == (0, "Computed old in 0.3 s\n"), done.stderr
+    states = [line.split(": ", 1)[1] for line in done.stderr.splitlines() if line.startswith("task ")]
+    assert states[0].startswith("working") and states[-1] == "completed", done.stderr
+    # The same call without --task is an ordinary one on that session: no task is followed.
+    plain = run_cli("call", url, "slow_compute", '{"seconds": 0.1, "label": "old"}', "--protocol-version", "2025-11-25")
+    assert plain.returncode == 0 and not [line for line in plain.stderr.splitlines() if line.startswith("task ")]
+
+
 def test_call_answers_a_tasks_input_request_from_stdin(url: str) -> None:
     done = run_cli("call", url, "confirm_delete", stdin="a\ny\n")
     assert (done.returncode, done.stdout) == (0, "Deleted\n"), done.stderr
