@@ -295,6 +295,20 @@ class Exchange(Generic[O]):
         """Initialize era: the input requests go to the client as server-to-client requests
         on this request's stream; the exchange then waits (``AWAITING``) until the engine has
         every answer and the host calls :meth:`resume`."""
+        plain, missing = self._session_round(requests, state)
+        nxt = EXCHANGE.move(self.state, "ask")
+        if nxt is ExchangeState.CANCELLED:
+            return self._empty()
+        if missing:
+            return self.fail(MissingCapability(missing))
+        frames = list(self._send_round(plain, state, {}).values())
+        first = self.state is ExchangeState.OPEN
+        self.state = nxt
+        return self._requests_out(frames, first)
+
+    def _session_round(self, requests: Mapping[str, Any], state: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A session's round of input requests, checked: the requests as plain JSON, and the
+        client capabilities they need that the session did not declare."""
         session = self.session
         assert session is not None
         if not requests:
@@ -304,26 +318,30 @@ class Exchange(Generic[O]):
             msgspec.json.encode(state)
         except (TypeError, ValueError, msgspec.EncodeError) as exc:
             raise LocalProtocolError(f"Input requests or state cannot be encoded as JSON: {exc}") from exc
+        round_data(plain, None)  # every request is of a kind the protocol has
+        return plain, missing_capabilities(plain, session.client_capabilities)
+
+    def _send_round(self, plain: dict[str, Any], state: Any, meta: dict[str, Any]) -> dict[int, bytes]:
+        """Each request of the round as a server-to-client request of the session (an id the
+        session routes the answer back by, ``meta`` added to its ``_meta``), shaped for the
+        revision; the exchange now waits for their answers."""
+        session = self.session
+        assert session is not None
         kinds = round_data(plain, None)[0]
-        missing = missing_capabilities(plain, session.client_capabilities)
-        nxt = EXCHANGE.move(self.state, "ask")
-        if nxt is ExchangeState.CANCELLED:
-            return self._empty()
-        if missing:
-            return self.fail(MissingCapability(missing))
-        frames: list[bytes] = []
+        messages: dict[int, bytes] = {}
         for key, request in plain.items():
             rid = session.ask(self, key)
             self._asked[rid] = kinds[key]
             self._answer_keys[rid] = key
             params = shape_request(self.revision, request)
-            frames.append(_encode(encode_request, rid, request["method"], params))
+            if meta:
+                own = params.get("_meta") if type(params) is dict else None
+                params = {**params, "_meta": {**(own if type(own) is dict else {}), **meta}}
+            messages[rid] = _encode(encode_request, rid, request["method"], params)
         self._answers = {}
         self._input_error = None
         self._input_state = state
-        first = self.state is ExchangeState.OPEN
-        self.state = nxt
-        return self._requests_out(frames, first)
+        return messages
 
     def _requests_out(self, messages: list[bytes], first: bool) -> O:
         raise NotImplementedError
@@ -335,35 +353,12 @@ class Exchange(Generic[O]):
         waiting on the task: :meth:`relay`; or the session's GET or stdio stream). The exchange
         then waits for the answers as any session request does (:meth:`resume`)."""
         tasks, task_id, at = self._task(now)
-        session = self.session
-        assert session is not None
-        if not requests:
-            raise LocalProtocolError("Input requests are needed to ask the client for input")
-        try:
-            plain = {k: msgspec.to_builtins(v) for k, v in requests.items()}
-            msgspec.json.encode(state)
-        except (TypeError, ValueError, msgspec.EncodeError) as exc:
-            raise LocalProtocolError(f"Input requests or state cannot be encoded as JSON: {exc}") from exc
-        kinds = round_data(plain, None)[0]
-        missing = missing_capabilities(plain, session.client_capabilities)
+        plain, missing = self._session_round(requests, state)
         if missing:
             return self.fail(MissingCapability(missing), now=now)
         tasks.ask(task_id, plain, state, at)
-        related = {RELATED_TASK_META_KEY: {"taskId": task_id}}
-        messages: dict[int, bytes] = {}
-        for key, request in plain.items():
-            rid = session.ask(self, key)
-            self._asked[rid] = kinds[key]
-            self._answer_keys[rid] = key
-            params = shape_request(self.revision, request)
-            meta = params.get("_meta") if type(params) is dict else None
-            params = {**params, "_meta": {**(meta if type(meta) is dict else {}), **related}}
-            messages[rid] = _encode(encode_request, rid, request["method"], params)
-        self._answers = {}
-        self._input_error = None
-        self._input_state = state
+        self._task_messages = self._send_round(plain, state, {RELATED_TASK_META_KEY: {"taskId": task_id}})
         self._task_asking = True
-        self._task_messages = messages
         return self._empty()
 
     _task_asking = False

@@ -167,6 +167,21 @@ def recover(record: TaskRecord, now: float, message: str = LOST_WORK) -> TaskRec
     )
 
 
+def _task_members(record: TaskRecord, status: str, ttl: str, poll_interval: str) -> dict[str, Any]:
+    """A task's members in the specifications' order; the two dialects name the durations
+    differently (``ttlMs``/``pollIntervalMs`` in the extension, ``ttl``/``pollInterval`` in
+    2025-11-25)."""
+    task: dict[str, Any] = {"taskId": record.task_id, "status": status}
+    if record.status_message is not None:
+        task["statusMessage"] = record.status_message
+    task["createdAt"] = iso_time(record.created_at)
+    task["lastUpdatedAt"] = iso_time(record.updated_at)
+    task[ttl] = record.ttl_ms
+    if record.poll_interval_ms is not None:
+        task[poll_interval] = record.poll_interval_ms
+    return task
+
+
 def _check_durations(ttl_ms: Any, poll_interval_ms: Any) -> None:
     for name, value in (("ttl_ms", ttl_ms), ("poll_interval_ms", poll_interval_ms)):
         if value is not None and (type(value) is not int or value < 1):
@@ -231,15 +246,7 @@ class Tasks:
     @staticmethod
     def task_object(record: TaskRecord) -> dict[str, Any]:
         """The ``Task`` members (ext-tasks specification: Tasks), in the specification's order."""
-        task: dict[str, Any] = {"taskId": record.task_id, "status": record.status.value}
-        if record.status_message is not None:
-            task["statusMessage"] = record.status_message
-        task["createdAt"] = iso_time(record.created_at)
-        task["lastUpdatedAt"] = iso_time(record.updated_at)
-        task["ttlMs"] = record.ttl_ms
-        if record.poll_interval_ms is not None:
-            task["pollIntervalMs"] = record.poll_interval_ms
-        return task
+        return _task_members(record, record.status.value, "ttlMs", "pollIntervalMs")
 
     @classmethod
     def detailed(cls, record: TaskRecord) -> dict[str, Any]:
@@ -268,15 +275,7 @@ class Tasks:
     def session_task(cls, record: TaskRecord) -> dict[str, Any]:
         """The 2025-11-25 ``Task`` (Data Types: Task): no outcome inlined, ``ttl`` and
         ``pollInterval`` in milliseconds, in the specification's order."""
-        task: dict[str, Any] = {"taskId": record.task_id, "status": cls.session_status(record)}
-        if record.status_message is not None:
-            task["statusMessage"] = record.status_message
-        task["createdAt"] = iso_time(record.created_at)
-        task["lastUpdatedAt"] = iso_time(record.updated_at)
-        task["ttl"] = record.ttl_ms
-        if record.poll_interval_ms is not None:
-            task["pollInterval"] = record.poll_interval_ms
-        return task
+        return _task_members(record, cls.session_status(record), "ttl", "pollInterval")
 
     @staticmethod
     def session_answer(record: TaskRecord, revision: str, request_id: RequestId) -> bytes:

@@ -24,7 +24,8 @@ from mcpwire_adapters.http_client import HttpClient
 from mcpwire_adapters.session import ServerError
 from mcpwire_adapters.stdio_client import StdioClient
 
-ERA_CLIENT = Client(Implementation(name="c", version="1"), capabilities={"elicitation": {}}, protocol_version="2025-11-25")
+def era_client() -> Client:
+    return Client(Implementation(name="c", version="1"), capabilities={"elicitation": {}}, protocol_version="2025-11-25")
 
 
 def make_app() -> App:
@@ -79,8 +80,12 @@ async def drive(c: Any) -> None:
 
     # Cancelling the followed call cancels the task (tasks/cancel), which another call then sees.
     seen: list[Task] = []
-    with anyio.move_on_after(0.5):
-        await c.call_tool("forever", {}, task={}, on_task=seen.append)
+    with anyio.CancelScope() as scope:
+        def first_state(task: Task) -> None:
+            seen.append(task)
+            scope.cancel()
+
+        await c.call_tool("forever", {}, task={}, on_task=first_state)
     assert seen and (await c.get_task(seen[0].task_id)).status == "cancelled"
     with pytest.raises(ServerError) as again:
         await c.cancel_task(seen[0].task_id)
@@ -89,7 +94,7 @@ async def drive(c: Any) -> None:
 
 def test_over_http_on_both_loops(backend: str) -> None:
     async def main() -> None:
-        async with served(make_app()) as server, HttpClient(server.url, ERA_CLIENT) as c:
+        async with served(make_app()) as server, HttpClient(server.url, era_client()) as c:
             await drive(c)
             assert c.protocol_version == "2025-11-25"
 
@@ -105,7 +110,7 @@ def test_over_stdio(tmp_path: Any) -> None:
         "anyio.run(serve_stdio, make_app(), backend='trio')\n")
 
     async def main() -> None:
-        async with StdioClient([sys.executable, str(script)], ERA_CLIENT) as c:
+        async with StdioClient([sys.executable, str(script)], era_client()) as c:
             await drive(c)
 
     run(main, "trio", timeout=40)
