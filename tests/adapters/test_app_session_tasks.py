@@ -163,6 +163,15 @@ def test_over_http_a_task_is_made_waited_for_cancelled_and_heard_on_the_get_stre
     trio.run(main)
 
 
+def session_with_task(host: str, port: int, tool: str) -> tuple[Peer, str]:
+    """A new 2025-11-25 session, and the id of the task a call of ``tool`` made on it."""
+    peer = Peer(host, port)
+    peer.post(INIT)
+    peer.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    created = peer.post(rpc("tools/call", {"name": tool, "arguments": {}, "task": {}}, 2))
+    return peer, str(created["result"]["task"]["taskId"])
+
+
 def next_request(events: queue.Queue[Any], passed: list[Any]) -> Any:
     """The next request on the stream; what came before it goes into ``passed``."""
     while True:
@@ -187,11 +196,7 @@ def test_without_a_get_stream_a_tasks_requests_come_on_the_tasks_result_stream()
         app, seen = make_app()
         async with trio.open_nursery() as nursery:
             host, port = await nursery.start(serve_http, app)
-            peer = Peer(host, port)
-            await trio.to_thread.run_sync(peer.post, INIT)
-            await trio.to_thread.run_sync(peer.post, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-            created = await trio.to_thread.run_sync(peer.post, rpc("tools/call", {"name": "interview", "arguments": {}, "task": {}}, 2))
-            task_id = created["result"]["task"]["taskId"]
+            peer, task_id = await trio.to_thread.run_sync(session_with_task, host, port, "interview")
             with trio.fail_after(20):
                 answered: set[int] = set()
                 for n, round_key in enumerate(("first", "second")):
@@ -286,11 +291,7 @@ def test_a_task_that_asks_after_its_tasks_result_hung_up_is_heard_on_the_next_on
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             host, port = await nursery.start(serve_http, app)
-            peer = Peer(host, port)
-            await trio.to_thread.run_sync(peer.post, INIT)
-            await trio.to_thread.run_sync(peer.post, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-            created = await trio.to_thread.run_sync(peer.post, rpc("tools/call", {"name": "later", "arguments": {}, "task": {}}, 2))
-            task_id = created["result"]["task"]["taskId"]
+            peer, task_id = await trio.to_thread.run_sync(session_with_task, host, port, "later")
 
             def hang_up_early() -> None:
                 conn = http.client.HTTPConnection(host, port, timeout=5)
