@@ -72,6 +72,8 @@ async def one_exchange(
                 elif isinstance(event, h11.Response):
                     status = event.status_code
                     reply_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers]
+                    if stop is not None and stop(status, reply_headers, received):
+                        break
                 elif isinstance(event, h11.Data):
                     received += event.data
                     if stop is not None and stop(status, reply_headers, received):

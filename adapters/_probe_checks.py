@@ -34,8 +34,11 @@ SPEC_URL = "https://modelcontextprotocol.io" + f"/specification/{VERSION}/"  # +
 
 
 def cite_url(cites: str) -> str | None:
-    """The link for a check's ``cites`` (None for JSON-RPC 2.0, which has no anchors to link)."""
-    return None if cites.startswith("JSON-RPC") else SPEC_URL + cites
+    """The link for a check's ``cites`` (None for JSON-RPC 2.0, which has no anchors to link; a
+    full URL as it is: another revision's page)."""
+    if cites.startswith("JSON-RPC"):
+        return None
+    return cites if cites.startswith("https://") else SPEC_URL + cites
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class Request:
     body: bytes = b""
     rpc_id: Any = None
     first_event_only: bool = False  # an SSE stream: stop after its first event (subscriptions/listen)
+    head_only: bool = False  # stop at the response head (a stream that may stay silent)
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,7 @@ class Check:
 
     id: str
     title: str
-    cites: str  # a page#anchor of the 2026-07-28 specification (see SPEC_URL), or "JSON-RPC 2.0 ..."
+    cites: str  # a page#anchor of the 2026-07-28 specification (see SPEC_URL), another page's URL, or "JSON-RPC 2.0 ..."
     sends: str
     build: Callable[[Target], Request | str] | None = None
     expect: Expect | None = None

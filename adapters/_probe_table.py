@@ -1,4 +1,5 @@
-"""The probe's table of checks for Streamable HTTP, revision 2026-07-28 (issue 15).
+"""The probe's table of checks for Streamable HTTP, revision 2026-07-28, and the initialize-era
+checks of ``_probe_era.py`` (issue 15).
 
 One row per rule, each citing the public page that states it: the 2026-07-28 specification (a
 page and anchor, or the schema's ``$defs``) or JSON-RPC 2.0. The codes and HTTP statuses are
@@ -14,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from ._probe_era import ERA_CHECKS
 from ._probe_checks import (
     CAPS_KEY,
     INFO_KEY,
@@ -387,6 +389,8 @@ CHECKS: tuple[Check, ...] = (
     Check("capabilities.unadvertised-refused", "a method of a capability not advertised is -32601", DISCOVER,
           "the first of tools/list, prompts/list, resources/list, completion/complete whose capability is absent",
           _unadvertised, Expect(404, -32601)),
+    # -- the initialize era (2025-11-25 sessions) ------------------------------------------------------
+    *ERA_CHECKS,
 )
 
 assert len({c.id for c in CHECKS}) == len(CHECKS), "check ids are unique"

@@ -57,12 +57,13 @@ class _Pace:
 
 async def exchange(url: str, request: Request, *, timeout: float) -> Reply:
     """Send ``request`` to ``url`` on a fresh connection and read the reply (up to 1 MiB; with
-    ``first_event_only``, up to the end of the first SSE event, then hang up)."""
+    ``first_event_only``, up to the end of the first SSE event, then hang up; with ``head_only``,
+    up to the response head)."""
 
     def enough(status: int, headers: list[tuple[str, str]], body: bytearray) -> bool:
         # A whole event with data ends a streamed answer the check needs only the start of (a
         # keepalive comment before it does not count).
-        return len(body) > MAX_BODY or (request.first_event_only and bool(
+        return len(body) > MAX_BODY or request.head_only or (request.first_event_only and bool(
             Reply(0, tuple(headers), bytes(body)).messages(whole_events_only=True)))
 
     status, reply_headers, body = await one_exchange(

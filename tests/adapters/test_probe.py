@@ -65,7 +65,8 @@ def fixture_url() -> Iterator[str]:
 
 class WrongAboutEverything(BaseHTTPRequestHandler):
     """Answers any POST 200 with a result and a null id (requests, notifications, responses,
-    batches and garbage alike), GET and DELETE too; advertises tools, resources and prompts
+    batches and garbage alike), GET and DELETE too; opens a session for any initialize, naming
+    the revision asked for and declaring tasks; advertises tools, resources and prompts
     with list changes but leaves ttlMs and cacheScope out; its one tool asks for input and then
     accepts any requestState. No header, version or _meta is looked at."""
 
@@ -74,9 +75,11 @@ class WrongAboutEverything(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
-    def _answer(self, result: Any) -> None:
+    def _answer(self, result: Any, *extra: tuple[str, str]) -> None:
         body = json.dumps({"jsonrpc": "2.0", "id": None, "result": result}).encode()
         self.send_response(200)
+        for name, value in extra:
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -95,6 +98,9 @@ class WrongAboutEverything(BaseHTTPRequestHandler):
         if method == "server/discover":
             self._answer({"supportedVersions": ["2026-07-28"], "capabilities": {
                 "tools": {"listChanged": True}, "resources": {}, "prompts": {}}})
+        elif method == "initialize" and isinstance(params, dict):  # any version, as asked; tasks declared
+            self._answer({"protocolVersion": params.get("protocolVersion"), "capabilities": {"tasks": {}},
+                          "serverInfo": {"name": "broken", "version": "1"}}, ("Mcp-Session-Id", "broken-session"))
         elif method == "tools/list":
             self._answer({"tools": [{"name": "ask", "inputSchema": {"type": "object"}}]})
         elif method == "tools/call" and isinstance(params, dict) and "requestState" not in params:
@@ -125,7 +131,8 @@ def test_checks_are_named_rows_citing_a_section() -> None:
     assert len({c.id for c in CHECKS}) == len(CHECKS)
     for check in CHECKS:
         assert re.fullmatch(r"[a-z]+(\.[a-z0-9-]+)+", check.id), check.id
-        assert re.fullmatch(r"[a-z/-]+(#[a-z-]+)?|JSON-RPC 2\.0 section [\d.]+", check.cites), (check.id, check.cites)
+        assert re.fullmatch(r"(https://modelcontextprotocol\.io/specification/2025-11-25/)?[a-z/-]+(#[a-z-]+)?"
+                            r"|JSON-RPC 2\.0 section [\d.]+", check.cites), (check.id, check.cites)
         assert check.title and check.sends
         assert (check.build is not None and check.expect is not None) != (check.steps is not None), check.id
 
@@ -226,9 +233,10 @@ def test_over_stdio_the_fixture_passes_every_check_but_the_http_ones() -> None:
     findings = run_stdio(FIXTURE_STDIO)
     assert [f.check.id for f in findings] == [c.id for c in CHECKS]
     not_passed = [(f.check.id, f.status, f.detail) for f in findings if f.status != "pass"]
-    assert not_passed == [(c.id, "n/a", "a rule of HTTP; stdio has no statuses or headers")
-                          for c in CHECKS if c.http_only] + [
-        ("capabilities.unadvertised-refused", "n/a", "the server advertises tools, prompts, resources and completions")]
+    unadvertised = ("capabilities.unadvertised-refused", "n/a",
+                    "the server advertises tools, prompts, resources and completions")
+    assert not_passed == [(c.id, "n/a", "a rule of HTTP; stdio has no statuses or headers") if c.http_only
+                          else unadvertised for c in CHECKS if c.http_only or c.id == unadvertised[0]]
 
 
 def test_a_server_lacking_a_capability_refuses_its_methods() -> None:
@@ -338,7 +346,8 @@ def checks_table() -> str:
         return re.sub(r"([|_*\\`<>\[\]])", r"\\\1", text)
     def cites(check: Check) -> str:
         url = cite_url(check.cites)
-        return f"[{check.cites.split('#')[0]}]({url})" if url else check.cites
+        label = check.cites.split("#")[0].removeprefix("https://modelcontextprotocol.io/specification/")
+        return f"[{label}]({url})" if url else check.cites
     rows += [f"| `{c.id}` | {cell(c.title)} | {cell(c.sends)} | {cites(c)} |" for c in CHECKS]
     return "\n".join(rows) + "\n"
 
