@@ -296,3 +296,14 @@ def test_our_unpinned_client_connects_to_the_dual_era_sdk_server(backend: str) -
 
     with served(SDK_SERVER, "http") as url:
         run(lambda: main(url), backend, TIMEOUT)
+
+
+def test_the_probes_initialize_era_checks_hold_for_the_sdk_server() -> None:
+    """The probe's era.* checks against the Python SDK's server: every rule holds; it declares
+    no tasks, so that check is not applicable."""
+    from mcpwire_adapters.probe import probe, select
+
+    with served(SDK_SERVER, "http") as url:
+        findings = anyio.run(lambda: probe(url, select(["era.*"]), rate=0), backend="trio")
+    assert [(f.check.id, f.status) for f in findings if f.status != "pass"] == [("era.tasks-unknown", "n/a")], [
+        (f.check.id, f.status, f.detail) for f in findings]

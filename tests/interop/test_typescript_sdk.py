@@ -221,6 +221,19 @@ async def ts_server(node: NodeSetup) -> AsyncIterator[str]:
                 await process.wait()
 
 
+def test_the_probes_initialize_era_checks_hold_for_the_ts_server(node: NodeSetup) -> None:
+    """The probe's era.* checks against the TypeScript SDK v1's server: every rule holds (a
+    failure here is a bug of the probe, not of the SDK, until shown from the specification)."""
+    from mcpwire_adapters.probe import probe, select
+
+    async def main() -> list[tuple[str, str, str]]:
+        async with ts_server(node) as url:
+            return [(f.check.id, f.status, f.detail) for f in await probe(url, select(["era.*"]), rate=0)]
+
+    findings = trio.run(main)
+    assert len(findings) == 9 and all(status == "pass" for _, status, _ in findings), findings
+
+
 def test_the_peers_load_the_pinned_sdk(node: NodeSetup) -> None:
     script = "console.log(require.resolve('@modelcontextprotocol/sdk/server/mcp.js'))"
     probe = subprocess.run([str(node.node), "-e", script], env=node.env, capture_output=True, text=True, timeout=30)
