@@ -18,13 +18,15 @@ from ._probe_checks import Check, Exchange, Reply, Request, Send, Target
 __all__ = ["ERA_CHECKS"]
 
 ERA = "2025-11-25"
-ERA_URL = f"https://modelcontextprotocol.io/specification/{ERA}/"
-HTTP = f"{ERA_URL}basic/transports"
-SESSIONS, VERSION_HEADER = f"{HTTP}#session-management", f"{HTTP}#protocol-version-header"
-SENDING, LISTENING = f"{HTTP}#sending-messages-to-the-server", f"{HTTP}#listening-for-messages-from-the-server"
-LIFECYCLE = f"{ERA_URL}basic/lifecycle#version-negotiation"
-PING = f"{ERA_URL}basic/utilities/ping#behavior-requirements"
-TASK_ERRORS = f"{ERA_URL}basic/utilities/tasks#protocol-errors"
+# The pages cited, spelled out so that the citation test can check them.
+SESSIONS = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management"
+VERSION_HEADER = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#protocol-version-header"
+SENDING = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server"
+LISTENING = ("https://modelcontextprotocol.io/specification/2025-11-25/basic/transports"
+             "#listening-for-messages-from-the-server")
+LIFECYCLE = "https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#version-negotiation"
+PING = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/ping#behavior-requirements"
+TASK_ERRORS = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#protocol-errors"
 
 Verdict = tuple[str, str, list[Exchange]]
 _BASE = (("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"))

@@ -46,10 +46,11 @@ import msgspec
 
 import mcpwire
 from mcpwire.tasks import TASKS_EXTENSION
-from mcpwire import REVISIONS, Client, ErrorCode, ListChanged, LocalProtocolError, RemoteProtocolError, ResourceUpdated
+from mcpwire import Client, ErrorCode, ListChanged, LocalProtocolError, RemoteProtocolError, ResourceUpdated
 from mcpwire.auth import AuthError
 from mcpwire.types import Implementation
 from mcpwire.types import SERVER_INFO_META_KEY
+from mcpwire.sessions import INITIALIZE_ERA
 
 from ._cli_io import (
     _COLUMNS,
@@ -78,6 +79,8 @@ from .session import InvalidResult, ServerError, Session, TransportError
 from .stdio_client import StdioClient
 
 __all__ = ["CliError", "load_app", "main"]
+
+_REVISIONS = (mcpwire.PROTOCOL_VERSION, *INITIALIZE_ERA)  # what --protocol-version may name
 
 
 _LISTS = (  # method, result key, heading, the discover capability that offers it
@@ -512,9 +515,9 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                              help="longest wait for the server (default 60)")
         command.add_argument("--json", action="store_true", help="print the raw JSON results")
-        command.add_argument("--protocol-version", choices=REVISIONS, metavar="VERSION",
+        command.add_argument("--protocol-version", choices=_REVISIONS, metavar="VERSION",
                              help="speak this revision (default: the newest the server speaks; "
-                                  f"one of {', '.join(REVISIONS)})")
+                                  f"one of {', '.join(_REVISIONS)})")
 
     inspect = commands.add_parser("inspect", help="show what a server offers")
     client_options(inspect)

@@ -37,12 +37,12 @@ from .server.tokens import Keyring
 from .server.validation import UNCHECKED, jsonschema_validator
 from .wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from .wire.meta import LOG_LEVELS, RequestMeta
-from .wire.versions import PROTOCOL_VERSION, REVISIONS
+from .wire.versions import PROTOCOL_VERSION
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "__version__", "PROTOCOL_VERSION", "REVISIONS", "LOG_LEVELS",
+    "__version__", "PROTOCOL_VERSION", "LOG_LEVELS",
     # errors
     "ErrorCode", "ProtocolError", "RemoteProtocolError", "LocalProtocolError",
     # server: configuration

@@ -140,6 +140,15 @@ SPEC = "https://modelcontextprotocol.io/specification/2026-07-28"
 # pages link to, and on the schema page the `$defs` type names, lowercased. Add a page or an
 # anchor here only after checking it in that repository.
 SPEC_ANCHORS: dict[str, frozenset[str]] = {
+    # 2025-11-25, the initialize-era revision mcpwire serves with its own rules (sessions, its
+    # experimental tasks): the pages cited, their anchors checked against the specification's
+    # source (docs/specification/2025-11-25 of modelcontextprotocol/modelcontextprotocol).
+    "2025-11-25/basic/transports": frozenset({
+        "session-management", "protocol-version-header", "sending-messages-to-the-server",
+        "listening-for-messages-from-the-server"}),
+    "2025-11-25/basic/lifecycle": frozenset({"version-negotiation"}),
+    "2025-11-25/basic/utilities/ping": frozenset({"behavior-requirements"}),
+    "2025-11-25/basic/utilities/tasks": frozenset({"protocol-errors", "input-required-status", "result-retrieval"}),
     "basic": frozenset({"error-codes", "ref-resolution", "responses", "messages", "json-schema-usage"}),
     "basic/authorization": frozenset(),
     "basic/versioning": frozenset({"protocol-version-negotiation", "extension-negotiation",
@@ -168,7 +177,7 @@ SPEC_ANCHORS: dict[str, frozenset[str]] = {
         "inputrequiredresult",
     }),
 }
-_SPEC_LINK = re.compile(r"https://modelcontextprotocol\.io/specification/([^/#)\s>]+)/?([^#)\s>]*)(?:#([^)\s>]*))?")
+_SPEC_LINK = re.compile(r"https://modelcontextprotocol\.io/specification/([^/#)\s>\"']+)/?([^#)\s>\"']*)(?:#([^)\s>\"']*))?")
 # "section 12", "13.2 step 6": section numbers of some document the reader cannot see. A section
 # number is fine right after the public document it belongs to ("RFC 8259 section 8.1").
 _SECTION = re.compile(r"\b(?:sections?|§)\s*\d+(?:\.\d+)*|\b\d+(?:\.\d+)+ steps? \d+", re.I)
@@ -196,14 +205,18 @@ def test_protocol_rules_are_cited_from_public_sources(page: Path) -> None:
 
 
 def spec_link_problems(text: str) -> list[str]:
-    """What is wrong with the specification links in ``text``: another version, a page or an
-    anchor not in SPEC_ANCHORS (the one list of checked pages and anchors)."""
+    """What is wrong with the specification links in ``text``: a version other than 2026-07-28
+    and 2025-11-25, a page or an anchor not in SPEC_ANCHORS (the one list of checked pages and
+    anchors; 2025-11-25's pages are keyed with that prefix)."""
     problems = []
     for version, path, anchor in _SPEC_LINK.findall(text):
         path = path.rstrip("/")
-        if version != "2026-07-28":
+        if version not in ("2026-07-28", "2025-11-25"):
             problems.append(f"specification link to version {version!r}")
-        elif path not in SPEC_ANCHORS:
+            continue
+        if version != "2026-07-28":
+            path = f"{version}/{path}"
+        if path not in SPEC_ANCHORS:
             problems.append(f"specification page {path!r} is not known (add it to SPEC_ANCHORS once checked)")
         elif anchor and anchor not in SPEC_ANCHORS[path]:
             problems.append(f"anchor #{anchor} on {path!r} is not known to exist")
