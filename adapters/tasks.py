@@ -95,7 +95,7 @@ class TaskRunner:
     def notify(self, task_id: str) -> None:
         """Send the task's state to the streams watching it (``notifications/tasks``, and
         2025-11-25's ``notifications/tasks/status``), and wake the ``tasks/result`` waiting on it."""
-        self.app._deliver(self.app.server.task_status(task_id, now=time.time()))
+        self.app.fanout.task_status(task_id)
         changed = self._changed.pop(task_id, None)
         if changed is not None:
             changed.set()
@@ -159,6 +159,10 @@ class TaskRunner:
                 if left:
                     self._undelivered[task_id] = [*left, *self._undelivered.get(task_id, [])]
 
+    def runs(self, task_id: str) -> bool:
+        """Whether this process runs (or keeps waiting for input) the work of task ``task_id``."""
+        return task_id in self._work
+
     async def _round(self, ctx: Context, scope: anyio.CancelScope, decided: anyio.Event | None) -> None:
         exchange = ctx.exchange
         ctx.decided = decided
@@ -192,11 +196,18 @@ class TaskRunner:
         else:
             self._work[task_id] = (exchange, None)
 
-    async def task_changed(self, changed: TaskChanged) -> None:
-        """Resume a task whose input requests are all answered, or stop a cancelled one."""
+    async def task_changed(self, changed: TaskChanged, *, forwarded: bool = False) -> None:
+        """Resume a task whose input requests are all answered, or stop a cancelled one. A task
+        whose work runs in another process of the server is handed to it through the broker
+        (``forwarded``: this call is that hand-over, already notified by the process that had
+        the change)."""
         task = changed.task
         entry = self._work.get(task.task_id)
-        self.notify(task.task_id)
+        if not forwarded:
+            self.notify(task.task_id)
+        if entry is None and task.status in (TaskStatus.CANCELLED, TaskStatus.WORKING) and not forwarded \
+                and self.app.fanout.task_changed_elsewhere(task.task_id):
+            return
         if task.status is TaskStatus.CANCELLED:
             self._undelivered.pop(task.task_id, None)
             if entry is not None:
