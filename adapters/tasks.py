@@ -20,6 +20,7 @@ lifespan) the handler runs inside the request, which then ends only when the wor
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TaskRunner"]
 
+_log = logging.getLogger("mcpwire_adapters.app")
 _LOST = {"code": mcpwire.ErrorCode.INTERNAL_ERROR, "message": "Internal error"}
 
 
@@ -173,7 +175,12 @@ class TaskRunner:
                     # 2025-11-25: the client asked for a task: it is created before the work runs.
                     ttl = getattr(event, "task_ttl_ms", None)
                     await ctx.start_task(ttl_ms=UNSET if ttl is None else ttl)
-                await self.app.answer(ctx)
+                try:
+                    await self.app.answer(ctx)
+                except mcpwire.ProtocolError as exc:
+                    # The task store failed recording the outcome (it logged why): the task stays
+                    # as stored; the server goes on.
+                    _log.error("task %s: its outcome was not recorded: %s", exchange.task_id, exc)
         finally:
             self._starting.pop(id(exchange), None)
             if decided is not None:
@@ -189,7 +196,11 @@ class TaskRunner:
         if task_id is None or entry is None or entry[1] is not scope:
             return
         tasks = self.app.server.tasks
-        record = tasks.get(task_id, time.time()) if tasks is not None else None
+        try:
+            record = tasks.get(task_id, time.time()) if tasks is not None else None
+        except mcpwire.ProtocolError:  # the store failed (it logged why): keep the exchange, unknowing
+            self._work[task_id] = (exchange, None)
+            return
         if record is None or record.terminal:
             del self._work[task_id]
             self._undelivered.pop(task_id, None)
