@@ -34,6 +34,6 @@ def use_shared_state(app: App, args: argparse.Namespace, term: Terminal) -> Abst
         shared = use_redis(app, url, prefix=prefix)
     except RedisUnavailable as exc:
         raise CliError(f"{exc} (is redis-server running? check --redis)", EXIT_UNREACHABLE) from None
-    what = "notifications and tasks" if shared.tasks is not None else "notifications"
+    what = "notifications, sessions and tasks" if shared.tasks is not None else "notifications and sessions"
     term.say(f"mcpwire: sharing {what} through Redis under {shared.prefix!r}")
     return shared

@@ -4,7 +4,8 @@ up: :func:`use_redis` (``pip install mcpwire[redis]``).
 It connects (a clear :class:`RedisUnavailable` when Redis cannot be reached at start, so the
 command exits non-zero at once rather than serving without its shared state), then gives the
 App a :class:`~mcpwire_adapters.redis_broker.RedisBroker` (changes reach the listen and GET
-streams of every process) and, for an App with tasks, a
+streams of every process), a :class:`~mcpwire_adapters.redis_sessions.RedisSessionStore`
+(initialize-era sessions and their SSE events, on any process) and, for an App with tasks, a
 :class:`~mcpwire_adapters.redis_tasks.RedisTaskStore`. Every key and the channel start with the
 server's prefix (default ``mcpwire:<server name>:``), so two servers on one Redis never see each
 other's data: give each service its own prefix.
@@ -25,6 +26,7 @@ import redis
 
 from .app import App
 from .redis_broker import RedisBroker
+from .redis_sessions import RedisSessionStore
 from .redis_tasks import RedisTaskStore
 
 __all__ = [
@@ -91,11 +93,12 @@ class RedisServing:
 
 
 def use_redis(app: App, url: str, *, prefix: str | None = None, timeout: float = 2.0) -> RedisServing:
-    """Share ``app``'s notifications and tasks through the Redis at ``url`` (see the module
+    """Share ``app``'s notifications, sessions and tasks through the Redis at ``url`` (see the module
     docstring); call before serving. Raises :class:`RedisUnavailable` when Redis is down."""
     client = connect(url, timeout=timeout)
     prefix = prefix if prefix is not None else default_prefix(app)
     broker = RedisBroker(client, prefix=prefix)
+    app.server.sessions = RedisSessionStore(client, prefix=prefix)
     store: RedisTaskStore | None = None
     try:
         if app.server.tasks is not None:
