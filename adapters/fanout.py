@@ -43,6 +43,7 @@ class Fanout:
         self.broker.publish(ListChangedNotice(list=kind))  # type: ignore[arg-type]
 
     def resource_updated(self, uri: str) -> None:
+        self._refresh_sessions()
         self.app._deliver(self.app.server.resource_updated(uri))
         self.broker.publish(ResourceUpdatedNotice(uri=uri))
 
@@ -70,6 +71,7 @@ class Fanout:
             if isinstance(notice, ListChangedNotice):
                 self.app._deliver(server.list_changed(notice.list))
             elif isinstance(notice, ResourceUpdatedNotice):
+                self._refresh_sessions()
                 self.app._deliver(server.resource_updated(notice.uri))
             elif isinstance(notice, TaskStatusNotice):
                 self._task_status(notice.task_id)
@@ -79,6 +81,13 @@ class Fanout:
                     await self.app._tasks.task_changed(TaskChanged(task=record), forwarded=True)
         except (ProtocolError, ValueError) as exc:
             _log.warning("dropped a notice from another process (%r): %s", notice, exc)
+
+    def _refresh_sessions(self) -> None:
+        # A shared session store: the subscriptions of this process's GET streams may have been
+        # changed by a request on another process (RedisSessionStore.refresh_listening).
+        refresh = getattr(self.app.server.sessions, "refresh_listening", None)
+        if refresh is not None:
+            refresh()
 
     def _task_status(self, task_id: str) -> None:
         try:

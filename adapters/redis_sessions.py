@@ -238,6 +238,25 @@ class RedisSessionStore:
     def __len__(self) -> int:
         return int(self.redis.zcard(self.prefix + "sessions"))
 
+    def refresh_listening(self) -> None:
+        """Read again the subscriptions of this process's sessions that have a GET stream open
+        (another process may have changed them), before a resources/updated is delivered: one
+        round trip for all of them. Logged, not raised, when Redis cannot be reached."""
+        listening = [s for s in self._local.values() if s.stream is not None and s.id is not None]
+        if not listening:
+            return
+        try:
+            pipe = self.redis.pipeline()
+            for session in listening:
+                pipe.hget(self._key(str(session.id)), "subs")
+            found = pipe.execute()
+        except redis.RedisError as exc:
+            _log.warning("session store: subscriptions not refreshed: %s", exc)
+            return
+        for session, subs in zip(listening, found):
+            if subs is not None:
+                session.subscriptions = {s for s in _DECODE(subs) if isinstance(s, str)}
+
     # -- helpers ----------------------------------------------------------------------------
     def _key(self, session_id: str) -> str:
         return f"{self.prefix}session:{session_id}"
