@@ -17,7 +17,7 @@ from _redis import RedisServer
 from mcpwire_adapters import App
 from mcpwire_adapters.redis_sessions import RedisEventStore, RedisSessionStore
 
-from mcpwire import ErrorCode, HttpExchange, HttpRequest, Keyring, ProtocolError
+from mcpwire import ErrorCode, HttpExchange, HttpRequest, Keyring, ProtocolError, SessionClosed
 
 VERSION = "2025-11-25"
 NOW = 1_800_000_000.0
@@ -51,7 +51,7 @@ def initialize(app: App, now: float = NOW) -> str:
     head, body = post(app, request("initialize", {"protocolVersion": VERSION, "capabilities": {},
                                                   "clientInfo": {"name": "c", "version": "1"}}), now=now)
     assert head.status == 200, body.data
-    return dict(head.headers)[b"mcp-session-id"].decode()
+    return str(dict(head.headers)[b"mcp-session-id"].decode())
 
 
 def answer(reply: Any) -> tuple[int, dict[str, Any] | None]:
@@ -77,8 +77,9 @@ def test_a_session_opened_on_one_process_is_served_by_another(redis_server: Redi
     assert isinstance(exchange, HttpExchange) and exchange.session is seen_by_two
     assert len(one.server.sessions) == 1
     # Ended on one process, gone on both.
-    assert answer(one.server.receive_http(HttpRequest(method="DELETE", target="/mcp", headers=[
-        (b"mcp-session-id", sid.encode()), (b"mcp-protocol-version", VERSION.encode())]), now=NOW + 2).reply)[0] == 200
+    closed = one.server.receive_http(HttpRequest(method="DELETE", target="/mcp", headers=[
+        (b"mcp-session-id", sid.encode()), (b"mcp-protocol-version", VERSION.encode())]), now=NOW + 2)
+    assert isinstance(closed, SessionClosed) and answer(closed.reply)[0] == 200
     assert answer(post(two, request("tools/list", {}), sid))[0] == 404
     assert len(two.server.sessions) == 0
 
