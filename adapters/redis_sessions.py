@@ -15,8 +15,8 @@ session (the live parts), refreshed from Redis on every ``get``; a change made o
 process reaches this process's GET stream filter at its next request on the session.
 
 Events. A session's POST streams record their SSE frames in Redis lists
-(``<prefix>events:<session>:<stream>``, the newest :data:`~mcpwire.sessions.MAX_STREAMS` streams
-of :data:`~mcpwire.sessions.MAX_EVENTS` frames each, expiring with the session), so a GET with
+(``<prefix>events:<session>:<stream>``, the newest :data:`MAX_STREAMS` streams
+of :data:`MAX_EVENTS` frames each, expiring with the session), so a GET with
 ``Last-Event-ID`` on any process replays what was sent. The process that writes a stream is its
 only writer: it counts the stream's events itself, so a frame costs one Redis round trip.
 
@@ -38,13 +38,15 @@ import msgspec
 import redis
 
 from mcpwire import ErrorCode, LocalProtocolError, ProtocolError
-from mcpwire.server.session import MAX_EVENTS, MAX_STREAMS
 from mcpwire.sessions import Session
-from mcpwire.server.states import SessionState
 
-__all__ = ["RedisEventStore", "RedisSessionStore"]
+__all__ = ["MAX_EVENTS", "MAX_STREAMS", "RedisEventStore", "RedisSessionStore"]
 
 _log = logging.getLogger("mcpwire_adapters.redis")
+MAX_STREAMS = 32
+"""SSE streams of one session kept for resumption (the newest): as ``MemoryEventStore``."""
+MAX_EVENTS = 256
+"""Events of one stream kept for resumption; later ones are sent but cannot be replayed."""
 _ENCODE = msgspec.json.Encoder().encode
 _DECODE = msgspec.json.decode
 
@@ -279,7 +281,7 @@ class RedisSessionStore:
         session.log_level = _text(fields[b"level"]) or None
         subscriptions: Any = _DECODE(fields[b"subs"])
         session.subscriptions = {s for s in subscriptions if isinstance(s, str)}
-        state = SessionState(_text(fields[b"state"]))
-        if state is not SessionState.CLOSED or session.open:
+        state = type(session.state)(_text(fields[b"state"]))  # the session's state enum, by value
+        if session.open:
             session.state = state
         return session
