@@ -273,8 +273,12 @@ class RedisSessionStore:
         session = self._local.get(session_id)
         if session is None:
             events = RedisEventStore(self.redis, _text(fields[b"events"]), self.idle_ms)
-            session = Session(session_id, _text(fields[b"revision"]), _DECODE(fields[b"caps"]),
-                              _DECODE(fields[b"info"]), float(fields[b"created"]), events)
+            caps, info = _DECODE(fields[b"caps"]), _DECODE(fields[b"info"])
+            if type(caps) is not dict or not (info is None or type(info) is dict):
+                raise ValueError("capabilities or client info of the wrong type")
+            if not _text(fields[b"events"]).startswith(self.prefix + "events:"):
+                raise ValueError("events outside this server's prefix")
+            session = Session(session_id, _text(fields[b"revision"]), caps, info, float(fields[b"created"]), events)
             self._local[session_id] = session
             while len(self._local) > self.max_sessions:
                 del self._local[next(iter(self._local))]

@@ -91,6 +91,20 @@ def _text(value: object) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def _record(task_id: str, data: bytes | str) -> TaskRecord | None:
+    """The stored record, or ``None`` (logged) for a value that is not one of ours or names
+    another task: a foreign or stale key under the prefix is an unknown task, never a crash."""
+    try:
+        record = _DECODE(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        _log.warning("task store: ignored task %s, not a task record: %s", task_id, exc)
+        return None
+    if record.task_id != task_id:
+        _log.warning("task store: ignored task %s, its record names %s", task_id, record.task_id)
+        return None
+    return record
+
+
 def _failure(what: str, exc: BaseException) -> ProtocolError:
     _log.error("task store: %s failed: %s", what, exc)
     return ProtocolError("Internal error", code=ErrorCode.INTERNAL_ERROR)
@@ -158,9 +172,11 @@ class RedisTaskStore:
         key = self._key(task_id)
         try:
             owner, data = self.redis.hmget(key, ["owner", "record"])
-            if data is None:
+            if data is None or owner is None:
                 return None
-            record = _DECODE(data)
+            record = _record(task_id, data)
+            if record is None:
+                return None
             if record.expired(now):
                 pipe = self.redis.pipeline()
                 pipe.delete(key)
@@ -174,7 +190,7 @@ class RedisTaskStore:
             data = self.redis.hget(key, "record")
         except redis.RedisError as exc:
             raise _failure("get", exc) from exc
-        return None if data is None else _DECODE(data)
+        return None if data is None else _record(task_id, data)
 
     def put(self, record: TaskRecord) -> None:
         """Replace a stored task with its new state. A finished task is never replaced; an
@@ -203,8 +219,8 @@ class RedisTaskStore:
         for owner in gone:
             for raw_id in self.redis.smembers(self._running(owner)):
                 data = self.redis.hget(self._key(_text(raw_id)), "record")
-                if data is not None:
-                    record = _DECODE(data)
+                record = None if data is None else _record(_text(raw_id), data)
+                if record is not None:
                     failed = recover(record, now) if message is None else recover(record, now, message)
                     changed += self._fail(record, failed)
             self.redis.delete(self._running(owner))

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 import redis
 import trio
+from hypothesis import given
+from hypothesis import strategies as st
 from _redis import RedisServer
 from mcpwire_adapters import App
 from mcpwire_adapters.broker import ListChangedNotice, decode_envelope, encode_envelope
@@ -191,3 +193,9 @@ def test_the_envelope_decoder_is_strict() -> None:
     assert envelope is not None and envelope.notice == ListChangedNotice(list="prompts")
     for bad in (good.replace(b'"v":1', b'"v":1,"extra":1'), good.decode(), None, 5, b"\xff", b" " * 20_000):
         assert decode_envelope(bad) is None
+
+
+@given(st.binary(max_size=512) | st.text(max_size=200).map(str.encode))
+def test_any_message_decodes_to_an_envelope_or_none(data: bytes) -> None:
+    decoded = decode_envelope(data)
+    assert decoded is None or decode_envelope(encode_envelope(decoded.origin, decoded.notice)) == decoded

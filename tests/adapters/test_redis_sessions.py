@@ -135,3 +135,21 @@ def test_redis_lost_is_internal_error_then_it_works_again(
     redis_server.start()  # empty (no persistence): the session is gone, a new one works
     assert answer(post(app, request("tools/list", {}), sid))[0] == 404
     assert answer(post(app, request("tools/list", {}), initialize(app)))[0] == 200
+
+
+def test_foreign_or_stale_session_keys_are_unknown_sessions(
+        redis_server: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    app = make_app(redis_server)
+    raw = redis.Redis.from_url(redis_server.url)
+    good: dict[Any, Any] = {"revision": VERSION, "caps": "{}", "info": "null", "events": "s:events:x:", "created": "1",
+            "level": "", "subs": "[]", "state": "ready"}
+    broken: dict[str, dict[Any, Any]] = {"junk": {"nothing": "here"}, "badjson": {**good, "caps": "{"}, "wrongtype": {**good, "caps": "5"},
+              "badstate": {**good, "state": "sleeping"}, "elsewhere": {**good, "events": "other:events:x:"}}
+    for sid, fields in broken.items():
+        raw.hset(f"s:session:{sid}", mapping=fields)
+    with caplog.at_level(logging.WARNING, logger="mcpwire_adapters.redis"):
+        for sid in broken:
+            assert answer(post(app, request("tools/list", {}), sid))[0] == 404
+    assert caplog.text.count("not one of ours") == len(broken)
+    raw.hset("s:session:fine", mapping=good)
+    assert answer(post(app, request("tools/list", {}), "fine"))[0] == 200

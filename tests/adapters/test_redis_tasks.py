@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 
+import msgspec
 import pytest
 import redis
 from _redis import RedisServer
@@ -136,3 +137,23 @@ def test_redis_lost_is_internal_error_and_a_log_then_it_works_again(
         redis_server.start()  # an empty Redis (no persistence): the store works again
         assert store.get("a", NOW) is None
         assert store.add(record("a"), NOW) and store.get("a", NOW) == record("a")
+
+
+def test_foreign_and_stale_keys_are_unknown_tasks_not_crashes(
+        redis_server: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    raw = client(redis_server)
+    with RedisTaskStore(raw, prefix="f:") as store:
+        raw.hset("f:task:junk", mapping={"owner": "someone", "status": "working", "record": b"\xff not json"})
+        raw.hset("f:task:other", mapping={"owner": "someone", "status": "working",
+                                          "record": msgspec.json.encode(record("not-other"))})
+        raw.hset("f:task:half", mapping={"record": msgspec.json.encode(record("half"))})
+        raw.set("f:task:string", b"a plain string")
+        raw.sadd("f:running:someone", "junk", "other", "missing")
+        with caplog.at_level(logging.WARNING, logger="mcpwire_adapters.redis"):
+            for task_id in ("junk", "other", "half"):
+                assert store.get(task_id, NOW) is None
+            assert store.recover_lost(NOW) == 0  # someone is not alive: its junk is skipped, not fatal
+        assert "not a task record" in caplog.text and "its record names not-other" in caplog.text
+        with pytest.raises(ProtocolError) as raised:  # a key of another type: Redis refuses, -32603
+            store.get("string", NOW)
+        assert raised.value.code == ErrorCode.INTERNAL_ERROR
