@@ -58,7 +58,9 @@ _DECODE = msgspec.json.Decoder(TaskRecord).decode
 _RUNNING: Final = (TaskStatus.WORKING.value, TaskStatus.INPUT_REQUIRED.value)
 
 # KEYS: the task, the index, the owner's running set. ARGV: id, owner, status, record, score
-# (expiry in ms, or +inf), max_tasks, now (ms), prefix, expire-at (ms, or ""), expire-in (ms, or "").
+# (expiry in ms, or +inf), max_tasks, now (ms), prefix, expire-at (ms, or ""), expire-in (ms, or ""),
+# heartbeat (ms). The owner's heartbeat is set with its task: a Redis restarted empty has no
+# heartbeat of ours until the next beat, and a task made meanwhile must not look orphaned.
 _ADD = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then
@@ -73,6 +75,7 @@ if ARGV[9] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[9]) end
 if ARGV[10] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[10]) end
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
 if ARGV[3] == 'working' or ARGV[3] == 'input_required' then redis.call('SADD', KEYS[3], ARGV[1]) end
+redis.call('SET', ARGV[8] .. 'alive:' .. ARGV[2], '1', 'PX', ARGV[11])
 return 1
 """
 # KEYS: the task. ARGV: status, record, prefix, id. Replaces a running task only.
@@ -155,7 +158,7 @@ class RedisTaskStore:
                 expire_in = str(record.ttl_ms)
         args = (record.task_id, self.owner, record.status.value, _ENCODE(record),
                 "+inf" if expires is None else repr(expires), self.max_tasks, repr(now * 1000), self.prefix,
-                expire_at, expire_in)
+                expire_at, expire_in, int(self.heartbeat * 1000))
         try:
             added = self._add(keys=[self._key(record.task_id), self.prefix + "tasks", self._running(self.owner)],
                               args=args)

@@ -157,3 +157,13 @@ def test_foreign_and_stale_keys_are_unknown_tasks_not_crashes(
         with pytest.raises(ProtocolError) as raised:  # a key of another type: Redis refuses, -32603
             store.get("string", NOW)
         assert raised.value.code == ErrorCode.INTERNAL_ERROR
+
+
+def test_a_task_made_just_after_redis_restarted_empty_is_not_taken_for_lost(redis_server: RedisServer) -> None:
+    with RedisTaskStore(client(redis_server), heartbeat=60.0) as owner, \
+            RedisTaskStore(client(redis_server), heartbeat=60.0) as other:
+        redis_server.stop()
+        redis_server.start()  # empty: no heartbeat of either until their next beat, 20 s away
+        assert owner.add(record("fresh"), NOW)
+        found = other.get("fresh", NOW)
+        assert found is not None and found.status is TaskStatus.WORKING
