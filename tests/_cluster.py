@@ -207,4 +207,11 @@ class SseReader:
                 return message
 
     def close(self) -> None:
+        # Shut the socket down first: the reading thread holds the response's buffer while it
+        # waits, so a plain close would wait for the server's next keepalive.
+        if self.connection.sock is not None:
+            try:
+                self.connection.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         self.connection.close()
