@@ -74,7 +74,8 @@ class Fanout:
                 self._refresh_sessions()
                 self.app._deliver(server.resource_updated(notice.uri))
             elif isinstance(notice, TaskStatusNotice):
-                self._task_status(notice.task_id)
+                if server.open_listeners:  # else no stream here to tell: spare the store a read
+                    self._task_status(notice.task_id)
             elif server.tasks is not None and self.app._tasks.runs(notice.task_id):
                 record = server.tasks.get(notice.task_id, time.time())
                 if record is not None:
