@@ -72,13 +72,16 @@ class RedisServing:
     """What :func:`use_redis` set up; :meth:`close` (or leaving the ``with`` block) closes the task
     store (its running tasks fail, as at any stop) and the connections."""
 
-    def __init__(self, client: redis.Redis, prefix: str, broker: RedisBroker, tasks: RedisTaskStore | None) -> None:
+    def __init__(self, client: redis.Redis, prefix: str, broker: RedisBroker, sessions: RedisSessionStore,
+                 tasks: RedisTaskStore | None) -> None:
         self.client = client
         self.prefix = prefix
         self.broker = broker
+        self.sessions = sessions
         self.tasks = tasks
 
     def close(self) -> None:
+        self.sessions.close()
         try:
             if self.tasks is not None:
                 self.tasks.close()
@@ -98,17 +101,19 @@ def use_redis(app: App, url: str, *, prefix: str | None = None, timeout: float =
     client = connect(url, timeout=timeout)
     prefix = prefix if prefix is not None else default_prefix(app)
     broker = RedisBroker(client, prefix=prefix)
-    app.server.sessions = RedisSessionStore(client, prefix=prefix)
     store: RedisTaskStore | None = None
     try:
         if app.server.tasks is not None:
             store = RedisTaskStore(client, prefix=prefix)
-            app.server.tasks.store = store
     except Exception as exc:
         client.close()
         raise RedisUnavailable(f"cannot reach Redis at {_shown(url)}: {exc}") from None
+    sessions = RedisSessionStore(client, prefix=prefix)
+    app.server.sessions = sessions
+    if app.server.tasks is not None and store is not None:
+        app.server.tasks.store = store
     app.fanout.broker = broker
-    return RedisServing(client, prefix, broker, store)
+    return RedisServing(client, prefix, broker, sessions, store)
 
 
 def use_redis_from_env(app: App) -> RedisServing | None:

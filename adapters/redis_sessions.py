@@ -5,7 +5,8 @@ session may land on different processes, and a client may resume a stream on any
 What is shared. A session's hash (``<prefix>session:<id>``) holds what ``initialize`` fixed
 (revision, client capabilities and info), what later requests changed (the log level, the
 resource subscriptions, the state) and the name of its events; it expires ``idle_timeout``
-seconds after the last request, on any process (each ``get`` renews it). The engine writes a
+seconds after the last request, on any process (each ``get`` renews it; so does the process
+holding its open GET stream, or a request waiting for its client's answers, while it does). The engine writes a
 change back through :meth:`RedisSessionStore.save`. What is not shared, because it is live in
 one process: the session's open GET stream and the server-to-client requests a running
 exchange waits on (their answers must reach the process that asked; a load balancer should
@@ -32,6 +33,8 @@ from __future__ import annotations
 
 import logging
 import secrets
+import threading
+import time
 from typing import Any
 
 import msgspec
@@ -162,6 +165,36 @@ class RedisSessionStore:
         self.idle_ms = int(idle_timeout * 1000)
         self._add = client.register_script(_ADD)
         self._local: dict[str, Session] = {}
+        # A session with an open GET stream here, or a request waiting for its client's answers,
+        # is not idle (as in MemorySessionStore): a thread renews its expiry.
+        self._stop = threading.Event()
+        self._renewer = threading.Thread(target=self._renewing, args=(min(idle_timeout / 3, 60.0),),
+                                         name="mcpwire-sessions", daemon=True)
+        self._renewer.start()
+
+    def renew_busy(self) -> int:
+        """Renew the expiry of this process's busy sessions (an open GET stream, a request
+        waiting for input); returns how many. The store's thread calls it every third of
+        ``idle_timeout`` (at most every minute)."""
+        busy = [s for s in list(self._local.values()) if s.id is not None and s.open and (s.stream is not None or s.waiting)]
+        if busy:
+            pipe = self.redis.pipeline()
+            for session in busy:
+                pipe.pexpire(self._key(str(session.id)), self.idle_ms)
+                pipe.zadd(self.prefix + "sessions", {str(session.id): time.time() * 1000 + self.idle_ms}, xx=True)
+            pipe.execute()
+        return len(busy)
+
+    def _renewing(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            try:
+                self.renew_busy()
+            except redis.RedisError as exc:
+                _log.warning("session store: busy sessions not renewed: %s", exc)
+
+    def close(self) -> None:
+        """Stop renewing busy sessions (the sessions stay in Redis until they expire). Idempotent."""
+        self._stop.set()
 
     def event_store(self) -> RedisEventStore:
         """A new session's event store (``add`` gives each new session one)."""

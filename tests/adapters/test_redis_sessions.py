@@ -18,6 +18,7 @@ from mcpwire_adapters import App
 from mcpwire_adapters.redis_sessions import RedisEventStore, RedisSessionStore
 
 from mcpwire import ErrorCode, HttpExchange, HttpRequest, Keyring, ProtocolError, SessionClosed
+from mcpwire.sessions import SessionStream
 
 VERSION = "2025-11-25"
 NOW = 1_800_000_000.0
@@ -153,3 +154,21 @@ def test_foreign_or_stale_session_keys_are_unknown_sessions(
     assert caplog.text.count("not one of ours") == len(broken)
     raw.hset("s:session:fine", mapping=good)
     assert answer(post(app, request("tools/list", {}), "fine"))[0] == 200
+
+
+def test_a_session_with_an_open_get_stream_is_not_idle(redis_server: RedisServer) -> None:
+    app = make_app(redis_server)
+    store = app.server.sessions
+    assert isinstance(store, RedisSessionStore)
+    idle, listening = initialize(app), initialize(app)
+    stream = app.server.receive_http(HttpRequest(method="GET", target="/mcp", headers=[
+        (b"accept", b"text/event-stream"), (b"mcp-session-id", listening.encode()),
+        (b"mcp-protocol-version", VERSION.encode())]), now=NOW)
+    assert isinstance(stream, SessionStream)
+    stream.start()
+    raw = redis.Redis.from_url(redis_server.url)
+    for sid in (idle, listening):
+        raw.pexpire(f"s:session:{sid}", 1000)
+    assert store.renew_busy() == 1
+    assert raw.pttl(f"s:session:{listening}") > 1000 >= raw.pttl(f"s:session:{idle}")
+    store.close()
