@@ -21,7 +21,7 @@ def use_shared_state(app: App, args: argparse.Namespace, term: Terminal) -> Abst
     url = getattr(args, "redis", None) or os.environ.get("MCPWIRE_REDIS")
     prefix = getattr(args, "redis_prefix", None) or os.environ.get("MCPWIRE_REDIS_PREFIX") or None
     if not url:
-        if prefix:
+        if getattr(args, "redis_prefix", None):
             raise CliError("--redis-prefix needs --redis URL", EXIT_USAGE)
         return None
     if getattr(args, "tasks_db", None) is not None:
