@@ -39,7 +39,7 @@ import secrets
 import threading
 import time
 from types import TracebackType
-from typing import Final, Self
+from typing import Any, Final, Self
 
 import msgspec
 import redis
@@ -59,7 +59,7 @@ _RUNNING: Final = (TaskStatus.WORKING.value, TaskStatus.INPUT_REQUIRED.value)
 
 # KEYS: the task, the index, the owner's running set. ARGV: id, owner, status, record, score
 # (expiry in ms, or +inf), max_tasks, now (ms), prefix, expire-at (ms, or ""), expire-in (ms, or ""),
-# heartbeat (ms). The owner's heartbeat is set with its task: a Redis restarted empty has no
+# heartbeat (ms), the principal (JSON). The owner's heartbeat is set with its task: a Redis restarted empty has no
 # heartbeat of ours until the next beat, and a task made meanwhile must not look orphaned.
 _ADD = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
@@ -76,6 +76,7 @@ if ARGV[10] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[10]) end
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
 if ARGV[3] == 'working' or ARGV[3] == 'input_required' then redis.call('SADD', KEYS[3], ARGV[1]) end
 redis.call('SET', ARGV[8] .. 'alive:' .. ARGV[2], '1', 'PX', ARGV[11])
+redis.call('ZADD', ARGV[8] .. 'of:' .. ARGV[12], redis.call('INCR', ARGV[8] .. 'seq'), ARGV[1])
 return 1
 """
 # KEYS: the task. ARGV: status, record, prefix, id. Replaces a running task only.
@@ -158,7 +159,7 @@ class RedisTaskStore:
                 expire_in = str(record.ttl_ms)
         args = (record.task_id, self.owner, record.status.value, _ENCODE(record),
                 "+inf" if expires is None else repr(expires), self.max_tasks, repr(now * 1000), self.prefix,
-                expire_at, expire_in, int(self.heartbeat * 1000))
+                expire_at, expire_in, int(self.heartbeat * 1000), _ENCODE(record.owner))
         try:
             added = self._add(keys=[self._key(record.task_id), self.prefix + "tasks", self._running(self.owner)],
                               args=args)
@@ -185,6 +186,7 @@ class RedisTaskStore:
                 pipe.delete(key)
                 pipe.zrem(self.prefix + "tasks", task_id)
                 pipe.srem(self._running(_text(owner)), task_id)
+                pipe.zrem(self._principal(record.owner), task_id)
                 pipe.execute()
                 return None
             if record.terminal or self._alive(_text(owner)):
@@ -203,6 +205,39 @@ class RedisTaskStore:
             self._fail(record, record)
         except redis.RedisError as exc:
             raise _failure("put", exc) from exc
+
+    def tasks_of(self, owner: str | None, now: float, after: str | None, limit: int) -> list[TaskRecord] | None:
+        """Up to ``limit`` unexpired tasks of ``owner`` (the principal, ``TaskRecord.owner``), oldest
+        first, after the task ``after``; ``None`` when ``after`` is not such a task. Each
+        principal's tasks are a sorted set in the order they were added
+        (``<prefix>of:<principal as JSON>``); an entry whose task is gone is dropped on the way."""
+        self._check_open()
+        index = self._principal(owner)
+        found: list[TaskRecord] = []
+        try:
+            start = "-inf"
+            if after is not None:
+                score = self.redis.zscore(index, after)
+                if score is None or not self.redis.exists(self._key(after)):
+                    return None
+                start = f"({score!r}"
+            while len(found) < limit:
+                batch: list[Any] = self.redis.zrangebyscore(index, start, "+inf", start=0, num=max(limit, 16),
+                                                            withscores=True)
+                if not batch:
+                    break
+                for raw_id, seq in batch:
+                    start = f"({seq!r}"
+                    record = self.get(_text(raw_id), now)
+                    if record is None or record.owner != owner:
+                        self.redis.zrem(index, raw_id)
+                        continue
+                    found.append(record)
+                    if len(found) >= limit:
+                        break
+        except redis.RedisError as exc:
+            raise _failure("tasks_of", exc) from exc
+        return found
 
     def __len__(self) -> int:
         """How many tasks the index holds (expired ones not yet swept included)."""
@@ -282,6 +317,9 @@ class RedisTaskStore:
     # -- helpers ----------------------------------------------------------------------------
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}task:{task_id}"
+
+    def _principal(self, owner: str | None) -> str:
+        return f"{self.prefix}of:{_ENCODE(owner).decode()}"
 
     def _running(self, owner: str) -> str:
         return f"{self.prefix}running:{owner}"
