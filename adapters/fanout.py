@@ -76,6 +76,7 @@ class Fanout:
             elif isinstance(notice, TaskStatusNotice):
                 if server.open_listeners:  # else no stream here to tell: spare the store a read
                     self._task_status(notice.task_id)
+                self.app._tasks.wake(notice.task_id)
             elif server.tasks is not None and self.app._tasks.runs(notice.task_id):
                 record = server.tasks.get(notice.task_id, time.time())
                 if record is not None:

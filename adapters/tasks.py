@@ -98,6 +98,11 @@ class TaskRunner:
         """Send the task's state to the streams watching it (``notifications/tasks``, and
         2025-11-25's ``notifications/tasks/status``), and wake the ``tasks/result`` waiting on it."""
         self.app.fanout.task_status(task_id)
+        self.wake(task_id)
+
+    def wake(self, task_id: str) -> None:
+        """Wake the ``tasks/result`` waiting on the task here (the task changed, here or in
+        another process of the server: ``fanout.py``)."""
         changed = self._changed.pop(task_id, None)
         if changed is not None:
             changed.set()
