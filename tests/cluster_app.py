@@ -3,7 +3,8 @@
 (two tools a page), a tool that asks for input (a multi round-trip round), a tool that
 changes things (``list_changed`` of tools, ``resources/updated`` of a URI), and task tools:
 ``hold`` works until cancelled, ``confirm`` waits for one elicitation answer, ``quick``
-answers at once. Each tool answers with the port of the process that ran it."""
+answers at once, ``slow`` works a second. Each tool answers with the pid of the process
+that ran it."""
 
 from __future__ import annotations
 
@@ -76,3 +77,10 @@ async def confirm(ctx: Context, arguments: dict[str, Any]) -> CallToolResult | N
     if answer is None:
         return NeedInput(requests={"confirm": _CONFIRM})
     return _text(f"confirmed: {answer.get('content', {}).get('ok')}")
+
+
+@app.tool("slow", description="A task that works `seconds` (default 1), then answers", task_support="optional")
+async def slow(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
+    await ctx.start_task(status_message="slow")
+    await anyio.sleep(float(arguments.get("seconds", 1)))
+    return _text("slow")

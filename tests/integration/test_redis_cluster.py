@@ -95,7 +95,7 @@ def test_rounds_and_pages_cross_processes(cluster: Cluster) -> None:
         cursor = page.get("nextCursor")
         if cursor is None:
             break
-    assert len(names) == len(set(names)) == 11  # 6 pages of 2 (the last 1), each on the next process
+    assert len(names) == len(set(names)) == 12  # 6 pages of 2, each on the next process
     asked = result(post(proxy, "tools/call", {"name": "ask_name", "arguments": {}}, name="ask_name"))
     assert asked["resultType"] == "input_required", asked
     answered = text(post(proxy, "tools/call", {"name": "ask_name", "arguments": {}, "inputResponses": {
@@ -167,6 +167,26 @@ def test_an_initialize_era_session_works_across_processes(cluster: Cluster) -> N
 
 
 # -- tasks ---------------------------------------------------------------------------------------
+def test_a_2025_11_25_task_on_one_process_is_awaited_through_another(cluster: Cluster) -> None:
+    one, two, three = (s.address for s in cluster.servers)
+    status, answer, session = session_post(one, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": ERA, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}})
+    assert status == 200 and answer is not None and session is not None
+    assert answer["result"]["capabilities"]["tasks"]["requests"] == {"tools": {"call": {}}}
+    session_post(two, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    status, answer, _ = session_post(one, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "slow", "arguments": {"seconds": 1}, "task": {"ttl": 60_000}}}, session)
+    assert status == 200 and answer is not None, answer
+    task_id = answer["result"]["task"]["taskId"]
+    # tasks/result on another process waits for the work running on process one.
+    status, answer, _ = session_post(two, {"jsonrpc": "2.0", "id": 3, "method": "tasks/result",
+                                           "params": {"taskId": task_id}}, session)
+    assert status == 200 and answer is not None and answer["result"]["content"][0]["text"].startswith("slow"), answer
+    status, answer, _ = session_post(three, {"jsonrpc": "2.0", "id": 4, "method": "tasks/get",
+                                             "params": {"taskId": task_id}}, session)
+    assert status == 200 and answer is not None and answer["result"]["status"] == "completed", answer
+
+
 def test_a_task_made_on_one_process_is_read_answered_and_cancelled_through_others(cluster: Cluster) -> None:
     one, two, three = (s.address for s in cluster.servers)
     waiting = call_task(one, "confirm")
