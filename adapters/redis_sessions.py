@@ -131,20 +131,26 @@ class RedisEventStore:
         if key in self._counts and count < MAX_EVENTS:
             self._counts[key] = count + 1
 
+    def keys(self) -> list[str]:
+        """Every key of this session's events (to delete them with the session)."""
+        streams = [_text(k) for k in self.redis.lrange(self.base + "streams", 0, -1)]
+        return [self.base + "n", self.base + "streams", *(self.base + k for k in streams),
+                *(self.base + k + ":end" for k in streams)]
+
     def replay(self, last_event_id: str) -> tuple[str, list[bytes], bool] | None:
         key, _, seq = last_event_id.rpartition("-")
         if not key.isdigit() or not seq.isdigit() or len(seq) > 9:
             return None
         try:
             pipe = self.redis.pipeline()
-            pipe.exists(self.base + key)
+            pipe.lpos(self.base + "streams", key)
             pipe.llen(self.base + key)
             pipe.lrange(self.base + key, int(seq), -1)
             pipe.exists(self.base + key + ":end")
-            exists, length, frames, ended = pipe.execute()
+            known, length, frames, ended = pipe.execute()
         except redis.RedisError as exc:
             raise _failure("replay", exc) from exc
-        if not exists and int(seq) != 0 or int(seq) > int(length):
+        if known is None or int(seq) > int(length):
             return None
         return key, [bytes(f) for f in frames], bool(ended)
 
@@ -252,11 +258,9 @@ class RedisSessionStore:
             pipe.delete(key)
             pipe.zrem(self.prefix + "sessions", session_id)
             pipe.execute()
-            if fields.get(b"events"):
-                base = _text(fields[b"events"])
-                found = list(self.redis.scan_iter(match=base + "*"))
-                if found:
-                    self.redis.delete(*found)
+            base = _text(fields.get(b"events", b""))
+            if base.startswith(self.prefix + "events:"):
+                self.redis.delete(*RedisEventStore(self.redis, base, self.idle_ms).keys())
         except redis.RedisError as exc:
             raise _failure("remove", exc) from exc
         return self._local.pop(session_id, None)

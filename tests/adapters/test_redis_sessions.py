@@ -98,8 +98,14 @@ def test_events_recorded_on_one_process_are_replayed_by_another(redis_server: Re
     assert theirs is not None
     assert theirs.events.replay(f"{key}-1") == (key, [b"frame 1", b"frame 2"], True)
     assert theirs.events.replay(f"{key}-3") == (key, [], True)
-    for unknown in (f"{key}-4", "99-1", "x-1", "1-x", "", "-", f"{key}-99999999999"):
+    for unknown in (f"{key}-4", "99-1", "99-0", "x-1", "1-x", "", "-", f"{key}-99999999999"):
         assert theirs.events.replay(unknown) is None
+    empty = mine.events.new_stream()
+    assert theirs.events.replay(f"{empty}-0") == (empty, [], False)
+    raw = redis.Redis.from_url(redis_server.url)
+    assert raw.exists(*mine.events.keys()) == 4  # n, streams, the first stream and its end (the empty one has none)
+    one.server.sessions.remove(sid)
+    assert raw.exists(*mine.events.keys()) == 0 and not raw.keys("s:events:*")
 
 
 def test_another_prefix_never_sees_the_session(redis_server: RedisServer) -> None:
