@@ -4,7 +4,7 @@ It implements :class:`mcpwire.tasks.TaskStore` for several processes on several 
 Redis hash per task (``<prefix>task:<id>``: the :class:`~mcpwire.tasks.TaskRecord` as msgspec
 JSON, its status, and the process that runs its work), a sorted set of every task by expiry
 (``<prefix>tasks``: the bound and the sweep), and the tasks each process is running
-(``<prefix>running:<owner>``). Adding and replacing are Lua scripts, so a read-then-write is
+(``<prefix>running:<owner>``, and ``<prefix>owners``: the processes that have some). Adding and replacing are Lua scripts, so a read-then-write is
 atomic across processes: an id is never stored twice, the bound holds, and a finished task is
 never replaced (another process may have finished it first: the first end stands). The keys
 are built inside the scripts, so this wants one Redis (or a primary with replicas), not a
@@ -74,7 +74,10 @@ redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'status', ARGV[3], 'record', ARGV[
 if ARGV[9] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[9]) end
 if ARGV[10] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[10]) end
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
-if ARGV[3] == 'working' or ARGV[3] == 'input_required' then redis.call('SADD', KEYS[3], ARGV[1]) end
+if ARGV[3] == 'working' or ARGV[3] == 'input_required' then
+  redis.call('SADD', KEYS[3], ARGV[1])
+  redis.call('SADD', ARGV[8] .. 'owners', ARGV[2])
+end
 redis.call('SET', ARGV[8] .. 'alive:' .. ARGV[2], '1', 'PX', ARGV[11])
 redis.call('ZADD', ARGV[8] .. 'of:' .. ARGV[12], redis.call('INCR', ARGV[8] .. 'seq'), ARGV[1])
 return 1
@@ -249,7 +252,7 @@ class RedisTaskStore:
         gone or are this store), each through :func:`mcpwire.tasks.recover`; returns how many.
         Opening, closing and ``get`` call this; a host need not."""
         if owners is None:
-            found = [_text(k)[len(self._running("")):] for k in self.redis.scan_iter(match=self._running("*"))]
+            found = [_text(o) for o in self.redis.smembers(self.prefix + "owners")]
             gone = [o for o in found if o != self.owner and not self._alive(o)]
         else:
             gone = [o for o in owners if o == self.owner or not self._alive(o)]
@@ -262,6 +265,7 @@ class RedisTaskStore:
                     failed = recover(record, now) if message is None else recover(record, now, message)
                     changed += self._fail(record, failed)
             self.redis.delete(self._running(owner))
+            self.redis.srem(self.prefix + "owners", owner)
         return changed
 
     def _fail(self, record: TaskRecord, updated: TaskRecord) -> int:
