@@ -3,12 +3,13 @@
 It implements :class:`mcpwire.tasks.TaskStore` for several processes on several hosts: one
 Redis hash per task (``<prefix>task:<id>``: the :class:`~mcpwire.tasks.TaskRecord` as msgspec
 JSON, its status, and the process that runs its work), a sorted set of every task by expiry
-(``<prefix>tasks``: the bound and the sweep), and the tasks each process is running
-(``<prefix>running:<owner>``, and ``<prefix>owners``: the processes that have some). Adding and replacing are Lua scripts, so a read-then-write is
-atomic across processes: an id is never stored twice, the bound holds, and a finished task is
-never replaced (another process may have finished it first: the first end stands). The keys
-are built inside the scripts, so this wants one Redis (or a primary with replicas), not a
-Redis Cluster.
+(``<prefix>tasks``: the bound and the sweep), the tasks each process is running
+(``<prefix>running:<owner>``; ``<prefix>owners``: the processes that have some) and each
+principal's tasks in the order they were made (``<prefix>of:<principal>``, for ``tasks/list``).
+Adding and replacing are Lua scripts, so a read-then-write is atomic across processes: an id
+is never stored twice, the bound holds, and a finished task is never replaced (another process
+may have finished it first: the first end stands). The keys are built inside the scripts, so
+this wants one Redis (or a primary with replicas), not a Redis Cluster.
 
 Expiry. ``get`` drops a task whose ``ttlMs`` has passed by the caller's clock
 (``record.expired(now)``); Redis drops the hash by itself at ``createdAt + ttlMs`` (wall
