@@ -24,6 +24,7 @@ from ._cli_io import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliError, Terminal, 
 from mcpwire.tasks import MemoryTaskStore
 
 from ._cli_keys import serving_keyring
+from ._cli_redis import use_shared_state
 from .app import App
 from .task_store import SqliteTaskStore
 
@@ -175,7 +176,7 @@ def serve(args: argparse.Namespace, term: Terminal) -> int:
         with contextlib.redirect_stdout(term.stderr):
             app = load_app(args.app)
             use_keys(app, args.keys)
-            store = use_task_store(app, args.tasks_db, term)
+            store = use_shared_state(app, args, term) or use_task_store(app, args.tasks_db, term)
             with store if store is not None else contextlib.nullcontext():  # closed after serving
                 trio_run(serve_stdio, app, args.grace_period, term)
     else:
@@ -186,7 +187,7 @@ def serve(args: argparse.Namespace, term: Terminal) -> int:
             guard = resource_guard(args)
         app = load_app(args.app)
         use_keys(app, args.keys)
-        store = use_task_store(app, args.tasks_db, term)
+        store = use_shared_state(app, args, term) or use_task_store(app, args.tasks_db, term)
         with store if store is not None else contextlib.nullcontext():  # closed after serving
             try:
                 trio_run(serve_http, app, args.host, args.port, args.grace_period, term, guard)

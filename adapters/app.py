@@ -53,6 +53,8 @@ from mcpwire.tasks import MemoryTaskStore, TaskChanged, TaskResultWanted, Tasks,
 from ._awaitable import as_async
 from ._input import NeedInput
 from .context import Context, PeerGone, Send
+from .broker import Broker
+from .fanout import Fanout
 from .forwarder import ListenForwarder, Registered
 from .tasks import TaskRunner
 
@@ -74,7 +76,7 @@ class App:
     answer is sent; it must not block) with the exception behind every -32603 answer: a
     handler's exception, a -32603 ProtocolError, or a result the engine refused. Such
     exceptions are also logged to ``mcpwire_adapters.app``. Other ProtocolErrors are answers,
-    not failures, and are neither logged nor reported.
+    not failures, and are neither logged nor reported. ``broker``: the other processes (``fanout.py``).
     """
 
     def __init__(
@@ -87,6 +89,7 @@ class App:
         on_error: OnError | None = None,
         input_timeout: float = 300.0,
         tasks: bool | TaskStore = False,
+        broker: Broker | None = None,
         **server_options: Any,
     ) -> None:
         if keyring is None:
@@ -127,6 +130,7 @@ class App:
         self._template_defs: dict[str, ResourceTemplate] = {}
         self._prompt_defs: dict[str, Prompt] = {}
         self._tasks = TaskRunner(self)
+        self.fanout = Fanout(self, broker)  # changes: to this process's streams, then the broker's
 
     # -- what is registered -----------------------------------------------------------------------
     @property
@@ -270,6 +274,7 @@ class App:
         failed when it opens next)."""
         async with anyio.create_task_group() as group:
             self._tasks.group = group
+            group.start_soon(self.fanout.run)
             try:
                 yield self
             finally:
@@ -323,10 +328,10 @@ class App:
 
     def notify_list_changed(self, kind: str) -> None:
         """Tell open listen streams that the tools, prompts or resources list changed."""
-        self._deliver(self.server.list_changed(kind))  # type: ignore[arg-type]
+        self.fanout.list_changed(kind)
 
     def notify_resource_updated(self, uri: str) -> None:
-        self._deliver(self.server.resource_updated(uri))
+        self.fanout.resource_updated(uri)
 
     def close_streams(self) -> None:
         """Graceful end of every listen stream (at shutdown): each gets its listen result."""

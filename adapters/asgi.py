@@ -37,6 +37,7 @@ A send the server refuses (``OSError``: the client is gone) or that blocks for
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -134,16 +135,35 @@ class AsgiApp:
             raise RuntimeError(f"mcpwire's ASGI app does not serve {kind!r} scopes")
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        # The App's background work (tasks) runs for the server's lifetime.
-        async with self.app.running():
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    self.app.close_streams()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+        # Shared state first (MCPWIRE_REDIS: docs/deployment.md), so the App's broker is in
+        # place before its background work starts; Redis down at startup fails the startup.
+        shared: Any = None
+        if os.environ.get("MCPWIRE_REDIS"):
+            message = await receive()
+            if message["type"] != "lifespan.startup":
+                return
+            from .redis_serving import RedisUnavailable, use_redis_from_env
+
+            try:
+                shared = use_redis_from_env(self.app)
+            except RedisUnavailable as exc:
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+        try:
+            # The App's background work (tasks) runs for the server's lifetime.
+            async with self.app.running():
+                while True:
+                    message = await receive()
+                    if message["type"] == "lifespan.startup":
+                        await send({"type": "lifespan.startup.complete"})
+                    elif message["type"] == "lifespan.shutdown":
+                        self.app.close_streams()
+                        await send({"type": "lifespan.shutdown.complete"})
+                        return
+        finally:
+            if shared is not None:
+                shared.close()
 
     async def _refuse_websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = await receive()

@@ -1,7 +1,7 @@
 """The ``mcpwire`` command line: serve an App, inspect any MCP server, call a tool.
 
     mcpwire serve MODULE:APP [--transport http|stdio] [--host 127.0.0.1] [--port 8000] [--oauth-issuer URL ...]
-                  [--tasks-db PATH]
+                  [--tasks-db PATH] [--keys FILE] [--redis URL [--redis-prefix PREFIX]]
     mcpwire inspect URL [--json]
     mcpwire inspect --stdio 'COMMAND [ARG]...' [--json]       (or: mcpwire inspect -- COMMAND [ARG]...)
     mcpwire call URL TOOL [JSON] [--log-level LEVEL] [--root URI]... [--no-input] [--task] [--json]
@@ -487,6 +487,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tasks-db", metavar="PATH",
                        help="an App with tasks: the SQLite file that keeps them across restarts (default "
                             "./mcpwire-tasks.db; :memory: keeps them in memory)")
+    serve.add_argument("--redis", metavar="URL",
+                       help="share notifications and tasks with the other processes of this server through "
+                            "Redis (redis://HOST:PORT/DB; needs mcpwire[redis]); default: MCPWIRE_REDIS if set")
+    serve.add_argument("--redis-prefix", metavar="PREFIX",
+                       help="with --redis: the start of every key and channel, one per service sharing a Redis "
+                            "(default: MCPWIRE_REDIS_PREFIX if set, else mcpwire:NAME: with the server's name)")
 
     keys_command = commands.add_parser("keys", help="make and rotate the key file a server's processes share")
     keys_command.add_argument("action", choices=("new", "add", "current", "drop", "show"))

@@ -20,6 +20,7 @@ lifespan) the handler runs inside the request, which then ends only when the wor
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TaskRunner"]
 
+_log = logging.getLogger("mcpwire_adapters.app")
 _LOST = {"code": mcpwire.ErrorCode.INTERNAL_ERROR, "message": "Internal error"}
 
 
@@ -95,7 +97,12 @@ class TaskRunner:
     def notify(self, task_id: str) -> None:
         """Send the task's state to the streams watching it (``notifications/tasks``, and
         2025-11-25's ``notifications/tasks/status``), and wake the ``tasks/result`` waiting on it."""
-        self.app._deliver(self.app.server.task_status(task_id, now=time.time()))
+        self.app.fanout.task_status(task_id)
+        self.wake(task_id)
+
+    def wake(self, task_id: str) -> None:
+        """Wake the ``tasks/result`` waiting on the task here (the task changed, here or in
+        another process of the server: ``fanout.py``)."""
         changed = self._changed.pop(task_id, None)
         if changed is not None:
             changed.set()
@@ -159,6 +166,10 @@ class TaskRunner:
                 if left:
                     self._undelivered[task_id] = [*left, *self._undelivered.get(task_id, [])]
 
+    def runs(self, task_id: str) -> bool:
+        """Whether this process runs (or keeps waiting for input) the work of task ``task_id``."""
+        return task_id in self._work
+
     async def _round(self, ctx: Context, scope: anyio.CancelScope, decided: anyio.Event | None) -> None:
         exchange = ctx.exchange
         ctx.decided = decided
@@ -169,7 +180,12 @@ class TaskRunner:
                     # 2025-11-25: the client asked for a task: it is created before the work runs.
                     ttl = getattr(event, "task_ttl_ms", None)
                     await ctx.start_task(ttl_ms=UNSET if ttl is None else ttl)
-                await self.app.answer(ctx)
+                try:
+                    await self.app.answer(ctx)
+                except mcpwire.ProtocolError as exc:
+                    # The task store failed recording the outcome (it logged why): the task stays
+                    # as stored; the server goes on.
+                    _log.error("task %s: its outcome was not recorded: %s", exchange.task_id, exc)
         finally:
             self._starting.pop(id(exchange), None)
             if decided is not None:
@@ -185,18 +201,29 @@ class TaskRunner:
         if task_id is None or entry is None or entry[1] is not scope:
             return
         tasks = self.app.server.tasks
-        record = tasks.get(task_id, time.time()) if tasks is not None else None
+        try:
+            record = tasks.get(task_id, time.time()) if tasks is not None else None
+        except mcpwire.ProtocolError:  # the store failed (it logged why): keep the exchange, unknowing
+            self._work[task_id] = (exchange, None)
+            return
         if record is None or record.terminal:
             del self._work[task_id]
             self._undelivered.pop(task_id, None)
         else:
             self._work[task_id] = (exchange, None)
 
-    async def task_changed(self, changed: TaskChanged) -> None:
-        """Resume a task whose input requests are all answered, or stop a cancelled one."""
+    async def task_changed(self, changed: TaskChanged, *, forwarded: bool = False) -> None:
+        """Resume a task whose input requests are all answered, or stop a cancelled one. A task
+        whose work runs in another process of the server is handed to it through the broker
+        (``forwarded``: this call is that hand-over, already notified by the process that had
+        the change)."""
         task = changed.task
         entry = self._work.get(task.task_id)
-        self.notify(task.task_id)
+        if not forwarded:
+            self.notify(task.task_id)
+        if entry is None and task.status in (TaskStatus.CANCELLED, TaskStatus.WORKING) and not forwarded \
+                and self.app.fanout.task_changed_elsewhere(task.task_id):
+            return
         if task.status is TaskStatus.CANCELLED:
             self._undelivered.pop(task.task_id, None)
             if entry is not None:

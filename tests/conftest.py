@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _redis import RedisServer
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,3 +59,15 @@ def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
 def backend(request: pytest.FixtureRequest) -> str:
     """The event loop a client-driver test body runs on (``tests/_backends.py``)."""
     return str(request.param)
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A real ``redis-server`` on a free port of 127.0.0.1, no persistence, stopped after the
+    test (``tests/_redis.py``); the test is skipped when ``redis-server`` is not installed."""
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

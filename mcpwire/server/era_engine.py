@@ -180,6 +180,7 @@ class EraEngine:
         if isinstance(message, Notification):
             if message.method == "notifications/initialized":
                 session.move("initialized")
+                self.sessions.save(session)
             cancelled = Cancelled.parse(message)
             if cancelled is not None:  # the host cancels that request's work, if it still runs
                 return msgspec.structs.replace(cancelled, session_id=str(session.id), reply=empty_reply(202))
@@ -320,6 +321,8 @@ class EraEngine:
                 session.subscribe(params.uri)
             elif method == "resources/unsubscribe":
                 session.unsubscribe(params.uri)
+            if session.id is not None:  # a stored session (stdio's and stateless legacy's are not)
+                self.sessions.save(session)
             return encode_result(message.id, {})
         request_meta = RequestMeta(
             protocol_version=revision, client_capabilities=session.client_capabilities,

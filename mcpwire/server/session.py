@@ -254,7 +254,7 @@ class MemoryEventStore:
 
 class SessionStore(Protocol):
     """Where a server's sessions live. The in-memory default is :class:`MemorySessionStore`;
-    a shared store for several processes implements the same four methods."""
+    a shared store for several processes implements the same five methods."""
 
     def get(self, session_id: str, now: float) -> Session | None:
         """The live session, its ``last_seen`` moved to ``now``; ``None`` when unknown,
@@ -266,6 +266,12 @@ class SessionStore(Protocol):
         ...
 
     def remove(self, session_id: str) -> Session | None:
+        ...
+
+    def save(self, session: Session) -> None:
+        """The engine changed what ``session`` remembers (``notifications/initialized``,
+        ``logging/setLevel``, ``resources/subscribe`` or ``unsubscribe``): a store shared by
+        several processes writes it where the others read it; an in-memory one has nothing to do."""
         ...
 
     def __len__(self) -> int:
@@ -313,6 +319,9 @@ class MemorySessionStore:
 
     def remove(self, session_id: str) -> Session | None:
         return self._sessions.pop(session_id, None)
+
+    def save(self, session: Session) -> None:
+        pass  # the session object is the stored one
 
     def __len__(self) -> int:
         return len(self._sessions)

@@ -1,5 +1,6 @@
-"""The task store contract, held by both stores (``MemoryTaskStore``, ``SqliteTaskStore`` on a
-real file in tmp_path), and what only the SQLite store promises: several stores on one file,
+"""The task store contract, held by every store (``MemoryTaskStore``, ``SqliteTaskStore`` on a
+real file in tmp_path, ``RedisTaskStore`` on a real redis-server: tests/adapters/test_redis_tasks.py
+holds what only it promises), and what only the SQLite store promises: several stores on one file,
 lost work failed through the lifecycle (a store in a real child process that ends without
 closing), WAL mode, closing."""
 
@@ -15,6 +16,8 @@ from typing import Any
 
 import msgspec
 import pytest
+import redis
+from mcpwire_adapters.redis_tasks import RedisTaskStore
 from mcpwire_adapters.task_store import STOPPED, SqliteTaskStore
 
 from mcpwire import LocalProtocolError
@@ -28,14 +31,19 @@ ASK = {"method": "elicitation/create", "params": {"mode": "form", "message": "Su
 MakeStore = Callable[..., TaskStore]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeStore]:
-    opened: list[SqliteTaskStore] = []
+    opened: list[SqliteTaskStore | RedisTaskStore] = []
 
     def make(**options: Any) -> TaskStore:
+        store: SqliteTaskStore | RedisTaskStore
         if request.param == "memory":
             return MemoryTaskStore(**options)
-        store = SqliteTaskStore(tmp_path / f"tasks-{len(opened)}.db", **options)
+        if request.param == "redis":  # a real redis-server (tests/_redis.py), a prefix per store
+            server = request.getfixturevalue("redis_server")
+            store = RedisTaskStore(redis.Redis.from_url(server.url), prefix=f"t{len(opened)}:", **options)
+        else:
+            store = SqliteTaskStore(tmp_path / f"tasks-{len(opened)}.db", **options)
         opened.append(store)
         return store
 
