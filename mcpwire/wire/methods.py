@@ -284,8 +284,9 @@ NOTIFICATIONS: Final[dict[str, NotificationSpec]] = {
         ),
         # The tasks extension: Task Status Notifications, on a listen stream that names taskIds.
         NotificationSpec(name="notifications/tasks", senders=_SERVER, revisions=_STATELESS, listen_flag="taskIds"),
-        # 2025-11-25, Tasks: Task Status Notification (on the session's GET stream or stdio).
-        NotificationSpec(name="notifications/tasks/status", senders=_SERVER, revisions=frozenset({"2025-11-25"})),
+        # 2025-11-25, Tasks: Task Status Notification (on the session's GET stream or stdio), sent
+        # by a task's receiver: the server for tools/call, a client for the requests it runs as tasks.
+        NotificationSpec(name="notifications/tasks/status", senders=_BOTH, revisions=frozenset({"2025-11-25"})),
     )
 }
 

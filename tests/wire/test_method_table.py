@@ -51,9 +51,9 @@ def _params_def(revision: str, request: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-# 2025-11-25's schema has the experimental tasks methods of that revision in its core unions;
-# the table has the tasks extension's instead (io.modelcontextprotocol/tasks, 2026-07-28 only),
-# held against the extension's own schema.
+# 2025-11-25's schema has the experimental tasks methods of that revision in its core unions: the
+# table has them as that revision's rows (SESSION_METHODS). 2026-07-28 has the tasks extension's
+# instead (io.modelcontextprotocol/tasks), held against the extension's own schema.
 TASKS_EXTENSION = {"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/tasks/status"}
 
 
@@ -79,7 +79,7 @@ STATELESS = ("2026-07-28",)
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_rows_are_exactly_the_client_requests_of_the_schema(revision: str) -> None:
     extension = set(_extension_requests()) if revision in STATELESS else set()
-    assert methods_of(revision) == (set(_union(revision, "ClientRequest")) - TASKS_EXTENSION) | extension
+    assert methods_of(revision) == set(_union(revision, "ClientRequest")) | extension
     for name in extension:
         assert METHODS[name].extension == "io.modelcontextprotocol/tasks" and METHODS[name].revisions == {revision}
 
@@ -138,8 +138,8 @@ def test_name_param_is_a_string_member_of_the_params(revision: str) -> None:
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_notifications_and_who_sends_them(revision: str) -> None:
-    client = set(_union(revision, "ClientNotification")) - TASKS_EXTENSION
-    server = set(_union(revision, "ServerNotification")) - TASKS_EXTENSION
+    client = set(_union(revision, "ClientNotification"))
+    server = set(_union(revision, "ServerNotification"))
     if revision in STATELESS:
         server.add("notifications/tasks")  # the tasks extension's (its schema's TaskStatusNotification)
     assert notifications_of(revision) == client | server
