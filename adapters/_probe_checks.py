@@ -47,6 +47,7 @@ class Request:
     body: bytes = b""
     rpc_id: Any = None
     first_event_only: bool = False  # an SSE stream: stop after its first event (subscriptions/listen)
+    answered: bool | None = None  # stdio: whether the server answers it (None: read from the body)
 
 
 @dataclass(frozen=True)
