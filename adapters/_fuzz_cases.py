@@ -58,12 +58,12 @@ def _sendable(value: str) -> bool:
 
 
 def _wrapped(value: str) -> str:
-    """13.6: a value that is not plain printable ASCII, or has surrounding whitespace, as base64."""
+    """Streamable HTTP, value encoding: a value that is not plain printable ASCII, or has surrounding whitespace, as base64."""
     return value if _sendable(value) else "=?base64?" + base64.b64encode(value.encode("utf-8", "replace")).decode() + "?="
 
 
 def _param_headers(tool: Mapping[str, Any]) -> dict[str, str]:
-    """13.6: ``{argument: header name}`` for the tool's ``x-mcp-header`` properties."""
+    """server/tools#x-mcp-header: ``{argument: header name}`` for the tool's ``x-mcp-header`` properties."""
     schema = tool.get("inputSchema")
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict):
@@ -73,7 +73,7 @@ def _param_headers(tool: Mapping[str, Any]) -> dict[str, str]:
 
 
 def headers_for(value: Any, info: Info | None = None) -> list[tuple[str, str]]:
-    """The headers a correct client sends with the JSON message ``value`` (13.2-13.6): a header
+    """The headers a correct client sends with the JSON message ``value`` (Streamable HTTP: server validation, custom headers): a header
     whose value cannot travel in HTTP/1.1 is left out (the oracle then expects -32020)."""
     out = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"),
            ("MCP-Protocol-Version", VERSION)]
@@ -125,7 +125,7 @@ def step_of(message: mst.Message, info: Info, *, http_method: str = "POST",
 
 
 def _notifications() -> st.SearchStrategy[mst.Message]:
-    """Notifications a client may send, and one no revision has: never answered (section 1)."""
+    """Notifications a client may send, and one no revision has: never answered (JSON-RPC 2.0 section 4.1)."""
     return st.one_of(
         st.builds(lambda i, r: mst.Message({"jsonrpc": "2.0", "method": "notifications/cancelled",
                                             "params": {"requestId": i, **r}}, "notification.cancelled"),
@@ -179,7 +179,7 @@ def _result(messages: Sequence[Any]) -> dict[str, Any] | None:
 
 
 def _answer(request: Any) -> Any:
-    """A plausible client answer to one input request (section 10)."""
+    """A plausible client answer to one input request (basic/patterns/mrtr)."""
     method = request.get("method") if isinstance(request, dict) else None
     if method == "elicitation/create":
         return {"action": "decline"}
@@ -254,12 +254,12 @@ def run_sequence(data: Any, info: Info, call: Call) -> None:
 def judge_special(judge: str, messages: Sequence[Any]) -> list[str]:
     """The checks a sequence adds to the oracle's (``judge`` "error" or "listen")."""
     if judge == "error" and _result(messages) is not None:
-        return ["a result for a round whose requestState was altered: expected an error (section 10)"]
+        return ["a result for a round whose requestState was altered: expected an error (basic/patterns/mrtr)"]
     if judge == "listen":
         first = messages[0] if messages else None
         if isinstance(first, dict) and "method" in first and first.get("method") != "notifications/subscriptions/acknowledged":
             return [f"the first message of a listen stream is {first.get('method')!r}, expected "
-                    "notifications/subscriptions/acknowledged (section 11)"]
+                    "notifications/subscriptions/acknowledged (basic/patterns/subscriptions)"]
         if isinstance(first, dict) and first.get("method") == "notifications/subscriptions/acknowledged":
             params = first.get("params")
             meta_ = params.get("_meta") if isinstance(params, dict) else None

@@ -3,16 +3,17 @@ as sent (so a replayed case is judged exactly as the run that found it).
 
 Always, for every answer: each message is JSON-RPC 2.0 (a response with a string, integer or
 null id and exactly one of ``result`` or ``error``, an error with an integer ``code`` and a
-string ``message``, or a notification); no request to the client (section 1: MUST NOT in this
-revision); a request with a valid id gets one response, with that id; a notification or a
+string ``message``, or a notification); no request to the client (this revision has none:
+basic/patterns/mrtr); a request with a valid id gets one response, with that id; a notification or a
 posted response gets none (HTTP 202 with no body); on HTTP a 200 is JSON or an event stream and
-an error sent as JSON carries the status section 12 gives its code.
+an error sent as JSON carries the status basic#error-codes gives its code.
 
-Then, where the reference leaves no doubt, the error itself: the admission order of section
-13.2 (405, a foreign Origin a 4xx, 415, 406, then -32700 with a null id) and the envelope rules
-of section 1 (-32600 with a null id for an id that is not one; -32602 for params that are not an
-object). Past the envelope a request can break several rules at once (a missing header, a bad
-``_meta``, an unknown method) and the reference does not say which one a server reports first,
+Then, where the specification leaves no doubt, the error itself: the order in which a Streamable
+HTTP server refuses a request (405, a foreign Origin a 4xx, 415, 406, then -32700 with a null id:
+streamable-http#server-validation, docs/errors.md) and the envelope rules of JSON-RPC 2.0 and
+schema#requestid (-32600 with a null id for an id that is not one; -32602 for params that are
+not an object). Past the envelope a request can break several rules at once (a missing header, a bad
+``_meta``, an unknown method) and the specification does not say which one a server reports first,
 so the oracle collects every rule the request breaks and accepts any of their codes: it never
 says a server is wrong for naming a different one of the request's real faults. A rule the
 oracle cannot tell (a repeated Content-Type, a wildcard Accept, an initialize-era version in
@@ -30,7 +31,7 @@ from mcpwire.types import META_KEY_PATTERN
 
 from ._probe_checks import CAPS_KEY, INFO_KEY, PV_KEY, VERSION, Reply, Request
 
-__all__ = ["Context", "Expect", "check", "expect_for", "valid_id", "validity"]
+__all__ = ["Context", "Expect", "check", "expect_for", "sent_id", "valid_id", "validity"]
 
 KEY = re.compile(META_KEY_PATTERN)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -42,7 +43,7 @@ METHODS = {"server/discover": None, "tools/list": "tools", "tools/call": "tools"
            "tasks/get": "tasks", "tasks/result": "tasks", "tasks/cancel": "tasks", "tasks/list": "tasks",
            "tasks/update": "tasks"}
 PAGINATED = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
-NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # Mcp-Name (13.5)
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # Mcp-Name (streamable-http#server-validation)
 # Section 12: the HTTP status of each error code sent as JSON (the -32600 of a refusal before
 # the body is read goes with that refusal's status; -32603 may also be 503 when overloaded).
 STATUS_OF = {-32700: {400}, -32600: {400, 403, 405, 406, 413, 415}, -32601: {404}, -32602: {400}, -32020: {400},
@@ -53,8 +54,8 @@ BOM = b"\xef\xbb\xbf"
 @dataclass(frozen=True)
 class Context:
     """What the oracle knows of the target: HTTP or stdio, a loopback URL (so a foreign Origin
-    must be refused, section 13.7), its advertised capabilities (None: unknown), and the tools
-    whose arguments travel in ``Mcp-Param-*`` headers (13.6) too."""
+    must be refused: DNS rebinding protection), its advertised capabilities (None: unknown), and the tools
+    whose arguments travel in ``Mcp-Param-*`` headers (server/tools#x-mcp-header) too."""
 
     stdio: bool = False
     loopback: bool = True
@@ -84,11 +85,11 @@ def valid_id(value: Any) -> bool:
 
 
 class _Unclear(Exception):
-    """The request is one the reference does not settle: assert nothing past the generic checks."""
+    """The request is one the specification does not settle: assert nothing past the generic checks."""
 
 
 def _strict_json(body: bytes) -> tuple[bool, Any]:
-    """``(True, value)`` for strict JSON (a leading BOM skipped, 13.2 step 6), ``(False, None)``
+    """``(True, value)`` for strict JSON (a leading BOM skipped, as servers do), ``(False, None)``
     for bytes that are not JSON; :class:`_Unclear` for JSON parsers may differ on (duplicate
     keys, lone surrogates, very deep nesting)."""
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -143,27 +144,27 @@ def expect_for(request: Request, context: Context) -> Expect:
     try:
         return _expect(request, context)
     except _Unclear as why:
-        return Expect(why=(f"not settled by the reference: {why}",))
+        return Expect(why=(f"not settled by the specification: {why}",))
 
 
 def _expect(request: Request, context: Context) -> Expect:
     headers = _headers(request)
     if not context.stdio:
         if request.method != "POST":
-            return Expect(statuses=frozenset({405}), why=("13.1: POST only, else 405",))
+            return Expect(statuses=frozenset({405}), why=("streamable-http#message-flow: POST only, else 405",))
         origins = headers.get("origin", [])
         if origins and context.loopback and not all(_loopback_origin(o) for o in origins):
-            return Expect(statuses=frozenset(range(400, 500)), why=("13.7: a foreign Origin is refused",))
+            return Expect(statuses=frozenset(range(400, 500)), why=("streamable-http#server-validation: a foreign Origin is refused",))
         types = headers.get("content-type", [])
         if len(types) != 1 and types:
             raise _Unclear("a repeated Content-Type")
         if not types or _media(types[0]) != "application/json":
-            return Expect(statuses=frozenset({415}), codes=None, why=("13.2 step 4: Content-Type application/json",))
+            return Expect(statuses=frozenset({415}), codes=None, why=("streamable-http#server-validation: Content-Type application/json, else 415",))
         accepts = [_media(a) for value in headers.get("accept", []) for a in value.split(",")]
         if any("*" in a for a in accepts):
             raise _Unclear("a wildcard Accept")
         if "application/json" not in accepts or "text/event-stream" not in accepts:
-            return Expect(statuses=frozenset({406}), why=("13.2 step 5: Accept lists both types",))
+            return Expect(statuses=frozenset({406}), why=("streamable-http#server-validation: Accept lists both types, else 406",))
     if context.stdio and not request.body.strip():
         raise _Unclear("a blank line")
     if context.stdio and request.body.startswith(BOM):
@@ -171,23 +172,23 @@ def _expect(request: Request, context: Context) -> Expect:
     parsed, message = _strict_json(request.body)
     if not parsed:
         return Expect(codes=frozenset({-32700}), statuses=frozenset({400}), id="null",
-                      why=("13.2 step 6 / 14: not JSON is -32700 with a null id",))
+                      why=("JSON-RPC 2.0 section 5.1: not JSON is -32700 with a null id",))
     if not isinstance(message, dict):
         return Expect(codes=frozenset({-32600}), statuses=frozenset({400}), id="null",
-                      why=("section 1: a message is an object; a batch is -32600",))
+                      why=("basic#messages: a message is one object, no batch: -32600",))
     method = message.get("method")
     if "method" not in message:
         if ("result" in message) != ("error" in message) and valid_id(message.get("id")) \
                 and message.get("jsonrpc") == "2.0" and _right_headers(headers, None, context):
-            return Expect(silent=True, statuses=frozenset({202}), why=("section 1 / 13.2 step 7: a response is not answered",))
+            return Expect(silent=True, statuses=frozenset({202}), why=("streamable-http#message-flow: a posted response gets 202, no body",))
         raise _Unclear("a message without a method")
     if "id" not in message:
         if isinstance(method, str):
             if _right_headers(headers, method, context) and _version_agrees(message, headers, context):
-                return Expect(silent=True, statuses=frozenset({202}), why=("section 1: a notification is never answered",))
+                return Expect(silent=True, statuses=frozenset({202}), why=("JSON-RPC 2.0 section 4.1: a notification is never answered",))
             raise _Unclear("a notification with headers the server may refuse")
         return Expect(codes=frozenset({-32600}), statuses=frozenset({400}), id="null",
-                      why=("section 1: method must be a string",))
+                      why=("JSON-RPC 2.0 section 4: method must be a string",))
     id_rule = "echo-or-null" if valid_id(message["id"]) else "null"
     envelope = set()
     if message.get("jsonrpc") != "2.0":
@@ -200,7 +201,7 @@ def _expect(request: Request, context: Context) -> Expect:
     if "params" in message and not isinstance(params, dict):
         envelope.add(-32602)
     if envelope:
-        return _error(envelope, id_rule, "section 1: the envelope")
+        return _error(envelope, id_rule, "JSON-RPC 2.0 section 4 and schema#requestid: the envelope")
     assert isinstance(method, str) and isinstance(params, dict)
     faults: set[int] = set()
     meta = params.get("_meta", {})
@@ -244,7 +245,7 @@ def _expect(request: Request, context: Context) -> Expect:
             and isinstance(params.get("name"), str) and params["name"] in context.header_tools:
         faults.add(-32020)  # its Mcp-Param-* headers may disagree with mutated arguments too
     if faults:
-        return _error(faults, "echo", "sections 2, 12, 13.4-13.6: the request breaks these rules")
+        return _error(faults, "echo", "schema#requestmetaobject, streamable-http#server-validation, basic#error-codes: the request breaks these rules")
     return Expect(id="echo", why=("a valid request: a result or an error, with its id",))
 
 
@@ -314,7 +315,7 @@ def check(request: Request, reply: Reply, context: Context, expect: Expect | Non
         if expect.statuses is not None and reply.status not in expect.statuses:
             problems.append(f"HTTP status {reply.status}, expected {_statuses(expect.statuses)} ({expect.why[0]})")
         if reply.status == 200 and kind not in ("application/json", "text/event-stream"):
-            problems.append(f"a 200 with Content-Type {kind or 'none'!r} (13.3: JSON or an event stream)")
+            problems.append(f"a 200 with Content-Type {kind or 'none'!r} (streamable-http#message-flow: JSON or an event stream)")
         if reply.status == 202 and reply.body:
             problems.append(f"a 202 with a body of {len(reply.body)} bytes")
         if reply.status >= 300 and kind != "application/json":
@@ -331,9 +332,9 @@ def check(request: Request, reply: Reply, context: Context, expect: Expect | Non
         if responses:
             problems.append(f"{len(responses)} response(s) to a message that gets none ({expect.why[0]})")
         return problems
-    sent = _sent_id(request)
+    sent = sent_id(request)
     if context.stdio:
-        # Requests may run concurrently on stdio (section 14): a line may answer an earlier
+        # Requests may run concurrently on stdio (basic/transports/stdio): a line may answer an earlier
         # message, so only the answers carrying this request's id (or null, where it may) are its.
         responses = [r for r in responses if (r.get("id") == sent and sent is not None)
                      or (r.get("id") is None and expect.id in ("null", "echo-or-null"))]
@@ -361,13 +362,14 @@ def check(request: Request, reply: Reply, context: Context, expect: Expect | Non
             problems.append(f"error code {code!r}, expected {_codes(expect.codes)} ({expect.why[0]})")
     if not context.stdio and kind == "application/json" and isinstance(code, int) and code in STATUS_OF \
             and reply.status not in STATUS_OF[code]:
-        problems.append(f"error {code} with HTTP {reply.status}, section 12 gives {_statuses(STATUS_OF[code])}")
+        problems.append(f"error {code} with HTTP {reply.status}, basic#error-codes gives {_statuses(STATUS_OF[code])}")
     if not context.stdio and kind == "application/json" and "result" in answer and reply.status != 200:
         problems.append(f"a result with HTTP {reply.status}")
     return problems
 
 
-def _sent_id(request: Request) -> Any:
+def sent_id(request: Request) -> Any:
+    """The id the request's body carries (None when it has none, or is not JSON)."""
     try:
         message = json.loads(request.body.removeprefix(BOM))
     except ValueError:
@@ -387,7 +389,7 @@ def _not_jsonrpc(message: Any) -> str | None:
         if not isinstance(message["method"], str):
             return f"a method that is not a string: {_short(message)}"
         if "id" in message:
-            return f"a request to the client (section 1: MUST NOT in this revision): {_short(message)}"
+            return f"a request to the client (none in this revision: basic/patterns/mrtr): {_short(message)}"
         return None
     if ("result" in message) == ("error" in message):
         return f"a response needs exactly one of result and error: {_short(message)}"

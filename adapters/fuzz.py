@@ -48,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("mcpwire fuzz needs hypothesis: pip install 'mcpwire[probe]'") from exc
 
 from ._fuzz_cases import Info, Step, decode_step, encode_step, judge_special, run_sequence, single_steps
-from ._fuzz_oracle import Context, check, expect_for, validity
+from ._fuzz_oracle import Context, check, expect_for, sent_id, validity
 from ._probe_checks import Exchange, Reply, Request, Send, meta, rpc
 from ._probe_stdio import stdio_sender
 from .probe import _loopback, _Pace, exchange
@@ -160,17 +160,14 @@ def _context(info: Info, loopback: bool) -> Context:
 
 
 def _for_stdio(step: Step, context: Context) -> Step:
-    """Tell the stdio sender which answer to wait for: none, or the one with this id (or null)."""
-    expect = expect_for(step.request, context)
-    if expect.silent:
+    """Tell the stdio sender which answer to wait for: none, the one with the id the body carries
+    (a body mutation may leave it readable), a null one, or either."""
+    expect, rpc_id = expect_for(step.request, context), sent_id(step.request)
+    if expect.silent or expect.id is None:  # nothing, or not settled (a blank line, say): the sentinel only
         return replace(step, request=replace(step.request, answered=False))
-    if expect.id == "echo" and step.request.rpc_id is not None:
-        return replace(step, request=replace(step.request, answered=True))
-    if expect.id == "null":
-        return replace(step, request=replace(step.request, answered=True, rpc_id=None))
-    if expect.id is None:  # not settled (a blank line, say): wait for the sentinel only
-        return replace(step, request=replace(step.request, answered=False))
-    return step
+    if expect.id == "null" or (expect.id == "echo" and rpc_id is not None):
+        return replace(step, request=replace(step.request, answered=True, rpc_id=None if expect.id == "null" else rpc_id))
+    return replace(step, request=replace(step.request, rpc_id=rpc_id))  # echo-or-null: either
 
 
 def _signature(step: Step, problems: list[str]) -> str:

@@ -75,7 +75,7 @@ def request_ids() -> st.SearchStrategy[str | int]:
 
 
 def bad_request_ids() -> st.SearchStrategy[Any]:
-    """Ids the revision refuses (section 1): null, booleans, fractions, objects, arrays, 257-byte
+    """Ids the revision refuses (schema#requestid): null, booleans, fractions, objects, arrays, 257-byte
     strings, integers past int64."""
     return st.sampled_from([None, True, False, 1.5, {}, [], [1], "x" * 257, "é" * 129, INT64_MAX + 1,
                             INT64_MIN - 1])
@@ -225,7 +225,7 @@ def mutated_envelope(message: dict[str, Any]) -> st.SearchStrategy[Message]:
 
 
 def mutated_meta(message: dict[str, Any]) -> st.SearchStrategy[Message]:
-    """The request ``_meta`` changed (section 2): a required key dropped or retyped, a bad log
+    """The request ``_meta`` changed (schema#requestmetaobject): a required key dropped or retyped, a bad log
     level, progress token, clientInfo or key, another version, ``_meta`` itself retyped."""
     params = _dict(message.get("params"))
     meta = _dict(params.get("_meta"))
@@ -298,7 +298,7 @@ def mutated_bytes(body: bytes, *, allow_newline: bool = True) -> st.SearchStrate
 
 
 def mutated_framing(body: bytes) -> st.SearchStrategy[Message]:
-    """stdio framing (section 14): empty lines, a CR before the line feed, a message cut across
+    """stdio framing (basic/transports/stdio): empty lines, a CR before the line feed, a message cut across
     two lines, two messages on one line. The body returned is everything before the final line feed."""
     half = max(1, len(body) // 2)
     return st.sampled_from([
