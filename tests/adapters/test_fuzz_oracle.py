@@ -60,7 +60,7 @@ def test_what_each_request_calls_for() -> None:
     assert expect_for(Request("GET", (), b""), HTTP).statuses == frozenset({405})
     _, origin = apply_header_mutation(headers_for(message()), "headers.origin", "http://evil.example")
     assert expect_for(Request("POST", tuple(origin), b"{}"), HTTP).statuses == frozenset(range(400, 500))
-    # What the reference does not settle asserts nothing: a wildcard Accept, a BOM on stdio, duplicate keys.
+    # What the specification does not settle asserts nothing: a wildcard Accept, a BOM on stdio, duplicate keys.
     _, wild = apply_header_mutation(headers_for(message()), "headers.accept", "*/*")
     assert expect_for(Request("POST", tuple(wild), b"{}"), HTTP).id is None
     assert expect_for(post(message(), b"\xef\xbb\xbf{}"), STDIO).id is None
@@ -75,7 +75,7 @@ def test_check_judges_the_answer() -> None:
     assert check(request, wrong_id, HTTP) == ["id '7', expected the request's id 7"]
     status = Reply(200, (("content-type", "application/json"),),
                    b'{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"x"}}')
-    assert check(request, status, HTTP) == ["error -32602 with HTTP 200, section 12 gives 400"]
+    assert check(request, status, HTTP) == ["error -32602 with HTTP 200, basic#error-codes gives 400"]
     asks = Reply(0, (("content-type", NDJSON),), b'{"jsonrpc":"2.0","id":1,"method":"roots/list"}\n'
                  b'{"jsonrpc":"2.0","id":7,"result":{}}')
     assert check(request, asks, STDIO)[0].startswith("a request to the client")
