@@ -174,6 +174,22 @@ def test_the_planted_bug_is_found_shrunk_and_replayable(broken: tuple[str, list[
     assert not fixed.reproduced, [p for _, _, p in fixed.steps]
 
 
+def test_a_planted_stdio_bug_is_found_and_replayable(tmp_path: Path) -> None:
+    broken = [sys.executable, str(Path(__file__).with_name("_fuzz_broken_stdio.py"))]
+    report: FuzzReport = run(lambda: fuzz_stdio(broken, max_examples=20, seed=5, out_dir=str(tmp_path), timeout=5))
+    found = [f for f in report.failures if "gets none" in f.problems[0]]
+    assert found, [f.problems for f in report.failures]
+    failure = found[0]
+    sent = json.loads(failure.steps[-1].request.body)
+    assert "id" not in sent and sent["method"].startswith("notifications/"), sent
+    assert failure.path is not None
+    lines = failure.path.with_suffix(".jsonl").read_bytes()
+    assert lines == b"".join(s.request.body + b"\n" for s in failure.steps)
+    assert json.loads(failure.path.read_text())["target"]["kind"] == "stdio"
+    assert run(lambda: replay(failure.path)).reproduced
+    assert not run(lambda: replay(failure.path, target=" ".join(FIXTURE_STDIO))).reproduced
+
+
 # -- safe by default -------------------------------------------------------------------------------------------
 def test_no_tool_is_called_unless_named(recording: tuple[str, list[str]]) -> None:
     url, seen = recording
