@@ -64,7 +64,10 @@ class _Progress:
 
 
 def run_fuzz(args: argparse.Namespace, term: Terminal) -> int:
-    from .fuzz import fuzz, fuzz_stdio, replay  # hypothesis is an extra: imported only for this command
+    try:
+        from .fuzz import fuzz, fuzz_stdio, replay  # hypothesis is an extra: imported only for this command
+    except ImportError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
 
     if args.replay:
         return _replay(args, term, replay)
