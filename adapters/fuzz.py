@@ -244,7 +244,7 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
             test = hypothesis.seed(options.seed + round_)(test)  # before settings: seed() alone turns the database off
             test = settings(max_examples=size, deadline=None, database=database, derandomize=False,
                             suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False,
-                            report_multiple_bugs=False, phases=list(Phase))(test)
+                            report_multiple_bugs=False, phases=[p for p in Phase if p.name != "explain"])(test)
             case.pop("failed", None)
             flaky = False
             try:
