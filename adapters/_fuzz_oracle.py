@@ -27,7 +27,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpwire.types import META_KEY_PATTERN
+import msgspec
+
+from mcpwire.types import (
+    META_KEY_PATTERN,
+    CallToolResult,
+    CompleteResult,
+    DiscoverResult,
+    GetPromptResult,
+    InputRequiredResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    ReadResourceResult,
+)
 
 from ._probe_checks import CAPS_KEY, INFO_KEY, PV_KEY, VERSION, Reply, Request
 
@@ -49,6 +63,14 @@ NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  
 STATUS_OF = {-32700: {400}, -32600: {400, 403, 405, 406, 413, 415}, -32601: {404}, -32602: {400}, -32020: {400},
              -32021: {400}, -32022: {400}, -32603: {500, 503}}
 BOM = b"\xef\xbb\xbf"
+# The typed result of each method (mcpwire.types mirrors the official schema, unknown members
+# allowed): a result that does not decode as its type is not schema-valid.
+RESULT_TYPES: dict[str, Any] = {
+    "server/discover": DiscoverResult, "tools/list": ListToolsResult, "prompts/list": ListPromptsResult,
+    "resources/list": ListResourcesResult, "resources/templates/list": ListResourceTemplatesResult,
+    "resources/read": ReadResourceResult, "prompts/get": GetPromptResult, "tools/call": CallToolResult,
+    "completion/complete": CompleteResult}
+MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
 
 
 @dataclass(frozen=True)
@@ -363,9 +385,38 @@ def check(request: Request, reply: Reply, context: Context, expect: Expect | Non
     if not context.stdio and kind == "application/json" and isinstance(code, int) and code in STATUS_OF \
             and reply.status not in STATUS_OF[code]:
         problems.append(f"error {code} with HTTP {reply.status}, basic#error-codes gives {_statuses(STATUS_OF[code])}")
+    if "result" in answer:
+        problems += _schema_problems(request, answer["result"])
     if not context.stdio and kind == "application/json" and "result" in answer and reply.status != 200:
         problems.append(f"a result with HTTP {reply.status}")
     return problems
+
+
+def _schema_problems(request: Request, result: Any) -> list[str]:
+    """The result decoded as the schema type of the request's method (only a method this
+    revision has, and a complete or input_required result: a task is another shape)."""
+    try:
+        message = json.loads(request.body.removeprefix(BOM))
+    except ValueError:
+        return []
+    method = message.get("method") if isinstance(message, dict) else None
+    if not isinstance(method, str) or method not in RESULT_TYPES or not isinstance(result, dict):
+        return []
+    kind = result.get("resultType", "complete")
+    if kind == "input_required":
+        if method not in MRTR_METHODS:
+            return [f"an input_required result to {method} (basic/patterns/mrtr: only tools/call, prompts/get, "
+                    "resources/read)"]
+        target = InputRequiredResult
+    elif kind == "complete":
+        target = RESULT_TYPES[method]
+    else:
+        return []
+    try:
+        msgspec.convert(result, type=target, strict=True)
+    except msgspec.ValidationError as exc:
+        return [f"the result is not a valid {target.__name__} (schema): {exc}"]
+    return []
 
 
 def sent_id(request: Request) -> Any:

@@ -68,7 +68,7 @@ def test_what_each_request_calls_for() -> None:
 
 
 def test_check_judges_the_answer() -> None:
-    request = post(message())
+    request = post(message(method="tasks/get"))  # a method whose result is not held to a type here
     good = Reply(200, (("content-type", "application/json"),), b'{"jsonrpc":"2.0","id":7,"result":{}}')
     assert check(request, good, HTTP) == []
     wrong_id = Reply(200, (("content-type", "application/json"),), b'{"jsonrpc":"2.0","id":"7","result":{}}')
@@ -113,3 +113,14 @@ def test_valid_requests_are_valid_and_mutations_are_labelled(request: mst.Messag
     assert expect_for(post(value), HTTP).codes is None  # the oracle finds nothing wrong with it
     mutated = data.draw(mst.mutated(value))
     assert mutated.label.split(".")[0] in ("envelope", "meta", "params", "bytes")
+
+
+def test_results_are_held_to_their_schema_type() -> None:
+    listing = post(message(method="tools/list"))
+    bad = Reply(200, (("content-type", "application/json"),), b'{"jsonrpc":"2.0","id":7,"result":{"tools":5}}')
+    assert check(listing, bad, HTTP)[0].startswith("the result is not a valid ListToolsResult (schema)")
+    asks = Reply(200, (("content-type", "application/json"),),
+                 b'{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{}}}')
+    assert check(listing, asks, HTTP)[0].startswith("an input_required result to tools/list")
+    other = Reply(200, (("content-type", "application/json"),), b'{"jsonrpc":"2.0","id":7,"result":{"resultType":"task"}}')
+    assert check(listing, other, HTTP) == []  # another shape (a task): not judged here
