@@ -202,6 +202,13 @@ def test_no_tool_is_called_unless_named(recording: tuple[str, list[str]]) -> Non
     assert called <= {"tools/call:test_simple_text"}, called
 
 
+def test_the_rate_limit_spaces_requests(fixture_url: str) -> None:
+    # What the server offers is asked first; then at least two requests a case (the case, the liveness check).
+    report: FuzzReport = run(lambda: fuzz(fixture_url, max_examples=4, seed=6, rate=10, sequences=False))
+    assert report.cases == 4 and not report.failures
+    assert report.seconds >= 0.7, report.seconds  # 8+ requests at 10/s after discovery
+
+
 def test_a_tool_not_listed_is_refused(fixture_url: str) -> None:
     with pytest.raises(ValueError, match="no tool named nope"):
         run(lambda: fuzz(fixture_url, max_examples=1, tools=["nope"]))
