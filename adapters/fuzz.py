@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import h11
 
 try:
     import hypothesis
@@ -57,6 +58,7 @@ from .session import TransportError
 __all__ = ["Failure", "FuzzReport", "Progress", "ReplayResult", "curl_command", "fuzz", "fuzz_stdio", "replay"]
 
 FORMAT = "mcpwire-fuzz/1"
+UNSENDABLE = "unsendable"
 Progress = Callable[[int, int, float], None]  # (cases run, failures found, seconds elapsed)
 
 
@@ -191,6 +193,8 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
         if info.stdio and step.judge == "oracle" and step.request.answered is None:
             step = _for_stdio(step, context)
         sent = anyio.from_thread.run(send_one, step.request)
+        if sent[2] is not None and sent[2].startswith(UNSENDABLE):
+            hypothesis.reject()  # the generator's fault, not the server's: draw another case
         case["steps"].append(step)
         case["evidence"].append(sent)
         problems = judge(step, sent[1], sent[2], context)
@@ -286,6 +290,8 @@ async def fuzz(url: str, *, max_examples: int = 100, time_budget: float | None =
             return request, await exchange(url, request, timeout=timeout), None
         except TimeoutError:
             return request, None, f"no complete answer within {timeout} s"
+        except h11.LocalProtocolError as exc:  # a case HTTP/1.1 cannot carry: not the server's fault
+            return request, None, f"{UNSENDABLE}: {exc}"
         except Exception as exc:  # noqa: BLE001 - any failure of the connection is a finding, not a crash
             return request, None, f"{type(exc).__name__}: {exc}"
 
