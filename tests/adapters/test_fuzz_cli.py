@@ -222,6 +222,7 @@ def test_cli_writes_failures_and_replays_them(broken: tuple[str, list[str]], fix
                           capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 1, done.stderr
     assert "FAIL 1:" in done.stdout and "seed 3" in done.stdout and "mcpwire fuzz" in done.stderr
+    assert "progress 1 cases" in done.stderr  # the progress line (one every 5 s when stderr is not a terminal)
     assert (tmp_path / "failure-1.json").exists() and (tmp_path / "failure-1.sh").exists()
     assert any((tmp_path / "db").iterdir())  # hypothesis' examples kept for the next run
     again = subprocess.run([*CLI, "fuzz", "--replay", str(tmp_path / "failure-1.json")],
