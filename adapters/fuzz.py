@@ -253,7 +253,7 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
             flaky = False
             try:
                 test()
-            except _CaseFailed:
+            except (_CaseFailed, hypothesis.errors.Unsatisfiable):  # a failure (kept below); or every case redrawn
                 pass
             except (hypothesis.errors.Flaky, hypothesis.errors.FlakyFailure, BaseExceptionGroup):
                 flaky = True
