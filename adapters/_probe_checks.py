@@ -51,6 +51,7 @@ class Request:
     rpc_id: Any = None
     first_event_only: bool = False  # an SSE stream: stop after its first event (subscriptions/listen)
     head_only: bool = False  # stop at the response head (a stream that may stay silent)
+    answered: bool | None = None  # stdio: whether the server answers it (None: read from the body)
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,8 @@ async def stdio_sender(command: Sequence[str], *, timeout: float) -> AsyncIterat
         nonlocal count
         count += 1
         sentinel = f"probe-sentinel-{count}"
-        shown = Request("LINE", (), request.body, rpc_id=request.rpc_id, first_event_only=request.first_event_only)
+        shown = Request("LINE", (), request.body, rpc_id=request.rpc_id, first_event_only=request.first_event_only,
+                        answered=request.answered)
         if request.method != "POST":
             return shown, None, "stdio carries JSON-RPC lines only"
         try:
@@ -83,7 +84,7 @@ async def stdio_sender(command: Sequence[str], *, timeout: float) -> AsyncIterat
             return shown, None, f"the server's stdin is closed: {exc!r}"
         got: list[bytes] = []
         deadline = anyio.current_time() + timeout
-        wants_own = _expects_answer(request)
+        wants_own = request.answered if request.answered is not None else _expects_answer(request)
         seen_sentinel = own = False
         while not (seen_sentinel and (own or not wants_own)):
             line = await lines.next(deadline)
@@ -102,7 +103,9 @@ async def stdio_sender(command: Sequence[str], *, timeout: float) -> AsyncIterat
                     "jsonrpc": "2.0", "method": "notifications/cancelled",
                     "params": {"requestId": request.rpc_id}}).encode() + b"\n")
                 break
-            if ident != "not-a-response" and (ident == request.rpc_id or ident is None):
+            # With ``answered`` given, the caller knows the id its answer carries: a null-id
+            # line is then not taken for it (it may answer an earlier line).
+            if ident != "not-a-response" and (ident == request.rpc_id or (ident is None and request.answered is None)):
                 own = True
         return shown, Reply(0, (("content-type", NDJSON),), b"\n".join(got)), None
 

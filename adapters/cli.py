@@ -10,6 +10,8 @@
     mcpwire listen URL [--tools] [--prompts] [--resources] [--resource URI]... [--count N] [--json]
     mcpwire probe URL [--json FILE] [--junit FILE] [--only PATTERN]... [--rate N] [--call-tools]
     mcpwire probe [OPTIONS] -- COMMAND [ARG]...                (or: mcpwire probe --stdio 'COMMAND [ARG]...')
+    mcpwire fuzz URL [--max-examples N] [--time-budget S] [--seed N] [--tool NAME]... [--all-tools] [--rate N]
+    mcpwire fuzz [OPTIONS] -- COMMAND [ARG]...                 mcpwire fuzz --replay FILE [URL]
 
 ``inspect`` and ``call`` speak 2026-07-28 to servers that do, and fall back to an
 initialize-era session (2025-11-25 and older) with servers that do not
@@ -72,6 +74,7 @@ from ._cli_io import (
     table,
 )
 from ._cli_keys import keys
+from ._cli_fuzz import add_fuzz_parser, run_fuzz
 from ._cli_probe import add_probe_parser, run_probe
 from ._cli_serve import load_app, serve
 from .http_client import HttpClient
@@ -565,6 +568,7 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("--no-input", action="store_true",
                       help="declare no client capabilities: a server that needs input fails the call")
     add_probe_parser(commands)
+    add_fuzz_parser(commands)
     return parser
 
 
@@ -592,7 +596,7 @@ def _stdio_after_dashes(argv: Sequence[str]) -> list[str]:
         return argv
     cut = argv.index("--")
     head, command = argv[:cut], argv[cut + 1:]
-    verb = next((i for i, word in enumerate(head) if word in _CLIENT_COMMANDS or word == "probe"), None)
+    verb = next((i for i, word in enumerate(head) if word in _CLIENT_COMMANDS or word in ("probe", "fuzz")), None)
     if verb is None or not command:
         return argv
     return [*head[:verb + 1], "--stdio", shlex.join(command), *head[verb + 1:]]
@@ -617,6 +621,8 @@ def run(argv: Sequence[str] | None, term: Terminal) -> int:
             return keys(args, term)
         if args.command == "probe":
             return run_probe(args, term)
+        if args.command == "fuzz":
+            return run_fuzz(args, term)
         return trio_run(partial(_CLIENT_COMMANDS[args.command], args, term))
     except CliError as exc:
         term.say(f"error: {exc}")

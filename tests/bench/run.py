@@ -1,6 +1,7 @@
 """The benchmark command: every measurement side by side in one run, ratios, targets, JSON.
 
     .venv/bin/python tests/bench/run.py [--quick] [--json PATH] [--no-sdk] [--no-e2e] [--parallel N] [--profile]
+    .venv/bin/python tests/bench/run.py --fuzz [--fuzz-seconds S]   (the fuzzer's cases/s instead: bench_fuzz.py)
 
 Stages, in order: in-process timings (the msgspec floor, our engines, the SDK's ASGI app and
 types, all interleaved in the same rounds), memory per in-flight request / listen stream,
@@ -442,7 +443,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of our small tools/call")
     parser.add_argument("--rounds", type=int, help="override the number of in-process rounds")
     parser.add_argument("--conns", type=int, help="override the end-to-end concurrency")
+    parser.add_argument("--fuzz", action="store_true", help="only the fuzzer's throughput (cases/s, HTTP and stdio)")
+    parser.add_argument("--fuzz-seconds", type=float, default=20.0, help="seconds of fuzzing per transport (default 20)")
     args = parser.parse_args(argv)
+    if args.fuzz:
+        return _fuzz_mode(args.fuzz_seconds, args.json)
 
     cfg: dict[str, Any] = json.loads(json.dumps(QUICK if args.quick else FULL))
     if args.rounds:
@@ -486,6 +491,19 @@ def main(argv: list[str] | None = None) -> int:
     }
     args.json.write_text(json.dumps(results, indent=1, default=str))
     log(f"results written to {args.json}")
+    return 0
+
+
+def _fuzz_mode(seconds: float, where: Path) -> int:
+    from tests.bench import bench_fuzz
+
+    log(f"fuzzing the conformance fixture for {seconds:g} s over HTTP, then over stdio")
+    result = bench_fuzz.measure(seconds)
+    print(bench_fuzz.render(result, seconds))
+    where = where.with_name("fuzz.json") if where == DEFAULT_JSON else where
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_text(json.dumps({"mode": "fuzz", "machine": machine(), "fuzz": result}, indent=1, default=str))
+    log(f"results written to {where}")
     return 0
 
 
