@@ -1,11 +1,15 @@
 """End to end over loopback HTTP: our trio/h11 server, our ASGI app under uvicorn and the SDK's
 app under uvicorn, each in its own process, driven by one bounded load generator in another;
 beside them the bare trio + h11 + msgspec server (``bare``: parse the request, decode the
-typed envelope, encode the result; no MCP rules), the limit of our trio driver's own stack.
+typed envelope, encode the result; no MCP rules), the limit of our trio driver's own stack, and
+a raw ASGI app that calls the engine and ``App.dispatch`` directly (``raw-asgi-fast``: no
+driver rules, no timeouts, no disconnect watching), the limit of our ASGI driver's own stack.
+The ``-fast`` kinds run under uvicorn with httptools + uvloop; the others under uvicorn's
+pure-Python defaults (h11 + asyncio).
 
 Three roles, one module (so every process runs the same code)::
 
-    python -m tests.bench.bench_e2e serve ours|ours-asgi|sdk|bare   # prints the bound port,
+    python -m tests.bench.bench_e2e serve KIND   # prints the bound port (KINDS below),
                                                                  # serves until stdin closes
     python -m tests.bench.bench_e2e load PORT CONNS REQUESTS SECONDS   # prints a JSON result
 
@@ -122,14 +126,78 @@ def serve_ours_asgi() -> None:
     _uvicorn(asgi_app(our_app()))
 
 
+def serve_ours_asgi_fast() -> None:
+    from mcpwire_adapters import asgi_app
+
+    from ._workload import our_app
+
+    _uvicorn(asgi_app(our_app()), fast=True)
+
+
 def serve_sdk() -> None:
     from ._workload import sdk_asgi, sdk_small_server
 
     _uvicorn(sdk_asgi(sdk_small_server()))
 
 
-def _uvicorn(app: Any) -> None:
-    """Serve an ASGI app under uvicorn (h11, asyncio) on a free loopback port."""
+def serve_sdk_fast() -> None:
+    from ._workload import sdk_asgi, sdk_small_server
+
+    _uvicorn(sdk_asgi(sdk_small_server()), fast=True)
+
+
+def raw_asgi(app: Any) -> Any:
+    """The ASGI baseline: the engine and ``App.dispatch`` called straight from ASGI, with none
+    of :class:`AsgiApp`'s driver rules (no check before the body, no body or send timeout, no
+    disconnect watching, no SSE or listen streams)."""
+    import time as _time
+
+    from mcpwire import HttpExchange, HttpRequest, ResponseHead
+
+    server = app.server
+
+    async def asgi(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        reply = server.receive_http(HttpRequest(method=scope["method"], target=scope["path"],
+                                                headers=scope["headers"], body=b"".join(chunks)), now=_time.time())
+        outputs: list[Any] = []
+        if isinstance(reply, HttpExchange):
+            async def collect(out: Any) -> None:
+                outputs.extend(out)
+            await app.dispatch(reply, collect)
+        else:
+            outputs.extend(reply)
+        for item in outputs:
+            if isinstance(item, ResponseHead):
+                await send({"type": "http.response.start", "status": item.status, "headers": list(item.headers)})
+            else:
+                await send({"type": "http.response.body", "body": item.data, "more_body": item.more})
+
+    return asgi
+
+
+def serve_raw_asgi_fast() -> None:
+    from ._workload import our_app
+
+    _uvicorn(raw_asgi(our_app()), fast=True)
+
+
+def _uvicorn(app: Any, *, fast: bool = False) -> None:
+    """Serve an ASGI app under uvicorn on a free loopback port: h11 + asyncio (uvicorn's
+    pure-Python defaults), or with ``fast`` httptools + uvloop."""
     import logging
     import socket
 
@@ -142,7 +210,8 @@ def _uvicorn(app: Any) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
-    config = uvicorn.Config(app, http="h11", loop="asyncio", lifespan="on", log_level="warning", access_log=False)
+    config = uvicorn.Config(app, http="httptools" if fast else "h11", loop="uvloop" if fast else "asyncio",
+                            lifespan="on", log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     print(sock.getsockname()[1], flush=True)
 
@@ -330,9 +399,15 @@ def measure(
     return out
 
 
+KINDS = {
+    "ours": serve_ours, "ours-asgi": serve_ours_asgi, "ours-asgi-fast": serve_ours_asgi_fast, "sdk": serve_sdk,
+    "sdk-fast": serve_sdk_fast, "bare": serve_bare, "raw-asgi-fast": serve_raw_asgi_fast,
+}
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["serve"]:
-        {"ours": serve_ours, "ours-asgi": serve_ours_asgi, "sdk": serve_sdk, "bare": serve_bare}[argv[1]]()
+        KINDS[argv[1]]()
         return 0
     if argv[:1] == ["load"]:
         port, conns, requests, seconds = int(argv[1]), int(argv[2]), int(argv[3]), float(argv[4])

@@ -51,6 +51,8 @@ TARGETS = [
     ("e2e_rps", ">= 3x the SDK's requests/s end to end (same load, same concurrency)"),
     ("e2e_p99", "lower p99 latency than the SDK end to end"),
     ("e2e_bare", "trio/h11 server >= 60% of the bare trio + h11 + msgspec server's requests/s (issue 16)"),
+    ("asgi_raw", "AsgiApp under uvicorn + httptools + uvloop >= 90% of the raw ASGI app calling the engine (issue 16)"),
+    ("asgi_sdk", "AsgiApp under uvicorn + httptools + uvloop >= 5x the SDK under uvicorn's defaults (issue 16)"),
     ("import_ms", "import mcpwire < 50 ms (CPU time of the import, fresh interpreter)"),
     ("import_modules", "import mcpwire loads a small fraction (<= 10%) of the modules of import mcp.server"),
 ]
@@ -130,7 +132,7 @@ def _reported(stage: str, measure: Callable[[], dict[str, Any]]) -> dict[str, An
 
 def stage_e2e(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
     e = cfg["e2e"]
-    kinds = ["bare", "ours", "ours-asgi"] + (["sdk"] if with_sdk else [])
+    kinds = ["bare", "ours", "raw-asgi-fast", "ours-asgi-fast", "ours-asgi"] + (["sdk", "sdk-fast"] if with_sdk else [])
     log(f"end to end: {', '.join(kinds)}; {e['conns']} connections, {e['requests']} requests "
         f"(cap {e['seconds']:.0f} s), {e['rounds']} round(s)")
     return _reported("end to end", lambda: bench_e2e.measure(
@@ -240,7 +242,11 @@ PARALLEL_LABELS = {"ours": "ours (HttpClient, trio)", "ours-asyncio": "ours (Htt
 
 E2E_LABELS = {"bare": "bare trio + h11 + msgspec (no MCP rules; our trio driver's stack limit)",
               "ours": "ours (trio + h11 driver, App)", "ours-asgi": "ours (uvicorn + h11, our AsgiApp)",
-              "sdk": "SDK (uvicorn + h11, its Starlette app)"}
+              "raw-asgi-fast": "raw ASGI app calling the engine + App.dispatch (uvicorn + httptools + uvloop; "
+                               "our ASGI driver's stack limit)",
+              "ours-asgi-fast": "ours (uvicorn + httptools + uvloop, our AsgiApp)",
+              "sdk": "SDK (uvicorn + h11, its Starlette app)",
+              "sdk-fast": "SDK (uvicorn + httptools + uvloop, its Starlette app)"}
 
 
 def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any], imp: dict[str, dict[str, Any]],
@@ -282,6 +288,10 @@ def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any
         if kind == "ours" and isinstance(bare, dict):
             row("end to end", f"{label}: requests/s against the bare trio + h11 + msgspec server (same run)", None, "",
                 _ratio(r["rps"], bare["rps"]), "x bare", "e2e.ours.rps@bare")
+        raw = e2e.get("raw-asgi-fast")
+        if kind == "ours-asgi-fast" and isinstance(raw, dict):
+            row("end to end", f"{label}: requests/s against the raw ASGI app on the same uvicorn (same run)", None, "",
+                _ratio(r["rps"], raw["rps"]), "x raw ASGI", "e2e.ours-asgi-fast.rps@raw")
         row("end to end", f"{label}: p50 latency", r["p50_ms"], "ms",
             _ratio(r["p50_ms"], theirs["p50_ms"]) if theirs else None, "x SDK", f"e2e.{kind}.p50")
         row("end to end", f"{label}: p99 latency", r["p99_ms"], "ms",
@@ -389,6 +399,15 @@ def build_targets(v: dict[str, Variant], imp: dict[str, dict[str, Any]], e2e: di
         target("e2e_bare", f"{r:.2f}x bare ({o['rps']:,.0f} vs {b['rps']:,.0f} req/s{extra})", r >= 0.6)
     else:
         target("e2e_bare", "not measured", None)
+    fast, raw = e2e.get("ours-asgi-fast"), e2e.get("raw-asgi-fast")
+    for key, theirs, goal, what in (("asgi_raw", raw, 0.9, "raw ASGI"), ("asgi_sdk", k, 5.0, "SDK")):
+        if isinstance(fast, dict) and isinstance(theirs, dict):
+            r = fast["rps"] / theirs["rps"]
+            paired = sorted(x["rps"] / y["rps"] for x, y in zip(fast.get("rounds", []), theirs.get("rounds", []), strict=False))
+            extra = f"; per-round ratios {', '.join(f'{p:.2f}' for p in paired)}" if len(paired) > 1 else ""
+            target(key, f"{r:.2f}x {what} ({fast['rps']:,.0f} vs {theirs['rps']:,.0f} req/s{extra})", r >= goal)
+        else:
+            target(key, "not measured", None)
     m = imp.get("mcpwire")
     # Judged on CPU time: on a loaded machine the wall clock also counts other processes' turns.
     floor_ms = imp["msgspec"]["cpu_ms"] if "msgspec" in imp else float("nan")
