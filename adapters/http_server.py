@@ -53,6 +53,7 @@ from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from ._http_plain import head_facts, plain_answer, reason, write_now
+from ._listeners import reuse_port_listeners
 from .app import App, PeerGone
 from .context import principal_key
 
@@ -89,6 +90,8 @@ class HttpServerConfig(msgspec.Struct, frozen=True, kw_only=True):
     max_header_bytes: int = 64 * 1024
     sse_keepalive_interval: float = 15.0
     max_connections: int = 1024
+    reuse_port: bool = False
+    """Listen with ``SO_REUSEPORT``, beside other processes on the same (non-zero) port."""
     auth: OAuthResource | None = None
     """OAuth resource server guard (``mcpwire_adapters.oauth_server``, docs/auth.md): runs before the engine."""
 
@@ -157,7 +160,10 @@ class _HttpServer:
     async def serve(
         self, host: str, port: int, *, task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        listeners = await trio.open_tcp_listeners(port, host=host)
+        if self.config.reuse_port:
+            listeners = await reuse_port_listeners(host, port)
+        else:
+            listeners = await trio.open_tcp_listeners(port, host=host)
         sockname = listeners[0].socket.getsockname()
         # The App's background work (tasks) runs as long as the server serves.
         async with self.app.running(), trio.open_nursery() as timer:

@@ -30,7 +30,9 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
@@ -116,6 +118,31 @@ def serve_bare() -> None:
             nursery.cancel_scope.cancel()
 
     trio.run(main)
+
+
+def serve_workers(n: int) -> None:
+    """``mcpwire serve --workers N`` (our trio server in N processes on one port, SO_REUSEPORT)
+    with the same App: print the port once every worker serves, stop them when stdin closes."""
+    import re
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpwire_adapters.cli", "serve", "tests.bench._workload:our_app", "--port", "0",
+         "--workers", str(n)], cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    port, serving = "", 0
+    while serving < n:
+        line = proc.stderr.readline()
+        if not line:
+            raise SystemExit(f"mcpwire serve --workers {n} exited: {proc.wait()}")
+        found = re.search(r"serving .* at http://127\.0\.0\.1:(\d+)/", line)
+        if found:
+            port, serving = found[1], serving + 1
+    print(port, flush=True)
+    sys.stdin.read()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(30)
 
 
 def serve_ours_asgi() -> None:
@@ -297,9 +324,25 @@ async def _load(port: int, conns: int, requests: int, seconds: float) -> dict[st
 
 
 def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of ``pid`` and of its live descendants (the worker processes of ``--workers``)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return total
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                children = f.read().split()
+        except OSError:
+            continue
+        total += sum(_cpu_seconds(int(child)) for child in children)
+    return total
 
 
 class ServerProcess:
@@ -399,9 +442,10 @@ def measure(
     return out
 
 
-KINDS = {
+KINDS: dict[str, Callable[[], None]] = {
     "ours": serve_ours, "ours-asgi": serve_ours_asgi, "ours-asgi-fast": serve_ours_asgi_fast, "sdk": serve_sdk,
     "sdk-fast": serve_sdk_fast, "bare": serve_bare, "raw-asgi-fast": serve_raw_asgi_fast,
+    "workers-1": partial(serve_workers, 1), "workers-2": partial(serve_workers, 2),
 }
 
 

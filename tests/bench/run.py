@@ -132,7 +132,8 @@ def _reported(stage: str, measure: Callable[[], dict[str, Any]]) -> dict[str, An
 
 def stage_e2e(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
     e = cfg["e2e"]
-    kinds = ["bare", "ours", "raw-asgi-fast", "ours-asgi-fast", "ours-asgi"] + (["sdk", "sdk-fast"] if with_sdk else [])
+    kinds = ["bare", "ours", "raw-asgi-fast", "ours-asgi-fast", "ours-asgi", "workers-1", "workers-2"]
+    kinds += ["sdk", "sdk-fast"] if with_sdk else []
     log(f"end to end: {', '.join(kinds)}; {e['conns']} connections, {e['requests']} requests "
         f"(cap {e['seconds']:.0f} s), {e['rounds']} round(s)")
     return _reported("end to end", lambda: bench_e2e.measure(
@@ -245,6 +246,8 @@ E2E_LABELS = {"bare": "bare trio + h11 + msgspec (no MCP rules; our trio driver'
               "raw-asgi-fast": "raw ASGI app calling the engine + App.dispatch (uvicorn + httptools + uvloop; "
                                "our ASGI driver's stack limit)",
               "ours-asgi-fast": "ours (uvicorn + httptools + uvloop, our AsgiApp)",
+              "workers-1": "ours: mcpwire serve --workers 1 (trio + h11, SO_REUSEPORT)",
+              "workers-2": "ours: mcpwire serve --workers 2 (two processes on one port)",
               "sdk": "SDK (uvicorn + h11, its Starlette app)",
               "sdk-fast": "SDK (uvicorn + httptools + uvloop, its Starlette app)"}
 
@@ -288,6 +291,10 @@ def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any
         if kind == "ours" and isinstance(bare, dict):
             row("end to end", f"{label}: requests/s against the bare trio + h11 + msgspec server (same run)", None, "",
                 _ratio(r["rps"], bare["rps"]), "x bare", "e2e.ours.rps@bare")
+        one = e2e.get("workers-1")
+        if kind == "workers-2" and isinstance(one, dict):
+            row("end to end", f"{label}: requests/s against one worker (same run)", None, "",
+                _ratio(r["rps"], one["rps"]), "x 1 worker", "e2e.workers-2.rps@1")
         raw = e2e.get("raw-asgi-fast")
         if kind == "ours-asgi-fast" and isinstance(raw, dict):
             row("end to end", f"{label}: requests/s against the raw ASGI app on the same uvicorn (same run)", None, "",
