@@ -49,15 +49,16 @@ def _stop_on_stdin_eof(stop: Any) -> None:
     threading.Thread(target=wait, daemon=True).start()
 
 
-def serve_trio(app: Any) -> None:
+def serve_trio(app: Any, config: Any = None) -> None:
     """Serve ``app`` with our trio server on a free port: print the port, stop when stdin closes."""
     import trio
 
-    from mcpwire_adapters import serve_http
+    from mcpwire_adapters import HttpServerConfig, serve_http
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            _host, port = await nursery.start(serve_http, app, "127.0.0.1", 0)
+            start = partial(serve_http, app, "127.0.0.1", 0, config=config or HttpServerConfig())
+            _host, port = await nursery.start(start)
             print(port, flush=True)
             await trio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)
             nursery.cancel_scope.cancel()
