@@ -23,8 +23,11 @@ import trio
 from ._cli_io import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliError, Terminal, os_reason, trio_run
 from mcpwire.tasks import MemoryTaskStore
 
+from mcpwire import Keyring
+
 from ._cli_keys import serving_keyring
 from ._cli_redis import use_shared_state
+from ._cli_workers import check_workers, serve_workers
 from .app import App
 from .task_store import SqliteTaskStore
 
@@ -86,10 +89,11 @@ def load_app(spec: str) -> App:
     raise CliError(f"{spec} is a {type(obj).__name__}, not a mcpwire_adapters.App", EXIT_USAGE)
 
 
-async def serve_http(app: App, host: str, port: int, grace: float, term: Terminal, guard: Any = None) -> None:
+async def serve_http(app: App, host: str, port: int, grace: float, term: Terminal, guard: Any = None,
+                     worker: str | None = None) -> None:
     from .http_server import HttpServerConfig, serve_http_until
 
-    config = HttpServerConfig(auth=guard)
+    config = HttpServerConfig(auth=guard, reuse_port=worker is not None)  # --workers: SO_REUSEPORT
 
     stop = trio.Event()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -103,8 +107,8 @@ async def serve_http(app: App, host: str, port: int, grace: float, term: Termina
             bound = await nursery.start(run_server)
             authority = f"[{host}]" if ":" in host else host
             info = app.server.info
-            term.say(f"mcpwire: serving {info.name} {info.version} at http://{authority}:{bound[1]}"
-                     f"{app.server.http.path} (Ctrl-C to stop)")
+            term.say(f"mcpwire: {worker + ' ' if worker else ''}serving {info.name} {info.version} at "
+                     f"http://{authority}:{bound[1]}{app.server.http.path} (Ctrl-C to stop)")
             async for _ in signals:
                 if stop.is_set():
                     term.say("mcpwire: stopping now")
@@ -170,6 +174,9 @@ def use_keys(app: App, path: str | None) -> None:
 
 def serve(args: argparse.Namespace, term: Terminal) -> int:
     logging.basicConfig(level=logging.WARNING, stream=term.stderr, format="mcpwire: %(levelname)s %(name)s: %(message)s")
+    workers = check_workers(args)  # --workers N: N processes on one port (_cli_workers.py)
+    if workers is not None:
+        return serve_workers(args, term, workers, _serve_worker)
     if args.transport == "stdio":
         # stdout carries protocol lines only (the driver writes to fd 1 directly): a print() in
         # the app, at import or in a handler, goes to stderr instead.
@@ -187,13 +194,30 @@ def serve(args: argparse.Namespace, term: Terminal) -> int:
             guard = resource_guard(args)
         app = load_app(args.app)
         use_keys(app, args.keys)
-        store = use_shared_state(app, args, term) or use_task_store(app, args.tasks_db, term)
-        with store if store is not None else contextlib.nullcontext():  # closed after serving
-            try:
-                trio_run(serve_http, app, args.host, args.port, args.grace_period, term, guard)
-            except OSError as exc:
-                raise CliError(f"cannot listen on {args.host}:{args.port}: {os_reason(exc)}",
-                               EXIT_UNREACHABLE) from None
+        _serve_http_app(app, args, term, guard, None)
     term.say("mcpwire: stopped")
+    return EXIT_OK
+
+
+def _serve_http_app(app: App, args: argparse.Namespace, term: Terminal, guard: Any, worker: str | None) -> None:
+    store = use_shared_state(app, args, term) or use_task_store(app, args.tasks_db, term)
+    with store if store is not None else contextlib.nullcontext():  # closed after serving
+        try:
+            trio_run(serve_http, app, args.host, args.port, args.grace_period, term, guard, worker)
+        except OSError as exc:
+            raise CliError(f"cannot listen on {args.host}:{args.port}: {os_reason(exc)}", EXIT_UNREACHABLE) from None
+
+
+def _serve_worker(args: argparse.Namespace, term: Terminal, keyring: Keyring, worker: str) -> int:
+    """One process of ``--workers``: the App loaded here, signing with the workers' keyring."""
+    guard = None
+    if args.oauth_issuer or args.oauth_jwks_url or args.oauth_resource or args.oauth_scope:
+        from ._cli_oauth import resource_guard
+
+        guard = resource_guard(args)
+    app = load_app(args.app)
+    app.server.set_keyring(keyring)
+    _serve_http_app(app, args, term, guard, worker)
+    term.say(f"mcpwire: {worker} stopped")
     return EXIT_OK
 

@@ -32,10 +32,17 @@ Any other scope type raises, as the ASGI specification asks.
 
 A send the server refuses (``OSError``: the client is gone) or that blocks for
 ``send_timeout`` ends the response like a disconnect.
+
+On asyncio the body and send timeouts are asyncio's own (``asyncio.timeout``: a timer handle,
+not an anyio cancel scope), and an exchange's ``receive()`` watcher task is started only once
+its handler suspends (``loop.call_soon``): a handler that answers at once costs no task, and a
+client that leaves is noticed as soon as the handler waits, as the watcher did before. On trio
+every request keeps anyio's task group and cancel scopes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -196,20 +203,24 @@ class _Request:
         self.receive = receive
         self._send = send
         self.started = False
+        self._asyncio = False  # running on asyncio: its own timeouts, a watcher only when needed
 
     async def run(self) -> None:
         try:
+            self._asyncio = _on_asyncio()
+            # The request head read once: the target and the headers the engine takes.
+            method, target, headers = self.scope["method"], request_target(self.scope), _headers(self.scope)
             auth = self.config.auth  # OAuth (oauth_server.py): its metadata document, or a 401/403, or the principal set
-            denial = auth.metadata_for(self.scope["method"], request_target(self.scope)) if auth else None
-            body = b"" if denial is not None else await self._read_body()
+            denial = auth.metadata_for(method, target) if auth else None
+            body = b"" if denial is not None else await self._read_body(method, target, headers)
             if body is None:
                 return
             if auth is not None and denial is None:
-                denial = await auth.check_http(self.scope["method"], request_target(self.scope), _headers(self.scope), body)
+                denial = await auth.check_http(method, target, headers, body)
             reply = denial or self.app.server.receive_http(
                 HttpRequest(
-                    method=self.scope["method"], target=request_target(self.scope),
-                    headers=_headers(self.scope), body=body, principal=principal_key() if auth is not None else None,
+                    method=method, target=target, headers=headers, body=body,
+                    principal=principal_key() if auth is not None else None,
                 ),
                 now=time.time(),
             )
@@ -245,34 +256,49 @@ class _Request:
             # A response already started is left unfinished: the server closes the connection.
 
     # -- reading --------------------------------------------------------------------------------
-    async def _read_body(self) -> bytes | None:
+    async def _read_body(self, method: str, target: str, headers: list[tuple[bytes, bytes]]) -> bytes | None:
         """The whole body, or None after answering 413/408 (or when the client left)."""
         limit = self.app.server.http.max_body_bytes
-        too_big = f"Request body exceeds {limit} bytes"
-        early = self.app.server.check_head(self.scope["method"], request_target(self.scope), _headers(self.scope))
+        early = self.app.server.check_head(method, target, headers)
         if early is not None:  # refused on the head alone (413 on Content-Length, 405, 415, ...)
             await self._emit(early)
             return None
         chunks: list[bytes] = []
-        size = 0
-        with anyio.move_on_after(self.config.body_timeout):
-            while size <= limit:
-                message = await self.receive()
-                if message["type"] == "http.disconnect":
-                    return None
-                if message["type"] != "http.request":
-                    continue
-                chunk = bytes(message.get("body", b""))
-                size += len(chunk)
-                chunks.append(chunk)
-                if not message.get("more_body", False) and size <= limit:
-                    return b"".join(chunks)
-        if size > limit:
-            await self._refuse(413, ErrorCode.INVALID_REQUEST, too_big)
+        size: int | None = None  # None: the body timed out
+        if self._asyncio:
+            try:
+                async with asyncio.timeout(self.config.body_timeout):
+                    size = await self._receive_body(chunks, limit)
+            except TimeoutError:
+                pass
         else:
+            with anyio.move_on_after(self.config.body_timeout):
+                size = await self._receive_body(chunks, limit)
+        if size is None:
             late = f"Request body not received within {self.config.body_timeout} s"
             await self._refuse(408, ErrorCode.INVALID_REQUEST, late)
+        elif size > limit:
+            await self._refuse(413, ErrorCode.INVALID_REQUEST, f"Request body exceeds {limit} bytes")
+        elif size >= 0:
+            return b"".join(chunks)
         return None
+
+    async def _receive_body(self, chunks: list[bytes], limit: int) -> int:
+        """Receive the body into ``chunks``: its size (over ``limit``: stopped there), or -1
+        when the client disconnected."""
+        size = 0
+        while size <= limit:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                return -1
+            if message["type"] != "http.request":
+                continue
+            chunk = bytes(message.get("body", b""))
+            size += len(chunk)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return size
 
     async def _watch_disconnect(self, gone: Callable[[], None]) -> None:
         """While a response is being produced: call ``gone()`` on ``http.disconnect``."""
@@ -282,25 +308,41 @@ class _Request:
                 gone()
                 return
 
-    # -- writing --------------------------------------------------------------------------------
-    async def _send_message(self, message: Message) -> None:
+    async def _watch_alone(self, gone: Callable[[], None]) -> None:
+        """:meth:`_watch_disconnect` as a task of its own (asyncio, :meth:`_run_exchange`): a
+        ``receive()`` that fails means the client is gone too (nothing awaits this task)."""
         try:
-            with anyio.fail_after(self.config.send_timeout):
-                await self._send(message)
+            await self._watch_disconnect(gone)
+        except Exception:  # noqa: BLE001 - the server's receive() broke: treat as a departure
+            gone()
+
+    # -- writing --------------------------------------------------------------------------------
+    async def _emit(self, outputs: Sequence[Output]) -> None:
+        """ResponseHead -> ``http.response.start``; ResponseBody -> ``http.response.body``. The
+        sends of one call (a head and its body, or one SSE frame) may block ``send_timeout``
+        seconds in all (on asyncio one timer for them)."""
+        try:
+            if self._asyncio:
+                async with asyncio.timeout(self.config.send_timeout):
+                    for message in self._messages(outputs):
+                        await self._send(message)
+            else:
+                for message in self._messages(outputs):
+                    with anyio.fail_after(self.config.send_timeout):
+                        await self._send(message)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            # OSError includes TimeoutError (fail_after) and servers' "client disconnected".
+            # OSError includes TimeoutError (the timeouts) and servers' "client disconnected".
             raise _PeerGone from exc
 
-    async def _emit(self, outputs: Sequence[Output]) -> None:
-        """ResponseHead -> ``http.response.start``; ResponseBody -> ``http.response.body``."""
+    def _messages(self, outputs: Sequence[Output]) -> list[Message]:
+        messages: list[Message] = []
         for item in outputs:
             if isinstance(item, ResponseHead):
                 self.started = True
-                await self._send_message(
-                    {"type": "http.response.start", "status": item.status, "headers": list(item.headers)}
-                )
+                messages.append({"type": "http.response.start", "status": item.status, "headers": list(item.headers)})
             elif item.data or not item.more:
-                await self._send_message({"type": "http.response.body", "body": item.data, "more_body": item.more})
+                messages.append({"type": "http.response.body", "body": item.data, "more_body": item.more})
+        return messages
 
     async def _refuse(self, status: int, code: int, message: str) -> None:
         head, body = error_reply(RemoteProtocolError(message, code=code, http_status=status))
@@ -309,8 +351,25 @@ class _Request:
     # -- the two long-lived shapes ----------------------------------------------------------------
     async def _run_exchange(self, exchange: HttpExchange) -> None:
         """Run the handler while watching for ``http.disconnect``, which cancels both (on HTTP a
-        disconnect is the cancellation)."""
-        await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
+        disconnect is the cancellation). On asyncio the watcher task starts only once the handler
+        suspends: ``call_soon`` runs it at the loop's next turn, which a handler that answers at
+        once never gives (then the call is dropped, and no task was made)."""
+        if not self._asyncio:
+            await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
+            return
+        loop = asyncio.get_running_loop()
+        pending: list[asyncio.Handle | asyncio.Task[None]] = []
+
+        def start(gone: Callable[[], None]) -> None:
+            pending[0] = loop.create_task(self._watch_alone(gone))
+
+        def arm(gone: Callable[[], None] | None) -> None:
+            if gone is not None:
+                pending.append(loop.call_soon(start, gone))
+            elif pending:
+                pending[0].cancel()
+
+        await self.app.run_exchange_armed(exchange, self._emit, arm)
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
         """Forward a listen stream as SSE (``App.forward_listen``) until it ends, the app drops
@@ -322,5 +381,16 @@ class _Request:
 
 
 def _headers(scope: Scope) -> list[tuple[bytes, bytes]]:
-    return [(bytes(name), bytes(value)) for name, value in scope.get("headers") or ()]
+    """The request's headers as the engine takes them: the server's own list when it is one (the
+    engine checks that each name and value is ``bytes``, and copies only when not)."""
+    headers = scope.get("headers") or []
+    return headers if type(headers) is list else [(bytes(name), bytes(value)) for name, value in headers]
 
+
+
+def _on_asyncio() -> bool:
+    """Whether this request runs on asyncio (else on trio, through anyio)."""
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no running asyncio loop: trio
+        return False

@@ -487,6 +487,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--keys", metavar="FILE",
                        help="the key file every process of this server shares (`mcpwire keys new FILE`; "
                             "default: MCPWIRE_KEYS if set, else a random key of this process)")
+    serve.add_argument("--workers", type=int, metavar="N",
+                       help="HTTP: serve with N processes on one port (SO_REUSEPORT), sharing the keyring")
     serve.add_argument("--tasks-db", metavar="PATH",
                        help="an App with tasks: the SQLite file that keeps them across restarts (default "
                             "./mcpwire-tasks.db; :memory: keeps them in memory)")

@@ -19,7 +19,12 @@ from .context import PeerGone, Send
 if TYPE_CHECKING:
     from .app import App
 
-__all__ = ["ListenForwarder", "Registered"]
+__all__ = ["Alarm", "ListenForwarder", "Registered"]
+
+Alarm = Callable[[float, "Callable[[], None] | None"], None]
+"""``alarm(seconds, callback)``: the driver calls ``callback()`` once ``seconds`` have passed,
+unless ``alarm`` is called again first (``callback=None`` clears it). A driver's own timer
+(the trio/h11 server's), instead of a deadline per wait in the event loop's heap."""
 
 _KEEPALIVE = encode_comment("keepalive")
 
@@ -65,12 +70,14 @@ class ListenForwarder:
         *,
         watch: Callable[[Callable[[], None]], Coroutine[Any, Any, None]] | None = None,
         keepalive_interval: float | None = None,
+        alarm: Alarm | None = None,
     ) -> bool:
         """Write the stream with ``emit`` (one call per output; it raises :class:`PeerGone` when
         the client went away) until it ends. ``watch(gone)``, when given, runs alongside and
         calls ``gone()`` when the client goes away. ``keepalive_interval``: seconds of silence
         after which an SSE ``: keepalive`` comment is written (Streamable HTTP streams only;
-        stdio streams have none). Returns True when the stream ended with its listen result,
+        stdio streams have none); ``alarm`` times that silence instead of a deadline per wait
+        (:data:`Alarm`). Returns True when the stream ended with its listen result,
         False when the app dropped it or the client went away: an HTTP response must then be
         left unfinished (an abrupt end is never disguised as a complete stream)."""
         ended = False
@@ -81,21 +88,26 @@ class ListenForwarder:
                         tasks.start_soon(watch, tasks.cancel_scope.cancel)
                     try:
                         await emit(self.first)
-                        ended = await self._pump(emit, keepalive_interval)
+                        ended = await self._pump(emit, keepalive_interval, alarm)
                     except PeerGone:
                         pass
                     tasks.cancel_scope.cancel()
         finally:
+            if alarm is not None:
+                alarm(math.inf, None)
             self.app.close_stream(self.stream)
         return ended
 
-    async def _pump(self, emit: Send, keepalive_interval: float | None) -> bool:
+    async def _pump(self, emit: Send, keepalive_interval: float | None, alarm: Alarm | None) -> bool:
         keepalive: Any = None
         if keepalive_interval is not None and isinstance(self.stream, HttpListenStream):
             keepalive = [ResponseBody(data=_KEEPALIVE, more=True)]
         interval = keepalive_interval if keepalive is not None and keepalive_interval is not None else math.inf
         while True:
-            with anyio.move_on_after(interval) as idle:
+            # Each wait is a cancel scope; with an alarm it has no deadline of its own.
+            with (anyio.CancelScope() if alarm is not None else anyio.move_on_after(interval)) as idle:
+                if alarm is not None:
+                    alarm(interval, idle.cancel)
                 try:
                     output = await self._channel.receive()
                 except anyio.EndOfStream:

@@ -25,7 +25,9 @@ text: 400/431 -32600 for malformed HTTP, 408/413 -32600, 500 -32603 for a bug, 5
 the connection limit. Beyond ``max_connections`` a new connection is accepted, its request
 head read (for at most a second), answered 503 with ``connection: close``, and closed.
 
-Shutdown: cancelling :func:`serve_http` closes the listeners and every connection at once.
+Every read and write deadline (header, body, idle, send) and the listen keep-alive are kept on
+one timer task per server (``_expire_deadlines``), not in trio's deadline heap; they fire up
+to a tenth of the shortest timeout late. Shutdown: cancelling :func:`serve_http` closes the listeners and every connection at once.
 :func:`serve_http_until` stops gracefully when its ``stop`` event is set: it closes the
 listeners, closes idle kept-alive connections, ends every listen stream with its listen
 result (``app.close_streams()``), lets in-flight requests finish for ``grace_period`` seconds
@@ -35,10 +37,11 @@ and then cancels what is left.
 from __future__ import annotations
 
 import logging
+import math
+import sys
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from http import HTTPStatus
 from typing import TYPE_CHECKING
 
 import h11
@@ -49,6 +52,8 @@ from mcpwire.sessions import HttpBatch
 from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
+from ._http_plain import head_facts, plain_answer, reason, write_now
+from ._listeners import reuse_port_listeners
 from .app import App, PeerGone
 from .context import principal_key
 
@@ -85,6 +90,8 @@ class HttpServerConfig(msgspec.Struct, frozen=True, kw_only=True):
     max_header_bytes: int = 64 * 1024
     sse_keepalive_interval: float = 15.0
     max_connections: int = 1024
+    reuse_port: bool = False
+    """Listen with ``SO_REUSEPORT``, beside other processes on the same (non-zero) port."""
     auth: OAuthResource | None = None
     """OAuth resource server guard (``mcpwire_adapters.oauth_server``, docs/auth.md): runs before the engine."""
 
@@ -98,6 +105,10 @@ class _PeerGone(PeerGone):
 
 class _Refused(Exception):
     """The request was answered by the driver itself; the connection must close."""
+
+
+class _Expired(Exception):
+    """A read waited past its deadline, or drain() closed an idle connection."""
 
 
 async def serve_http(
@@ -149,14 +160,44 @@ class _HttpServer:
     async def serve(
         self, host: str, port: int, *, task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        listeners = await trio.open_tcp_listeners(port, host=host)
+        if self.config.reuse_port:
+            listeners = await reuse_port_listeners(host, port)
+        else:
+            listeners = await trio.open_tcp_listeners(port, host=host)
         sockname = listeners[0].socket.getsockname()
         # The App's background work (tasks) runs as long as the server serves.
-        async with self.app.running(), trio.open_nursery() as handlers, trio.open_nursery() as accepting:
-            self._accepting = accepting.cancel_scope
-            await accepting.start(partial(trio.serve_listeners, self._handle, listeners, handler_nursery=handlers))
-            task_status.started((sockname[0], sockname[1]))
-            # Accepting stopped (drain): the handlers nursery waits for open connections.
+        async with self.app.running(), trio.open_nursery() as timer:
+            timer.start_soon(self._expire_deadlines)
+            async with trio.open_nursery() as handlers, trio.open_nursery() as accepting:
+                self._accepting = accepting.cancel_scope
+                await accepting.start(partial(trio.serve_listeners, self._handle, listeners, handler_nursery=handlers))
+                task_status.started((sockname[0], sockname[1]))
+                # Accepting stopped (drain): the handlers nursery waits for open connections.
+            timer.cancel_scope.cancel()
+
+    async def _expire_deadlines(self) -> None:
+        """The one timer of every connection's read and write deadlines. A cancel scope with a
+        deadline per wait would leave an entry in trio's deadline heap each time it exits
+        early (as nearly every wait does), kept until trio prunes the heap: hundreds of
+        entries per thousand requests. Here a deadline is a float on the connection, and this
+        task looks at them every ``tick`` (a tenth of the shortest timeout, 5 ms to 1 s): a
+        timeout fires up to one tick late."""
+        config = self.config
+        shortest = min(
+            config.header_timeout, config.body_timeout, config.keepalive_idle_timeout, config.send_timeout,
+            config.sse_keepalive_interval,
+        )
+        tick = min(1.0, max(0.005, shortest / 10))
+        while True:
+            await trio.sleep(tick)
+            now = trio.current_time()
+            for connection in self.connections:
+                if connection.read_deadline <= now:
+                    connection.expire()
+                if connection.send_deadline <= now:
+                    connection.abort_send()
+                if connection.alarm_deadline <= now:
+                    connection.ring()
 
     def drain(self) -> None:
         """Begin a graceful stop: stop accepting, close idle connections, end listen streams."""
@@ -196,7 +237,17 @@ class _Connection:
         self.stream = stream
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=self.config.max_header_bytes)
         self._send_lock = trio.Lock()
-        self._idle: trio.CancelScope | None = None
+        # The socket a plain JSON answer is written to directly (_write_plain); None: through trio.
+        self._socket = stream.socket if sys.platform != "win32" else None
+        self._plain = False  # this request may take a plain JSON answer written without h11
+        self._written = False  # the answer went out without h11: start the next cycle afresh
+        self._body_done = False  # _take_body saw the request's EndOfMessage
+        self._idle = False  # waiting for the next request on a kept-alive connection: drain() may close it
+        self._expired = False  # the read wait is over: _receive raises _Expired
+        self.read_deadline = math.inf  # when the read under way times out (the server's timer expires it)
+        self.send_deadline = math.inf  # when the write under way times out
+        self.alarm_deadline = math.inf  # when to call _alarm (a listen stream's keepalive)
+        self._alarm: Callable[[], None] | None = None
         self._head_request = False
         self._linger = False
         self._overflow = False  # pipelined bytes past max_header_bytes were dropped: close after this response
@@ -220,7 +271,7 @@ class _Connection:
             try:
                 first = True
                 while await self._cycle(first):
-                    self.h11.start_next_cycle()
+                    self._next_cycle()
                     first = False
             except (_PeerGone, _Refused):
                 pass
@@ -244,8 +295,31 @@ class _Connection:
         await self._close()
 
     def stop_if_idle(self) -> None:
-        if self._idle is not None:
-            self._idle.cancel()
+        if self._idle:
+            self.expire()
+
+    def expire(self) -> None:
+        """End the read wait under way (its deadline passed, or drain() closes an idle
+        connection): the connection's task gets :class:`_Expired`."""
+        self.read_deadline = math.inf
+        self._expired = True
+        self._data.unpark_all()
+
+    def alarm(self, seconds: float, callback: Callable[[], None] | None) -> None:
+        """The forwarder's keepalive timer (forwarder.Alarm), on the server's timer."""
+        self._alarm = callback
+        self.alarm_deadline = math.inf if callback is None else trio.current_time() + seconds
+
+    def ring(self) -> None:
+        callback, self._alarm, self.alarm_deadline = self._alarm, None, math.inf
+        if callback is not None:
+            callback()
+
+    def abort_send(self) -> None:
+        """A write blocked past ``send_timeout`` (a client that does not read): close the
+        socket, which ends the write (and the reader) with ClosedResourceError."""
+        self.send_deadline = math.inf
+        self.stream.socket.close()
 
     async def _close(self) -> None:
         if self._linger:
@@ -262,23 +336,29 @@ class _Connection:
 
     async def _cycle(self, first: bool) -> bool:
         """Serve one request. True when the connection may carry another."""
+        self._plain = False
         request = await self._read_head(first)
         if request is None:
             return False
-        if _head_size(request) > self.config.max_header_bytes:
+        # The request's headers, walked once: the head's size, whether the connection stays
+        # open (HTTP/1.1 without "Connection: close", RFC 9112 9.3), and the pairs the engine takes.
+        headers = request.headers.raw_items()
+        size, keep_alive = head_facts(request.http_version, headers)
+        if len(request.method) + len(request.target) + size > self.config.max_header_bytes:
             # h11 bounds only an incomplete head; one that arrived whole in a read is checked here.
             await self._refuse(431, ErrorCode.INVALID_REQUEST, "Request head too large")
         self._head_request = request.method == b"HEAD"
+        self._plain = keep_alive and not self._head_request
         auth = self.config.auth  # OAuth (oauth_server.py): its metadata document, or a 401/403, or the principal set
         denial = auth.metadata_for(request.method.decode("latin-1"), request.target.decode("latin-1")) if auth else None
-        body = b"" if denial is not None else await self._read_body(request)
+        body = b"" if denial is not None else await self._read_body(request, headers)
         if auth is not None and denial is None:
             denial = await auth.check_http(request.method.decode("latin-1"), request.target.decode("latin-1"),
-                                           list(request.headers), body)
+                                           list(headers), body)
         reply = denial or self.app.server.receive_http(
             HttpRequest(
                 method=request.method.decode("latin-1"), target=request.target.decode("latin-1"),
-                headers=list(request.headers), body=body, principal=principal_key() if auth is not None else None,
+                headers=headers, body=body, principal=principal_key() if auth is not None else None,
             ),
             now=time.time(),
         )
@@ -303,10 +383,27 @@ class _Connection:
                 raise _PeerGone
         else:
             await self._emit(reply)
+        if self._written:
+            return not self.server.draining and not self._overflow
         return (
             self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE
             and not self.server.draining and not self._overflow
         )
+
+    def _next_cycle(self) -> None:
+        """Ready h11 for the next request. After an answer written without h11
+        (:meth:`_write_plain`), h11 still waits to send one: a fresh state machine takes over
+        the bytes the client already sent (a pipelined request), and its end of input."""
+        if not self._written:
+            self.h11.start_next_cycle()
+            return
+        self._written = False
+        data, closed = self.h11.trailing_data
+        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=self.config.max_header_bytes)
+        if data:
+            self.h11.receive_data(data)
+        if closed:
+            self.h11.receive_data(b"")
 
     # -- reading --------------------------------------------------------------------------------
     async def _receive(self) -> None:
@@ -318,12 +415,14 @@ class _Connection:
                 raise _PeerGone from exc
             self.h11.receive_data(data)
             return
-        if not self._broken:
+        if not self._broken and not self._expired:
             if self._resume is not None:
                 self._resume.set()
             await self._data.park()
         if self._broken:
             raise _PeerGone
+        if self._expired:
+            raise _Expired
 
     async def _read_loop(self) -> None:
         """The connection's reader, for its whole life: everything the client sends goes into
@@ -394,59 +493,85 @@ class _Connection:
         if self.server.draining:
             return None
         buffered = bool(self.h11.trailing_data[0])  # pipelined bytes of this request already read
+        event = self._next_event()
+        if isinstance(event, h11.Request):
+            return event  # whole in h11's buffer: no wait, no scope
+        if event is not h11.NEED_DATA:
+            return None  # ConnectionClosed
         waiting_idle = not buffered  # no byte of this request yet: drain() may close the connection
         wait = self.config.header_timeout if first or buffered else self.config.keepalive_idle_timeout
-        deadline = trio.current_time() + wait
-        with trio.CancelScope() as scope:
-            self._idle = scope if waiting_idle else None
+        # The deadline is the server timer's (no cancel scope); it moves only when a head
+        # arrives in pieces after an idle wait.
+        self._expired = False
+        self.read_deadline = trio.current_time() + wait
+        self._idle = waiting_idle
+        try:
             while True:
+                await self._receive()
                 event = self._next_event()
+                if waiting_idle:
+                    waiting_idle = self._idle = False
+                    if not first and event is h11.NEED_DATA:
+                        # the idle wait is over; the whole head must now arrive in time
+                        self.read_deadline = trio.current_time() + self.config.header_timeout
                 if isinstance(event, h11.Request):
-                    self._idle = None
                     return event
                 if event is not h11.NEED_DATA:
                     return None  # ConnectionClosed
-                with trio.move_on_at(deadline):
-                    await self._receive()
-                    if waiting_idle:
-                        waiting_idle = False
-                        self._idle = None
-                        if not first:  # the idle wait is over; the whole head must now arrive in time
-                            deadline = trio.current_time() + self.config.header_timeout
-                    continue
-                return None  # too slow
-        self._idle = None
-        return None  # closed by drain()
+        except _Expired:
+            return None  # too slow, or closed by drain()
+        finally:
+            self._idle = False
+            self.read_deadline = math.inf
 
-    async def _read_body(self, request: h11.Request) -> bytes:
+    async def _read_body(self, request: h11.Request, headers: list[tuple[bytes, bytes]]) -> bytes:
         limit = self.app.server.http.max_body_bytes
-        too_big = f"Request body exceeds {limit} bytes"
-        early = self.app.server.check_head(request.method, request.target, request.headers)
+        early = self.app.server.check_head(request.method, request.target, headers)
         if early is not None:  # refused on the head alone (413 on Content-Length, 405, 415, ...)
             await self._refuse_with(*early)
         if self.h11.they_are_waiting_for_100_continue:
             await self._send(h11.InformationalResponse(status_code=100, headers=[]))
         chunks: list[bytes] = []
-        size = 0
-        with trio.move_on_after(self.config.body_timeout):
-            while True:
-                event = self.h11.next_event()
-                if event is h11.NEED_DATA:
+        self._body_done = False
+        size = self._take_body(chunks, 0, limit)
+        if size >= 0 and not self._body_done:
+            # Not all in h11's buffer yet: the rest must arrive within body_timeout (no
+            # deadline at all when the body came with the head, as it mostly does).
+            self._expired = False
+            self.read_deadline = trio.current_time() + self.config.body_timeout
+            try:
+                while size >= 0 and not self._body_done:
                     await self._receive()
-                elif isinstance(event, h11.Data):
-                    size += len(event.data)
-                    if size > limit:
-                        break
-                    chunks.append(bytes(event.data))
-                elif isinstance(event, h11.EndOfMessage):
-                    return b"".join(chunks)
-                else:
-                    raise _PeerGone
-        if size > limit:
-            await self._refuse(413, ErrorCode.INVALID_REQUEST, too_big)
+                    size = self._take_body(chunks, size, limit)
+            except _Expired:
+                pass
+            finally:
+                self.read_deadline = math.inf
+        if size < 0:
+            await self._refuse(413, ErrorCode.INVALID_REQUEST, f"Request body exceeds {limit} bytes")
+        if self._body_done:
+            return b"".join(chunks)
         late = f"Request body not received within {self.config.body_timeout} s"
         await self._refuse(408, ErrorCode.INVALID_REQUEST, late)
         raise AssertionError("unreachable")
+
+    def _take_body(self, chunks: list[bytes], size: int, limit: int) -> int:
+        """Move the body h11 holds into ``chunks`` until it needs data or the body ends
+        (``_body_done``). Returns the size so far, or -1 past ``limit``."""
+        while True:
+            event = self.h11.next_event()
+            if event is h11.NEED_DATA:
+                return size
+            if isinstance(event, h11.Data):
+                size += len(event.data)
+                if size > limit:
+                    return -1
+                chunks.append(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                self._body_done = True
+                return size
+            else:
+                raise _PeerGone
 
     async def _watch_peer(self, gone: Callable[[], None]) -> None:
         """For the App's watchers (batches, listen streams): ``gone()`` when the client
@@ -458,43 +583,73 @@ class _Connection:
             self._arm(None)
 
     # -- writing --------------------------------------------------------------------------------
-    async def _send(self, *events: h11.Event) -> None:
+    async def _send(self, *events: h11.Event, framed: bytes = b"") -> None:
         # One write (one syscall, one deadline) for everything the engine produced at once:
-        # a JSON answer's head, body and end go out together.
+        # a JSON answer's head, body and end go out together. ``framed``: bytes already framed.
         self._sending += 1
         try:
             async with self._send_lock:
-                data = b"".join(self.h11.send(event) or b"" for event in events)
-                if not data:
-                    return
-                try:
-                    with trio.fail_after(self.config.send_timeout):
-                        await self.stream.send_all(data)
-                except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
-                    raise _PeerGone from exc
+                data = b"".join(self.h11.send(event) or b"" for event in events) if events else framed
+                if data:
+                    await self._send_all(data)
         finally:
             self._sending -= 1
             if self._left_while_sending and not self._sending:
                 self._left_while_sending = False
                 self._peer_left()
 
+    async def _send_all(self, data: bytes) -> None:
+        # One writer at a time (the lock): one deadline, the server timer's (abort_send).
+        self.send_deadline = trio.current_time() + self.config.send_timeout
+        try:
+            await self.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise _PeerGone from exc
+        finally:
+            self.send_deadline = math.inf
+
     async def _emit(self, outputs: Sequence[Output]) -> None:
         """Write engine output events: ResponseHead -> h11.Response (no Content-Length on SSE
         heads, so h11 frames the body chunked), ResponseBody -> Data, and EndOfMessage when
         ``more`` is False."""
+        if self._plain and len(outputs) == 2 and not self._sending and not self.server.draining:
+            rest = self._write_plain(outputs[0], outputs[1])
+            if rest is not None:
+                if rest:
+                    await self._send(framed=rest)
+                return
         events: list[h11.Event] = []
         for item in outputs:
             if isinstance(item, ResponseHead):
                 headers = list(item.headers)
                 if self.server.draining:
                     headers.append((b"connection", b"close"))
-                events.append(h11.Response(status_code=item.status, headers=headers, reason=_reason(item.status)))
+                events.append(h11.Response(status_code=item.status, headers=headers, reason=reason(item.status)))
             else:
                 if item.data and not self._head_request:
                     events.append(h11.Data(data=item.data))
                 if not item.more:
                     events.append(h11.EndOfMessage())
         await self._send(*events)
+
+    def _write_plain(self, head: Output, body: Output) -> bytes | None:
+        """A complete answer framed by its Content-Length, written as the engine made it
+        (:func:`plain_answer`: no h11), by the connection's one writer (no lock). Tried once
+        without blocking: what the socket did not take is returned, for :meth:`_send`
+        (bounded by ``send_timeout`` like every write). None (nothing written) for anything
+        else: h11 frames it."""
+        if self.h11.their_state is not h11.DONE or self.h11.our_state is not h11.SEND_RESPONSE:
+            return None
+        out = plain_answer(head, body)
+        if out is None:
+            return None
+        self._written = True
+        self._plain = False
+        try:
+            sent = write_now(self._socket, out)
+        except OSError as exc:  # reset, broken pipe, closed
+            raise _PeerGone from exc
+        return out[sent:]
 
     async def _refuse(self, status: int, code: int, message: str) -> None:
         """Answer with a JSON-RPC error body and ``connection: close``; raises :class:`_Refused`."""
@@ -526,21 +681,11 @@ class _Connection:
         it, or the client leaves."""
         forwarder = self.app.forward_listen(stream)  # before the first await: no event can be missed
         ended = await forwarder.run(
-            self._emit, watch=self._watch_peer, keepalive_interval=self.config.sse_keepalive_interval
+            self._emit, watch=self._watch_peer, keepalive_interval=self.config.sse_keepalive_interval,
+            alarm=self.alarm,
         )
         if not ended:
             raise _PeerGone  # an abrupt end carries no response: close the connection
-
-
-def _reason(status: int) -> bytes:
-    try:
-        return HTTPStatus(status).phrase.encode("ascii")
-    except ValueError:
-        return b""
-
-
-def _head_size(request: h11.Request) -> int:
-    return len(request.method) + len(request.target) + sum(len(k) + len(v) + 4 for k, v in request.headers)
 
 
 def _h11_message(exc: h11.RemoteProtocolError) -> str:

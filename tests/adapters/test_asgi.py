@@ -775,3 +775,13 @@ async def test_a_2025_03_26_batch_through_the_asgi_app(app: App) -> None:
     answers = {m["id"]: m for m in sse_messages(call.body)}
     assert call.status == 200 and call.complete and sorted(answers) == [2, 3]
     assert answers[3]["result"]["content"] == [{"type": "text", "text": "hi"}]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_answer_given_at_once_starts_no_disconnect_watcher_on_asyncio(app: App, anyio_backend: str) -> None:
+    """On asyncio the receive() watcher starts only once a handler suspends: an immediate answer
+    receives the body and nothing more (the slow handler's disconnect is
+    test_disconnect_cancels_the_handler)."""
+    call = await request(AsgiApp(app), call_tool("echo", {"text": "x"}), tool_headers("echo"))
+    assert call.status == 200 and call.receives == 1

@@ -1,11 +1,15 @@
 """End to end over loopback HTTP: our trio/h11 server, our ASGI app under uvicorn and the SDK's
 app under uvicorn, each in its own process, driven by one bounded load generator in another;
 beside them the bare trio + h11 + msgspec server (``bare``: parse the request, decode the
-typed envelope, encode the result; no MCP rules), the limit of our trio driver's own stack.
+typed envelope, encode the result; no MCP rules), the limit of our trio driver's own stack, and
+a raw ASGI app that calls the engine and ``App.dispatch`` directly (``raw-asgi-fast``: no
+driver rules, no timeouts, no disconnect watching), the limit of our ASGI driver's own stack.
+The ``-fast`` kinds run under uvicorn with httptools + uvloop; the others under uvicorn's
+pure-Python defaults (h11 + asyncio).
 
 Three roles, one module (so every process runs the same code)::
 
-    python -m tests.bench.bench_e2e serve ours|ours-asgi|sdk|bare   # prints the bound port,
+    python -m tests.bench.bench_e2e serve KIND   # prints the bound port (KINDS below),
                                                                  # serves until stdin closes
     python -m tests.bench.bench_e2e load PORT CONNS REQUESTS SECONDS   # prints a JSON result
 
@@ -26,7 +30,9 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,15 +49,16 @@ def _stop_on_stdin_eof(stop: Any) -> None:
     threading.Thread(target=wait, daemon=True).start()
 
 
-def serve_trio(app: Any) -> None:
+def serve_trio(app: Any, config: Any = None) -> None:
     """Serve ``app`` with our trio server on a free port: print the port, stop when stdin closes."""
     import trio
 
-    from mcpwire_adapters import serve_http
+    from mcpwire_adapters import HttpServerConfig, serve_http
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            _host, port = await nursery.start(serve_http, app, "127.0.0.1", 0)
+            start = partial(serve_http, app, "127.0.0.1", 0, config=config or HttpServerConfig())
+            _host, port = await nursery.start(start)
             print(port, flush=True)
             await trio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)
             nursery.cancel_scope.cancel()
@@ -114,6 +121,31 @@ def serve_bare() -> None:
     trio.run(main)
 
 
+def serve_workers(n: int) -> None:
+    """``mcpwire serve --workers N`` (our trio server in N processes on one port, SO_REUSEPORT)
+    with the same App: print the port once every worker serves, stop them when stdin closes."""
+    import re
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpwire_adapters.cli", "serve", "tests.bench._workload:our_app", "--port", "0",
+         "--workers", str(n)], cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    port, serving = "", 0
+    while serving < n:
+        line = proc.stderr.readline()
+        if not line:
+            raise SystemExit(f"mcpwire serve --workers {n} exited: {proc.wait()}")
+        found = re.search(r"serving .* at http://127\.0\.0\.1:(\d+)/", line)
+        if found:
+            port, serving = found[1], serving + 1
+    print(port, flush=True)
+    sys.stdin.read()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(30)
+
+
 def serve_ours_asgi() -> None:
     from mcpwire_adapters import asgi_app
 
@@ -122,14 +154,78 @@ def serve_ours_asgi() -> None:
     _uvicorn(asgi_app(our_app()))
 
 
+def serve_ours_asgi_fast() -> None:
+    from mcpwire_adapters import asgi_app
+
+    from ._workload import our_app
+
+    _uvicorn(asgi_app(our_app()), fast=True)
+
+
 def serve_sdk() -> None:
     from ._workload import sdk_asgi, sdk_small_server
 
     _uvicorn(sdk_asgi(sdk_small_server()))
 
 
-def _uvicorn(app: Any) -> None:
-    """Serve an ASGI app under uvicorn (h11, asyncio) on a free loopback port."""
+def serve_sdk_fast() -> None:
+    from ._workload import sdk_asgi, sdk_small_server
+
+    _uvicorn(sdk_asgi(sdk_small_server()), fast=True)
+
+
+def raw_asgi(app: Any) -> Any:
+    """The ASGI baseline: the engine and ``App.dispatch`` called straight from ASGI, with none
+    of :class:`AsgiApp`'s driver rules (no check before the body, no body or send timeout, no
+    disconnect watching, no SSE or listen streams)."""
+    import time as _time
+
+    from mcpwire import HttpExchange, HttpRequest, ResponseHead
+
+    server = app.server
+
+    async def asgi(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        reply = server.receive_http(HttpRequest(method=scope["method"], target=scope["path"],
+                                                headers=scope["headers"], body=b"".join(chunks)), now=_time.time())
+        outputs: list[Any] = []
+        if isinstance(reply, HttpExchange):
+            async def collect(out: Any) -> None:
+                outputs.extend(out)
+            await app.dispatch(reply, collect)
+        else:
+            outputs.extend(reply)
+        for item in outputs:
+            if isinstance(item, ResponseHead):
+                await send({"type": "http.response.start", "status": item.status, "headers": list(item.headers)})
+            else:
+                await send({"type": "http.response.body", "body": item.data, "more_body": item.more})
+
+    return asgi
+
+
+def serve_raw_asgi_fast() -> None:
+    from ._workload import our_app
+
+    _uvicorn(raw_asgi(our_app()), fast=True)
+
+
+def _uvicorn(app: Any, *, fast: bool = False) -> None:
+    """Serve an ASGI app under uvicorn on a free loopback port: h11 + asyncio (uvicorn's
+    pure-Python defaults), or with ``fast`` httptools + uvloop."""
     import logging
     import socket
 
@@ -142,7 +238,8 @@ def _uvicorn(app: Any) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
-    config = uvicorn.Config(app, http="h11", loop="asyncio", lifespan="on", log_level="warning", access_log=False)
+    config = uvicorn.Config(app, http="httptools" if fast else "h11", loop="uvloop" if fast else "asyncio",
+                            lifespan="on", log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     print(sock.getsockname()[1], flush=True)
 
@@ -228,9 +325,25 @@ async def _load(port: int, conns: int, requests: int, seconds: float) -> dict[st
 
 
 def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of ``pid`` and of its live descendants (the worker processes of ``--workers``)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return total
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                children = f.read().split()
+        except OSError:
+            continue
+        total += sum(_cpu_seconds(int(child)) for child in children)
+    return total
 
 
 class ServerProcess:
@@ -330,9 +443,16 @@ def measure(
     return out
 
 
+KINDS: dict[str, Callable[[], None]] = {
+    "ours": serve_ours, "ours-asgi": serve_ours_asgi, "ours-asgi-fast": serve_ours_asgi_fast, "sdk": serve_sdk,
+    "sdk-fast": serve_sdk_fast, "bare": serve_bare, "raw-asgi-fast": serve_raw_asgi_fast,
+    "workers-1": partial(serve_workers, 1), "workers-2": partial(serve_workers, 2),
+}
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["serve"]:
-        {"ours": serve_ours, "ours-asgi": serve_ours_asgi, "sdk": serve_sdk, "bare": serve_bare}[argv[1]]()
+        KINDS[argv[1]]()
         return 0
     if argv[:1] == ["load"]:
         port, conns, requests, seconds = int(argv[1]), int(argv[2]), int(argv[3]), float(argv[4])

@@ -31,7 +31,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `tests.bench` importable from the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench import bench_e2e, bench_engine, bench_memory, bench_parallel
+from tests.bench import bench_e2e, bench_engine, bench_memory, bench_parallel, bench_stdio
 from tests.bench._harness import Variant, machine, run_interleaved
 from tests.bench.bench_memory import OWN_PACKAGES
 from tests.bench._workload import LIST_TOOLS, PROGRESS_FRAMES, sdk_available
@@ -40,10 +40,12 @@ DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
 
 QUICK = {"rounds": 15, "target_ms": 10.0, "mem_n": 300, "import_samples": 3,
          "e2e": {"conns": 8, "requests": 1000, "seconds": 3.0, "rounds": 3, "warmup": 200},
-         "parallel": {"n": 8, "sleep_ms": 50.0, "repeats": 5, "seconds": 1.5, "rounds": 1}}
+         "parallel": {"n": 8, "sleep_ms": 50.0, "repeats": 5, "seconds": 1.5, "rounds": 1},
+         "stdio": {"n": 1000, "rounds": 1, "window": 32}}
 FULL = {"rounds": 41, "target_ms": 50.0, "mem_n": 2000, "import_samples": 11,
         "e2e": {"conns": 8, "requests": 20000, "seconds": 25.0, "rounds": 3, "warmup": 1000},
-        "parallel": {"n": 8, "sleep_ms": 50.0, "repeats": 15, "seconds": 4.0, "rounds": 3}}
+        "parallel": {"n": 8, "sleep_ms": 50.0, "repeats": 15, "seconds": 4.0, "rounds": 3},
+        "stdio": {"n": 5000, "rounds": 3, "window": 32}}
 
 # Targets of the issue: (key, description, threshold text)
 TARGETS = [
@@ -52,6 +54,9 @@ TARGETS = [
     ("e2e_rps", ">= 3x the SDK's requests/s end to end (same load, same concurrency)"),
     ("e2e_p99", "lower p99 latency than the SDK end to end"),
     ("e2e_bare", "trio/h11 server >= 60% of the bare trio + h11 + msgspec server's requests/s (issue 16)"),
+    ("asgi_raw", "AsgiApp under uvicorn + httptools + uvloop >= 90% of the raw ASGI app calling the engine (issue 16)"),
+    ("asgi_sdk", "AsgiApp under uvicorn + httptools + uvloop >= 5x the SDK under uvicorn's defaults (issue 16)"),
+    ("stdio", "stdio: >= 5x the SDK's stdio server in calls/s, small calls pipelined (issue 16)"),
     ("import_ms", "import mcpwire < 50 ms (CPU time of the import, fresh interpreter)"),
     ("import_modules", "import mcpwire loads a small fraction (<= 10%) of the modules of import mcp.server"),
 ]
@@ -131,12 +136,22 @@ def _reported(stage: str, measure: Callable[[], dict[str, Any]]) -> dict[str, An
 
 def stage_e2e(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
     e = cfg["e2e"]
-    kinds = ["bare", "ours", "ours-asgi"] + (["sdk"] if with_sdk else [])
+    kinds = ["bare", "ours", "raw-asgi-fast", "ours-asgi-fast", "ours-asgi", "workers-1", "workers-2"]
+    kinds += ["sdk", "sdk-fast"] if with_sdk else []
     log(f"end to end: {', '.join(kinds)}; {e['conns']} connections, {e['requests']} requests "
         f"(cap {e['seconds']:.0f} s), {e['rounds']} round(s)")
     return _reported("end to end", lambda: bench_e2e.measure(
         kinds, conns=e["conns"], requests=e["requests"], seconds=e["seconds"], rounds=e["rounds"],
         warmup=e["warmup"], progress=log))
+
+
+def stage_stdio(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
+    s = cfg["stdio"]
+    kinds = ["ours"] + (["sdk"] if with_sdk else [])
+    log(f"stdio: {s['n']} small tools/call pipelined ({s['window']} in flight) to {', '.join(kinds)}, "
+        f"{s['rounds']} round(s)")
+    return _reported("stdio", lambda: bench_stdio.measure(
+        kinds, n=s["n"], rounds=s["rounds"], window=s["window"], progress=log))
 
 
 def stage_parallel(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
@@ -241,11 +256,18 @@ PARALLEL_LABELS = {"ours": "ours (HttpClient, trio)", "ours-asyncio": "ours (Htt
 
 E2E_LABELS = {"bare": "bare trio + h11 + msgspec (no MCP rules; our trio driver's stack limit)",
               "ours": "ours (trio + h11 driver, App)", "ours-asgi": "ours (uvicorn + h11, our AsgiApp)",
-              "sdk": "SDK (uvicorn + h11, its Starlette app)"}
+              "raw-asgi-fast": "raw ASGI app calling the engine + App.dispatch (uvicorn + httptools + uvloop; "
+                               "our ASGI driver's stack limit)",
+              "ours-asgi-fast": "ours (uvicorn + httptools + uvloop, our AsgiApp)",
+              "workers-1": "ours: mcpwire serve --workers 1 (trio + h11, SO_REUSEPORT)",
+              "workers-2": "ours: mcpwire serve --workers 2 (two processes on one port)",
+              "sdk": "SDK (uvicorn + h11, its Starlette app)",
+              "sdk-fast": "SDK (uvicorn + httptools + uvloop, its Starlette app)"}
 
 
 def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any], imp: dict[str, dict[str, Any]],
-               e2e: dict[str, Any], with_sdk: bool, par: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+               e2e: dict[str, Any], with_sdk: bool, par: dict[str, Any] | None = None,
+               stdio: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
 
     def row(section: str, label: str, value: float | None, unit: str, ratio: float | None = None,
@@ -283,6 +305,14 @@ def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any
         if kind == "ours" and isinstance(bare, dict):
             row("end to end", f"{label}: requests/s against the bare trio + h11 + msgspec server (same run)", None, "",
                 _ratio(r["rps"], bare["rps"]), "x bare", "e2e.ours.rps@bare")
+        one = e2e.get("workers-1")
+        if kind == "workers-2" and isinstance(one, dict):
+            row("end to end", f"{label}: requests/s against one worker (same run)", None, "",
+                _ratio(r["rps"], one["rps"]), "x 1 worker", "e2e.workers-2.rps@1")
+        raw = e2e.get("raw-asgi-fast")
+        if kind == "ours-asgi-fast" and isinstance(raw, dict):
+            row("end to end", f"{label}: requests/s against the raw ASGI app on the same uvicorn (same run)", None, "",
+                _ratio(r["rps"], raw["rps"]), "x raw ASGI", "e2e.ours-asgi-fast.rps@raw")
         row("end to end", f"{label}: p50 latency", r["p50_ms"], "ms",
             _ratio(r["p50_ms"], theirs["p50_ms"]) if theirs else None, "x SDK", f"e2e.{kind}.p50")
         row("end to end", f"{label}: p99 latency", r["p99_ms"], "ms",
@@ -290,6 +320,20 @@ def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any
         row("end to end", f"{label}: server process CPU per request", r["server_cpu_us_per_request"], "us/req",
             _ratio(r["server_cpu_us_per_request"], theirs["server_cpu_us_per_request"]) if theirs else None,
             "x SDK", f"e2e.{kind}.cpu")
+
+    stdio = stdio or {}
+    sdk_stdio = stdio.get("sdk") if isinstance(stdio.get("sdk"), dict) else None
+    for kind, r in stdio.items():
+        label = {"ours": "ours (mcpwire serve --transport stdio)", "sdk": "SDK (MCPServer.run stdio)"}.get(kind, kind)
+        if not isinstance(r, dict):
+            row("stdio", f"{label} -- FAILED: {r}", None, "")
+            continue
+        theirs = sdk_stdio if kind != "sdk" else None
+        row("stdio", f"{label}: small tools/call pipelined ({r['window']} in flight), calls/s", r["calls_per_s"],
+            "calls/s", _ratio(r["calls_per_s"], theirs["calls_per_s"]) if theirs else None, "x SDK", f"stdio.{kind}")
+        row("stdio", f"{label}: server CPU per call", r["server_cpu_us_per_call"], "us/call",
+            _ratio(r["server_cpu_us_per_call"], theirs["server_cpu_us_per_call"]) if theirs else None, "x SDK",
+            f"stdio.{kind}.cpu")
 
     par = par or {}
     n, sleep_ms = par.get("n"), par.get("sleep_ms")
@@ -355,7 +399,8 @@ def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any
     return rows
 
 
-def build_targets(v: dict[str, Variant], imp: dict[str, dict[str, Any]], e2e: dict[str, Any]) -> list[dict[str, Any]]:
+def build_targets(v: dict[str, Variant], imp: dict[str, dict[str, Any]], e2e: dict[str, Any],
+                  stdio: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
     def target(key: str, measured: str, ok: bool | None) -> None:
@@ -390,6 +435,21 @@ def build_targets(v: dict[str, Variant], imp: dict[str, dict[str, Any]], e2e: di
         target("e2e_bare", f"{r:.2f}x bare ({o['rps']:,.0f} vs {b['rps']:,.0f} req/s{extra})", r >= 0.6)
     else:
         target("e2e_bare", "not measured", None)
+    fast, raw = e2e.get("ours-asgi-fast"), e2e.get("raw-asgi-fast")
+    for key, theirs, goal, what in (("asgi_raw", raw, 0.9, "raw ASGI"), ("asgi_sdk", k, 5.0, "SDK")):
+        if isinstance(fast, dict) and isinstance(theirs, dict):
+            r = fast["rps"] / theirs["rps"]
+            paired = sorted(x["rps"] / y["rps"] for x, y in zip(fast.get("rounds", []), theirs.get("rounds", []), strict=False))
+            extra = f"; per-round ratios {', '.join(f'{p:.2f}' for p in paired)}" if len(paired) > 1 else ""
+            target(key, f"{r:.2f}x {what} ({fast['rps']:,.0f} vs {theirs['rps']:,.0f} req/s{extra})", r >= goal)
+        else:
+            target(key, "not measured", None)
+    so, ss = (stdio or {}).get("ours"), (stdio or {}).get("sdk")
+    if isinstance(so, dict) and isinstance(ss, dict):
+        r = so["calls_per_s"] / ss["calls_per_s"]
+        target("stdio", f"{r:.2f}x ({so['calls_per_s']:,.0f} vs {ss['calls_per_s']:,.0f} calls/s)", r >= 5)
+    else:
+        target("stdio", "not measured", None)
     m = imp.get("mcpwire")
     # Judged on CPU time: on a loaded machine the wall clock also counts other processes' turns.
     floor_ms = imp["msgspec"]["cpu_ms"] if "msgspec" in imp else float("nan")
@@ -469,12 +529,13 @@ def main(argv: list[str] | None = None) -> int:
     imp = stage_import(cfg, with_sdk)
     e2e = {} if args.no_e2e else stage_e2e(cfg, with_sdk)
     par = {} if args.no_e2e else stage_parallel(cfg, with_sdk)
+    stdio = {} if args.no_e2e else stage_stdio(cfg, with_sdk)
     profile = stage_profile() if args.profile else None
     elapsed = time.perf_counter() - started
     info["loadavg_at_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
 
-    rows = build_rows(v, failed, mem, imp, e2e, with_sdk, par)
-    targets = build_targets(v, imp, e2e)
+    rows = build_rows(v, failed, mem, imp, e2e, with_sdk, par, stdio)
+    targets = build_targets(v, imp, e2e, stdio)
     cfg_name = "quick" if args.quick else "full"
     print(render(rows, targets, cfg_name, info))
     print(f"\n(wall time {elapsed:.0f} s; in-process figures are medians of {cfg['rounds']} interleaved rounds)")
@@ -487,7 +548,8 @@ def main(argv: list[str] | None = None) -> int:
         "mode": cfg_name, "config": cfg, "machine": info, "wall_seconds": elapsed, "failed": failed,
         "rows": rows, "targets": targets,
         "inprocess": {k: var.summary() | {"samples_ns": var.samples} for k, var in v.items()},
-        "memory_bytes": mem, "import": imp, "e2e": e2e, "parallel": par, "profile": profile,
+        "memory_bytes": mem, "import": imp, "e2e": e2e, "parallel": par, "stdio": stdio,
+        "profile": profile,
     }
     args.json.write_text(json.dumps(results, indent=1, default=str))
     log(f"results written to {args.json}")
