@@ -159,6 +159,14 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
     try:
         env = _envelope_decoder.decode(data)
     except msgspec.ValidationError:
+        # The typed decoder stops at the first value of the wrong type: the text as a whole
+        # must be JSON before its shape is judged (-32700 comes first: '"x" 1' is not JSON).
+        try:
+            msgspec.json.decode(data)
+        except msgspec.ValidationError:
+            pass  # JSON, with a number Python cannot hold (1e400)
+        except (msgspec.DecodeError, RecursionError):
+            raise _error(ErrorCode.PARSE_ERROR, "Parse error", None) from None
         if bytes(data).lstrip()[:1] == b"{":
             # An object, but a member holds a number Python cannot (1e400): not a valid message.
             if _unanswered_shape(data):

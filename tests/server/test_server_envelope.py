@@ -149,7 +149,10 @@ def test_batches_and_scalars_are_invalid_request_with_null_id(body: bytes) -> No
     "body",
     [b"", b"{", b"}", b"\xff\xfe", b'{"jsonrpc":"2.0",}', b"{} x", b'{"a":NaN}', b"{'a':1}",
      b'{"jsonrpc":"2.0","id":1,"method":"x"', b'{"id":"\\ud800","jsonrpc":"2.0","method":"x"}',
-     b"\xef\xbb\xbf\xef\xbb\xbf{}"],
+     b"\xef\xbb\xbf\xef\xbb\xbf{}",
+     # A value that is not an object, followed by more: not JSON, so -32700 before -32600
+     # (found by mcpwire fuzz).
+     b'"x" 1', b"[1] x", b"5 5", b'[{"jsonrpc":"2.0","id":1,"method":"x"}] ]'],
     ids=repr,
 )
 def test_unparseable_body_is_parse_error_with_null_id(body: bytes) -> None:
