@@ -38,7 +38,6 @@ from urllib.parse import urlsplit
 import anyio
 import anyio.from_thread
 import anyio.to_thread
-import h11
 
 try:
     import hypothesis
@@ -52,13 +51,12 @@ from ._fuzz_cases import Info, Step, decode_step, encode_step, judge_special, ru
 from ._fuzz_oracle import Context, check, expect_for, sent_id, validity
 from ._probe_checks import Exchange, Reply, Request, Send, meta, rpc
 from ._probe_stdio import stdio_sender
-from .probe import _loopback, _Pace, exchange
+from .probe import UNSENDABLE, _loopback, _Pace, http_sender
 from .session import TransportError
 
 __all__ = ["Failure", "FuzzReport", "Progress", "ReplayResult", "curl_command", "fuzz", "fuzz_stdio", "replay"]
 
 FORMAT = "mcpwire-fuzz/1"
-UNSENDABLE = "unsendable"
 Progress = Callable[[int, int, float], None]  # (cases run, failures found, seconds elapsed)
 
 
@@ -282,18 +280,7 @@ async def fuzz(url: str, *, max_examples: int = 100, time_budget: float | None =
     directory) when given; failures written to ``out_dir`` when given. :class:`TransportError`
     when the first server/discover gets no answer; ``ValueError`` for a tool that is not listed."""
     host = urlsplit(url).hostname or ""
-    pace = _Pace(rate)
-
-    async def send(request: Request) -> Exchange:
-        await pace.wait()
-        try:
-            return request, await exchange(url, request, timeout=timeout), None
-        except TimeoutError:
-            return request, None, f"no complete answer within {timeout} s"
-        except h11.LocalProtocolError as exc:  # a case HTTP/1.1 cannot carry: not the server's fault
-            return request, None, f"{UNSENDABLE}: {exc}"
-        except Exception as exc:  # noqa: BLE001 - any failure of the connection is a finding, not a crash
-            return request, None, f"{type(exc).__name__}: {exc}"
+    send = http_sender(url, rate, timeout)
 
     info = await _gather(send, False, tools, all_tools, f"cannot reach {url}")
     return await _engine(send, info, _loopback(host), _Options(max_examples, time_budget, seed, database, out_dir,
@@ -416,14 +403,9 @@ async def replay(path: str | Path, *, timeout: float = 10.0, target: str | None 
                 sent: Exchange = await send(step.request)
                 out.append((step, sent, judge(step, sent[1], sent[2], context)))
         return ReplayResult(where, out)
+    send_http = http_sender(where, 0, timeout)
     for step in steps:
-        try:
-            answer: Reply | None = await exchange(where, step.request, timeout=timeout)
-            error = None
-        except TimeoutError:
-            answer, error = None, f"no complete answer within {timeout} s"
-        except Exception as exc:  # noqa: BLE001 - reported as the step's problem
-            answer, error = None, f"{type(exc).__name__}: {exc}"
+        _, answer, error = await send_http(step.request)
         if step.label == "alive":
             problems = [] if _result(answer) is not None else ["the target does not answer a well-formed server/discover"]
         else:

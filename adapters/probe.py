@@ -19,7 +19,6 @@ import ipaddress
 import json
 import math
 import shlex
-import ssl
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -98,6 +97,18 @@ async def probe(url: str, checks: Sequence[Check] = CHECKS, *, rate: float = 10.
     parts = urlsplit(url)
     target = Target(url=url, host=parts.hostname or "", loopback=_loopback(parts.hostname or ""),
                     call_tools=call_tools)
+    return await _run(target, http_sender(url, rate, timeout), checks, f"cannot reach {url}")
+
+
+UNSENDABLE = "unsendable"
+"""How an exchange's error starts when HTTP/1.1 cannot carry the request at all (a header value
+h11 refuses): the request's fault, not the server's."""
+
+
+def http_sender(url: str, rate: float, timeout: float) -> Send:
+    """Send each request to ``url`` on a connection of its own, at most ``rate`` a second: the
+    reply, or why there is none (no reply within ``timeout``, :data:`UNSENDABLE`, or what the
+    connection raised). Never raises for a failure of the exchange."""
     pace = _Pace(rate)
 
     async def send(request: Request) -> Exchange:
@@ -106,10 +117,12 @@ async def probe(url: str, checks: Sequence[Check] = CHECKS, *, rate: float = 10.
             return request, await exchange(url, request, timeout=timeout), None
         except TimeoutError:
             return request, None, f"no complete reply within {timeout} s"
-        except (OSError, anyio.BrokenResourceError, h11.ProtocolError, ssl.SSLError) as exc:
+        except h11.LocalProtocolError as exc:
+            return request, None, f"{UNSENDABLE}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - any failure of the connection is a finding, not a crash
             return request, None, f"{type(exc).__name__}: {exc}"
 
-    return await _run(target, send, checks, f"cannot reach {url}")
+    return send
 
 
 async def probe_stdio(command: Sequence[str], checks: Sequence[Check] = CHECKS, *, rate: float = 10.0,
