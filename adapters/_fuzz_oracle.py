@@ -58,7 +58,7 @@ METHODS = {"server/discover": None, "tools/list": "tools", "tools/call": "tools"
            "tasks/update": "tasks"}
 PAGINATED = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # Mcp-Name (streamable-http#server-validation)
-# Section 12: the HTTP status of each error code sent as JSON (the -32600 of a refusal before
+# The HTTP status of each error code sent as JSON (specification 2026-07-28: Basic, Error codes) (the -32600 of a refusal before
 # the body is read goes with that refusal's status; -32603 may also be 503 when overloaded).
 STATUS_OF = {-32700: {400}, -32600: {400, 403, 405, 406, 413, 415}, -32601: {404}, -32602: {400}, -32020: {400},
              -32021: {400}, -32022: {400}, -32603: {500, 503}}
@@ -100,7 +100,7 @@ class Expect:
 
 
 def valid_id(value: Any) -> bool:
-    """Section 1: a string of at most 256 bytes or an integer in the int64 range."""
+    """Schema $defs RequestId: a string of at most 256 bytes or an integer in the int64 range."""
     if isinstance(value, str):
         return len(value.encode("utf-8", "surrogatepass")) <= 256
     return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
@@ -278,7 +278,7 @@ def _error(codes: set[int], id_rule: str, why: str) -> Expect:
 
 
 def _meta_faults(params: dict[str, Any], context: Context) -> set[int]:
-    """Section 2: the request ``_meta`` rules (all -32602 but an unsupported version, -32022)."""
+    """Schema $defs RequestMetaObject: the request ``_meta`` rules (all -32602 but an unsupported version, -32022)."""
     meta = params.get("_meta", {})
     if not isinstance(meta, dict):
         return {-32602}

@@ -435,6 +435,8 @@ EXERCISES: dict[str, Callable[[dict[str, Any]], None]] = {
     "docs/embedding.md": _exercise_embedding,
 }
 # Names a page's prose tells the reader to provide, and the fixture that provides each.
-CONTEXT: dict[str, dict[str, str]] = {"docs/client.md": {"url": "demo_url"}}
+CONTEXT: dict[str, dict[str, str]] = {
+    "docs/client.md": {"url": "demo_url"}, "docs/probing.md": {"url": "demo_url"}, "docs/fuzzing.md": {"url": "demo_url"},
+}
 # Third-party modules a page's examples import beyond the package's own (the dev extra has them).
 NEEDS: dict[str, tuple[str, ...]] = {"docs/asgi.md": ("uvicorn", "hypercorn", "starlette")}
