@@ -140,13 +140,11 @@ def _kind(kind: str) -> None:
 # -- fan-out latency (parent side) -------------------------------------------------------------------
 
 
-def _call_request(port: int, method: str, params: dict[str, Any], name: str | None = None) -> bytes:
+def _call_request(port: int, method: str, params: dict[str, Any]) -> bytes:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": META}}).encode()
-    head = [f"POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
+    head = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
             "Accept: application/json, text/event-stream", f"Mcp-Protocol-Version: {VERSION}",
             f"Mcp-Method: {method}", f"Content-Length: {len(body)}"]
-    if name is not None:
-        head.append(f"Mcp-Name: {name}")
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
 
