@@ -6,8 +6,8 @@ under the same load, and the notification fan-out latency across processes throu
   (N processes on one port with ``SO_REUSEPORT``; the kernel spreads the connections), with a
   real ``redis-server`` started on a free port of 127.0.0.1 (tests/_redis.py).
 - **The SDK**: its stateless Streamable HTTP app (``streamable_http_app(stateless_http=True,
-  json_response=True)``, the mode its documentation gives for servers scaled over several
-  processes: no session to share) under ``uvicorn --workers N`` (uvicorn's own process manager,
+  json_response=True)``: no session for the workers to share, so any worker can answer any
+  request) under ``uvicorn --workers N`` (uvicorn's own process manager,
   its default auto stack: httptools + uvloop when installed, as the bench extra has them).
 - **The load**: bench_e2e's generator (one asyncio process, CONNS keep-alive connections, the
   same small ``tools/call`` as every end-to-end row), rounds interleaved over the six servers so
@@ -233,11 +233,53 @@ def measure_fanout(trials: int) -> dict[str, Any]:
 # -- the run (parent side) ---------------------------------------------------------------------------
 
 
+def _load_rounds(kinds: list[str], *, conns: int, requests: int, seconds: float, rounds: int, warmup: int,
+                 progress: Any) -> dict[str, Any]:
+    """Start each server, then alternate load runs across them; per server the median round by
+    requests/s with every round, or why it failed to start. Every server is stopped on the way out."""
+    servers: dict[str, ServerProcess] = {}
+    runs: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, Any] = {}
+    try:
+        for kind in kinds:
+            try:
+                servers[kind] = ServerProcess(kind, "tests.bench.bench_scale")
+                run_load(servers[kind].port, conns, warmup, 30)
+                runs[kind] = []
+            except Exception as exc:  # report it; the other servers still run
+                out[kind] = f"{type(exc).__name__}: {exc}"[:500]
+                if progress is not None:
+                    progress(f"scale {kind} failed to start: {out[kind]}")
+        for r in range(rounds):
+            order = list(runs) if r % 2 == 0 else list(reversed(runs))
+            for kind in order:
+                server = servers[kind]
+                cpu0 = server.cpu_seconds()
+                result = run_load(server.port, conns, requests, seconds)
+                cpu = server.cpu_seconds() - cpu0
+                result["server_cpu_us_per_request"] = cpu * 1e6 / result["requests"] if result["requests"] else None
+                runs[kind].append(result)
+                if progress is not None:
+                    errors = f", {result['errors']} errors" if result["errors"] else ""
+                    progress(f"scale {kind} round {r + 1}/{rounds}: {result['rps']:.0f} req/s, "
+                             f"p99 {result['p99_ms']:.2f} ms{errors}")
+    finally:
+        for server in servers.values():
+            server.stop()
+    for kind, results in runs.items():
+        ranked = sorted(results, key=lambda x: x["rps"])
+        median = dict(ranked[len(ranked) // 2])
+        median["rounds"] = results
+        out[kind] = median
+    return out
+
+
 def measure(*, conns: int, requests: int, seconds: float, rounds: int, warmup: int, trials: int,
             processes: tuple[int, ...] = PROCESSES, with_sdk: bool = True, progress: Any = None) -> dict[str, Any]:
     """Start Redis, a keyring file and every server; interleave ``rounds`` load runs over them;
     then the fan-out trials. Per server: the median round by requests/s, with every round."""
-    sys.path.insert(0, str(REPO / "tests"))
+    if str(REPO / "tests") not in sys.path:
+        sys.path.insert(0, str(REPO / "tests"))
     from _redis import RedisServer  # tests/_redis.py: a real redis-server on a free port
 
     from mcpwire_adapters.keys import new_keyring, write_keyring
@@ -246,51 +288,23 @@ def measure(*, conns: int, requests: int, seconds: float, rounds: int, warmup: i
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as folder:
         redis_server = RedisServer(Path(folder) / "redis")
         redis_server.start()
-        keys = Path(folder) / "keys.json"
-        write_keyring(new_keyring(), keys)
-        os.environ[ENV_REDIS], os.environ[ENV_KEYS] = redis_server.url, str(keys)
-        servers: dict[str, ServerProcess] = {}
-        runs: dict[str, list[dict[str, Any]]] = {}
-        out: dict[str, Any] = {"redis": redis_server.url}
         try:
-            for kind in kinds:
-                try:
-                    servers[kind] = ServerProcess(kind, "tests.bench.bench_scale")
-                    run_load(servers[kind].port, conns, warmup, 30)
-                    runs[kind] = []
-                except Exception as exc:  # report it; the other servers still run
-                    out[kind] = f"{type(exc).__name__}: {exc}"[:500]
-                    if progress is not None:
-                        progress(f"scale {kind} failed to start: {out[kind]}")
-            for r in range(rounds):
-                order = list(runs) if r % 2 == 0 else list(reversed(runs))
-                for kind in order:
-                    server = servers[kind]
-                    cpu0 = server.cpu_seconds()
-                    result = run_load(server.port, conns, requests, seconds)
-                    cpu = server.cpu_seconds() - cpu0
-                    result["server_cpu_us_per_request"] = cpu * 1e6 / result["requests"] if result["requests"] else None
-                    runs[kind].append(result)
-                    if progress is not None:
-                        errors = f", {result['errors']} errors" if result["errors"] else ""
-                        progress(f"scale {kind} round {r + 1}/{rounds}: {result['rps']:.0f} req/s, "
-                                 f"p99 {result['p99_ms']:.2f} ms{errors}")
-        finally:
-            for server in servers.values():
-                server.stop()
-        for kind, results in runs.items():
-            ranked = sorted(results, key=lambda x: x["rps"])
-            median = dict(ranked[len(ranked) // 2])
-            median["rounds"] = results
-            out[kind] = median
-        if progress is not None:
-            progress(f"fan-out: {trials} trials across processes and {trials} in one, alternated")
-        try:
-            out["fanout"] = measure_fanout(trials)
-        except Exception as exc:
-            out["fanout"] = f"{type(exc).__name__}: {exc}"[:500]
+            keys = Path(folder) / "keys.json"
+            write_keyring(new_keyring(), keys)
+            os.environ[ENV_REDIS], os.environ[ENV_KEYS] = redis_server.url, str(keys)  # read by the children
+            out: dict[str, Any] = {"redis": redis_server.url}
+            out.update(_load_rounds(kinds, conns=conns, requests=requests, seconds=seconds, rounds=rounds,
+                                    warmup=warmup, progress=progress))
+            if progress is not None:
+                progress(f"fan-out: {trials} trials across processes and {trials} in one, alternated")
+            try:
+                out["fanout"] = measure_fanout(trials)
+            except Exception as exc:
+                out["fanout"] = f"{type(exc).__name__}: {exc}"[:500]
         finally:
             redis_server.stop()
+            os.environ.pop(ENV_REDIS, None)
+            os.environ.pop(ENV_KEYS, None)
     return out
 
 
