@@ -2,6 +2,8 @@
 
     .venv/bin/python tests/bench/run.py [--quick] [--json PATH] [--no-sdk] [--no-e2e] [--parallel N] [--profile]
     .venv/bin/python tests/bench/run.py --fuzz [--fuzz-seconds S]   (the fuzzer's cases/s instead: bench_fuzz.py)
+    .venv/bin/python tests/bench/run.py --scale [--quick] [--no-sdk]   (1, 2, 4 processes on Redis against the
+                                                                        SDK's workers, and fan-out: bench_scale.py)
 
 Stages, in order: in-process timings (the msgspec floor, our engines, the SDK's ASGI app and
 types, all interleaved in the same rounds), memory per in-flight request / listen stream,
@@ -46,6 +48,10 @@ FULL = {"rounds": 41, "target_ms": 50.0, "mem_n": 2000, "import_samples": 11,
         "e2e": {"conns": 8, "requests": 20000, "seconds": 25.0, "rounds": 3, "warmup": 1000},
         "parallel": {"n": 8, "sleep_ms": 50.0, "repeats": 15, "seconds": 4.0, "rounds": 3},
         "stdio": {"n": 5000, "rounds": 3, "window": 32}}
+
+# --scale (issue 17): per server the same load as the end-to-end rows, six servers interleaved
+SCALE_QUICK = {"conns": 16, "requests": 1000, "seconds": 3.0, "rounds": 3, "warmup": 200, "trials": 30}
+SCALE_FULL = {"conns": 16, "requests": 20000, "seconds": 15.0, "rounds": 3, "warmup": 1000, "trials": 200}
 
 # Targets of the issue: (key, description, threshold text)
 TARGETS = [
@@ -505,9 +511,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--conns", type=int, help="override the end-to-end concurrency")
     parser.add_argument("--fuzz", action="store_true", help="only the fuzzer's throughput (cases/s, HTTP and stdio)")
     parser.add_argument("--fuzz-seconds", type=float, default=20.0, help="seconds of fuzzing per transport (default 20)")
+    parser.add_argument("--scale", action="store_true",
+                        help="only scaling out: mcpwire serve --redis with 1, 2, 4 processes against the SDK under "
+                             "uvicorn --workers 1, 2, 4, and the notification fan-out latency across processes")
+    parser.add_argument("--scale-trials", type=int, help="fan-out trials per path (default 200; --quick 30)")
     args = parser.parse_args(argv)
     if args.fuzz:
         return _fuzz_mode(args.fuzz_seconds, args.json)
+    if args.scale:
+        cfg_scale = dict(SCALE_QUICK if args.quick else SCALE_FULL)
+        if args.conns:
+            cfg_scale["conns"] = args.conns
+        if args.scale_trials:
+            cfg_scale["trials"] = args.scale_trials
+        return _scale_mode(cfg_scale, not args.no_sdk and sdk_available(), args.json)
 
     cfg: dict[str, Any] = json.loads(json.dumps(QUICK if args.quick else FULL))
     if args.rounds:
@@ -565,6 +582,28 @@ def _fuzz_mode(seconds: float, where: Path) -> int:
     where = where.with_name("fuzz.json") if where == DEFAULT_JSON else where
     where.parent.mkdir(parents=True, exist_ok=True)
     where.write_text(json.dumps({"mode": "fuzz", "machine": machine(), "fuzz": result}, indent=1, default=str))
+    log(f"results written to {where}")
+    return 0
+
+
+def _scale_mode(cfg: dict[str, Any], with_sdk: bool, where: Path) -> int:
+    from tests.bench import bench_scale
+
+    log(f"scaling out: 1, 2, 4 processes{' and SDK workers' if with_sdk else ''}; {cfg['conns']} keep-alive "
+        f"connections, {cfg['requests']} requests (cap {cfg['seconds']:g} s), {cfg['rounds']} interleaved rounds; "
+        f"then {cfg['trials']} fan-out trials per path")
+    started = time.perf_counter()
+    info = machine()
+    result = bench_scale.measure(conns=cfg["conns"], requests=cfg["requests"], seconds=cfg["seconds"],
+                                 rounds=cfg["rounds"], warmup=cfg["warmup"], trials=cfg["trials"],
+                                 with_sdk=with_sdk, progress=log)
+    info["loadavg_at_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
+    print(bench_scale.render(result))
+    print(f"\n(wall time {time.perf_counter() - started:.0f} s; load average {_load(info)}; {info.get('nproc')} CPUs, {info.get('cpu_model')}, Python {info.get('python')})")
+    where = where.with_name("scale.json") if where == DEFAULT_JSON else where
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_text(json.dumps({"mode": "scale", "config": cfg, "machine": info, "scale": result}, indent=1,
+                                default=str))
     log(f"results written to {where}")
     return 0
 
