@@ -464,10 +464,11 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         return bool(self._stateless_versions)
 
     # -- admission ------------------------------------------------------------------------------
-    def _check_headers(self, method: str, raw_params: Raw | Any, view: HeaderView, request_id: Any = None) -> Any:
+    def _check_headers(
+        self, method: str, raw_params: Raw | Any, view: HeaderView, request_id: Any = None, spec: MethodSpec | None = None,
+    ) -> Any:
         """The MCP-Protocol-Version and Mcp-* header checks (Streamable HTTP: protocol version header,
-        server validation). Returns the decoded loose params."""
-        spec = METHODS.get(method)
+        server validation). Returns the decoded loose params. ``spec`` is ``METHODS.get(method)``."""
         params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, raw_params, request_id)
         header_version = protocol_version_header(view)
         if header_version is None:
@@ -509,7 +510,7 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         method = message.method
         spec = METHODS.get(method)
         if view is not None:
-            params = self._check_headers(method, message.params, view, message.id)
+            params = self._check_headers(method, message.params, view, message.id, spec)
         else:
             params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, message.params, message.id)
         if spec is None or PROTOCOL_VERSION not in spec.revisions or not self._method_enabled(spec):
