@@ -502,9 +502,11 @@ def check_request_headers(
     expected_method = method.encode("utf-8")
     # Exact and case-sensitive: the runner sends "TOOLS/LIST" for tools/list and expects -32020.
     # The common case (one value, already trimmed) is one lookup; the rest takes require_one.
-    if view._first.get(MCP_METHOD) != expected_method or MCP_METHOD in view._more:
-        if view.require_one(MCP_METHOD, "Mcp-Method") != expected_method:
-            raise HeaderMismatch("Mcp-Method does not match the request body")
+    if (
+        (view._first.get(MCP_METHOD) != expected_method or MCP_METHOD in view._more)
+        and view.require_one(MCP_METHOD, "Mcp-Method") != expected_method
+    ):
+        raise HeaderMismatch("Mcp-Method does not match the request body")
     field = NAMED_METHODS.get(method)
     if field is None or params is None:
         return
