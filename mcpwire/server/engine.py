@@ -131,6 +131,9 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         # what server/discover and -32022 list, the versions a request's _meta may name.
         self._stateless_versions = tuple(v for v in supported_versions if v not in INITIALIZE_ERA)
         self._era = tuple(v for v in supported_versions if v in INITIALIZE_ERA)
+        # check_head's index of a tuple of headers it passed, for receive_http to reuse when the
+        # same (immutable) tuple comes back: one entry, matched by identity.
+        self._head_view: tuple[Any, HeaderView] | None = None
         # What a -32022 names: a server of the initialize era only names those revisions, so
         # the client knows to open a session (and a person reading it, why).
         self._offered = self._stateless_versions or self._era
@@ -364,7 +367,13 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         ``notifications/cancelled``: send its ``reply``, cancel that request's work).
         """
         check_now(now)
-        view = HeaderView(request.headers)
+        headers = request.headers
+        cached = self._head_view
+        if cached is not None and cached[0] is headers:
+            view = cached[1]  # check_head indexed this very tuple
+            self._head_view = None
+        else:
+            view = HeaderView(headers)
         method = request.method
         if method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE"):
             if view.first(MCP_SESSION_ID) is not None:
@@ -416,9 +425,13 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         (406). Returns the complete reply to send (then close the connection, or drain the
         unread body), or ``None``: read the body, stopping past ``http.max_body_bytes`` when
         it has no Content-Length, and hand the request to :meth:`receive_http`, which checks
-        it all again. Takes what :class:`HttpRequest` takes.
+        it all again. Takes what :class:`HttpRequest` takes. When ``headers`` is a ``tuple``
+        and the same tuple object is the next :class:`HttpRequest`'s ``headers``,
+        :meth:`receive_http` reuses the index of the headers built here instead of building it again.
         """
         view = HeaderView(headers)
+        if type(headers) is tuple:
+            self._head_view = (headers, view)
         head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
         if (
             self._sessions_on and as_text("method", method) in ("GET", "DELETE")
