@@ -612,7 +612,10 @@ class Server(EraEngine, ListenEngine, TasksEngine):
             if entry.task_support == "required" and not task_allowed:
                 # Tasks extension, Capability Negotiation: a call the server can only serve as a task.
                 raise MissingCapability(extension_required(TASKS_EXTENSION))
-        responses, state = self._mrtr(message, params, now)
+        if params.input_responses is UNSET and params.request_state is UNSET:
+            responses, state = None, None  # a first round (the common case): nothing to verify
+        else:
+            responses, state = self._mrtr(message, params, now)
         try:
             if entry.arguments_decoder is not None:
                 arguments: Any = decode_params(entry.arguments_decoder, params.arguments, message.id, typed=True)
