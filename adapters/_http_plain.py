@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from http import HTTPStatus
+from collections.abc import Sequence
 from typing import Protocol
 
 from mcpwire import ResponseBody, ResponseHead
@@ -23,7 +24,7 @@ class _FileLike(Protocol):
     def fileno(self) -> int: ...
 
 
-def head_facts(http_version: bytes, headers: list[tuple[bytes, bytes]]) -> tuple[int, bool]:
+def head_facts(http_version: bytes, headers: Sequence[tuple[bytes, bytes]]) -> tuple[int, bool]:
     """One walk over a request head's headers: their size as sent (name, value, ": " and CRLF
     each) and whether the connection stays open after the answer (HTTP/1.1 without a
     ``close`` token in ``Connection``, RFC 9112 9.3 and 9.6)."""

@@ -46,8 +46,8 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import anyio
@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 __all__ = ["AsgiApp", "AsgiConfig", "asgi_app", "request_target"]
 
 _log = logging.getLogger("mcpwire_adapters.asgi")
+_T = TypeVar("_T")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -256,7 +257,7 @@ class _Request:
             # A response already started is left unfinished: the server closes the connection.
 
     # -- reading --------------------------------------------------------------------------------
-    async def _read_body(self, method: str, target: str, headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    async def _read_body(self, method: str, target: str, headers: tuple[tuple[bytes, bytes], ...]) -> bytes | None:
         """The whole body, or None after answering 413/408 (or when the client left)."""
         limit = self.app.server.http.max_body_bytes
         early = self.app.server.check_head(method, target, headers)
@@ -267,8 +268,7 @@ class _Request:
         size: int | None = None  # None: the body timed out
         if self._asyncio:
             try:
-                async with asyncio.timeout(self.config.body_timeout):
-                    size = await self._receive_body(chunks, limit)
+                size = await _bounded(self._receive_body(chunks, limit), self.config.body_timeout)
             except TimeoutError:
                 pass
         else:
@@ -323,9 +323,7 @@ class _Request:
         seconds in all (on asyncio one timer for them)."""
         try:
             if self._asyncio:
-                async with asyncio.timeout(self.config.send_timeout):
-                    for message in self._messages(outputs):
-                        await self._send(message)
+                await _bounded(self._send_all(self._messages(outputs)), self.config.send_timeout)
             else:
                 for message in self._messages(outputs):
                     with anyio.fail_after(self.config.send_timeout):
@@ -333,6 +331,10 @@ class _Request:
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             # OSError includes TimeoutError (the timeouts) and servers' "client disconnected".
             raise _PeerGone from exc
+
+    async def _send_all(self, messages: list[Message]) -> None:
+        for message in messages:
+            await self._send(message)
 
     def _messages(self, outputs: Sequence[Output]) -> list[Message]:
         messages: list[Message] = []
@@ -380,12 +382,56 @@ class _Request:
         )
 
 
-def _headers(scope: Scope) -> list[tuple[bytes, bytes]]:
-    """The request's headers as the engine takes them: the server's own list when it is one (the
-    engine checks that each name and value is ``bytes``, and copies only when not)."""
-    headers = scope.get("headers") or []
-    return headers if type(headers) is list else [(bytes(name), bytes(value)) for name, value in headers]
+def _headers(scope: Scope) -> tuple[tuple[bytes, bytes], ...]:
+    """The request's headers as the engine takes them: a tuple (the engine checks that each name
+    and value is ``bytes``), so that ``Server.check_head``'s index of them is reused by
+    ``receive_http`` for the same tuple instead of walking the headers a second time."""
+    headers = scope.get("headers") or ()
+    if type(headers) is list or type(headers) is tuple:
+        return tuple(headers)
+    return tuple((bytes(name), bytes(value)) for name, value in headers)
 
+
+
+class _Rest:
+    """The rest of a coroutine already run up to its first suspension, where it yielded
+    ``pending`` (the future it waits on): awaiting this resumes it as the task would have,
+    passing on what the task sends or throws (a cancellation included)."""
+
+    __slots__ = ("coro", "pending")
+
+    def __init__(self, coro: Coroutine[Any, Any, _T], pending: Any) -> None:
+        self.coro = coro
+        self.pending = pending
+
+    def __await__(self) -> Generator[Any, Any, _T]:
+        coro, value = self.coro, self.pending
+        while True:
+            try:
+                sent = yield value
+            except BaseException as exc:  # noqa: BLE001 - handed to the coroutine, as the task would
+                try:
+                    value = coro.throw(exc)
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+            else:
+                try:
+                    value = coro.send(sent)
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+
+
+async def _bounded(coro: Coroutine[Any, Any, _T], seconds: float) -> _T:
+    """``await coro`` within ``seconds`` (asyncio only; TimeoutError after), with a timer only
+    if it suspends: it runs at once up to its first wait, and a receive of a body the server
+    already holds, or a send the transport takes at once, never waits (no timer handle made
+    and cancelled per request)."""
+    try:
+        pending = coro.send(None)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    async with asyncio.timeout(seconds):
+        return await _Rest(coro, pending)
 
 
 def _on_asyncio() -> bool:

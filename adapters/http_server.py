@@ -341,8 +341,9 @@ class _Connection:
         if request is None:
             return False
         # The request's headers, walked once: the head's size, whether the connection stays
-        # open (HTTP/1.1 without "Connection: close", RFC 9112 9.3), and the pairs the engine takes.
-        headers = request.headers.raw_items()
+        # open (HTTP/1.1 without "Connection: close", RFC 9112 9.3), and the pairs the engine takes,
+        # as a tuple: Server.check_head's index of it is reused by receive_http.
+        headers = tuple(request.headers.raw_items())
         size, keep_alive = head_facts(request.http_version, headers)
         if len(request.method) + len(request.target) + size > self.config.max_header_bytes:
             # h11 bounds only an incomplete head; one that arrived whole in a read is checked here.
@@ -524,7 +525,7 @@ class _Connection:
             self._idle = False
             self.read_deadline = math.inf
 
-    async def _read_body(self, request: h11.Request, headers: list[tuple[bytes, bytes]]) -> bytes:
+    async def _read_body(self, request: h11.Request, headers: tuple[tuple[bytes, bytes], ...]) -> bytes:
         limit = self.app.server.http.max_body_bytes
         early = self.app.server.check_head(request.method, request.target, headers)
         if early is not None:  # refused on the head alone (413 on Content-Length, 405, 415, ...)

@@ -131,6 +131,9 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         # what server/discover and -32022 list, the versions a request's _meta may name.
         self._stateless_versions = tuple(v for v in supported_versions if v not in INITIALIZE_ERA)
         self._era = tuple(v for v in supported_versions if v in INITIALIZE_ERA)
+        # check_head's index of a tuple of headers it passed, for receive_http to reuse when the
+        # same (immutable) tuple comes back: one entry, matched by identity.
+        self._head_view: tuple[Any, HeaderView] | None = None
         # What a -32022 names: a server of the initialize era only names those revisions, so
         # the client knows to open a session (and a person reading it, why).
         self._offered = self._stateless_versions or self._era
@@ -364,7 +367,13 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         ``notifications/cancelled``: send its ``reply``, cancel that request's work).
         """
         check_now(now)
-        view = HeaderView(request.headers)
+        headers = request.headers
+        cached = self._head_view
+        if cached is not None and cached[0] is headers:
+            view = cached[1]  # check_head indexed this very tuple
+            self._head_view = None
+        else:
+            view = HeaderView(headers)
         method = request.method
         if method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE"):
             if view.first(MCP_SESSION_ID) is not None:
@@ -416,9 +425,13 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         (406). Returns the complete reply to send (then close the connection, or drain the
         unread body), or ``None``: read the body, stopping past ``http.max_body_bytes`` when
         it has no Content-Length, and hand the request to :meth:`receive_http`, which checks
-        it all again. Takes what :class:`HttpRequest` takes.
+        it all again. Takes what :class:`HttpRequest` takes. When ``headers`` is a ``tuple``
+        and the same tuple object is the next :class:`HttpRequest`'s ``headers``,
+        :meth:`receive_http` reuses the index of the headers built here instead of building it again.
         """
         view = HeaderView(headers)
+        if type(headers) is tuple:
+            self._head_view = (headers, view)
         head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
         if (
             self._sessions_on and as_text("method", method) in ("GET", "DELETE")
@@ -464,10 +477,11 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         return bool(self._stateless_versions)
 
     # -- admission ------------------------------------------------------------------------------
-    def _check_headers(self, method: str, raw_params: Raw | Any, view: HeaderView, request_id: Any = None) -> Any:
+    def _check_headers(
+        self, method: str, raw_params: Raw | Any, view: HeaderView, request_id: Any = None, spec: MethodSpec | None = None,
+    ) -> Any:
         """The MCP-Protocol-Version and Mcp-* header checks (Streamable HTTP: protocol version header,
-        server validation). Returns the decoded loose params."""
-        spec = METHODS.get(method)
+        server validation). Returns the decoded loose params. ``spec`` is ``METHODS.get(method)``."""
         params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, raw_params, request_id)
         header_version = protocol_version_header(view)
         if header_version is None:
@@ -509,7 +523,7 @@ class Server(EraEngine, ListenEngine, TasksEngine):
         method = message.method
         spec = METHODS.get(method)
         if view is not None:
-            params = self._check_headers(method, message.params, view, message.id)
+            params = self._check_headers(method, message.params, view, message.id, spec)
         else:
             params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, message.params, message.id)
         if spec is None or PROTOCOL_VERSION not in spec.revisions or not self._method_enabled(spec):
@@ -598,7 +612,10 @@ class Server(EraEngine, ListenEngine, TasksEngine):
             if entry.task_support == "required" and not task_allowed:
                 # Tasks extension, Capability Negotiation: a call the server can only serve as a task.
                 raise MissingCapability(extension_required(TASKS_EXTENSION))
-        responses, state = self._mrtr(message, params, now)
+        if params.input_responses is UNSET and params.request_state is UNSET:
+            responses, state = None, None  # a first round (the common case): nothing to verify
+        else:
+            responses, state = self._mrtr(message, params, now)
         try:
             if entry.arguments_decoder is not None:
                 arguments: Any = decode_params(entry.arguments_decoder, params.arguments, message.id, typed=True)

@@ -26,6 +26,14 @@ def shape_result(context: ServerContext, event: ServerEvent, result: Any) -> Any
     """The host's answer to ``event`` as the result to send: the method's result type (a str
     is one text block of a tool), output checked against the tool's outputSchema, cache fields
     filled in, ``_meta`` stamped with the server's identity."""
+    if type(result) is CallToolResult and type(event) is ToolCall:
+        # The common case first: a tool's own result type, only _meta to stamp unless the
+        # tool declared an outputSchema (then the full path below checks it).
+        entry = context.tools.get(event.name)
+        if entry is None or entry.output_check is None or result.is_error is True:
+            meta = result.meta
+            return msgspec.structs.replace(
+                result, meta=context.result_meta if meta is UNSET else {**meta, SERVER_INFO_META_KEY: context.info})
     expected: type[Any] = METHODS[event.method].result  # type: ignore[assignment]
     if isinstance(event, ToolCall) and isinstance(result, str):
         result = CallToolResult(content=[TextContent(text=result)])

@@ -381,6 +381,23 @@ def test_check_head_gives_every_refusal_the_head_decides(method: str, target: st
     assert full == refusal  # the same answer receive_http gives once the body is read
 
 
+def test_check_head_index_is_reused_only_for_the_same_tuple() -> None:
+    # check_head keeps its index of a tuple of headers for receive_http; any other headers
+    # object (an equal tuple, a list) is indexed afresh, so the answer is always the request's.
+    server = make_server()
+    good = tuple(BYTES_HEADERS)
+    assert server.check_head("POST", "/mcp", good) is None
+    ok = server.receive_http(mcpwire.HttpRequest(method="POST", target="/mcp", headers=good, body=DISCOVER_BODY), now=0.0)
+    assert reply_of(ok).status == 200
+    assert server.check_head("POST", "/mcp", good) is None
+    wrong = tuple((k, b"tools/list" if k.lower() == b"mcp-method" else v) for k, v in BYTES_HEADERS)
+    mismatch = reply_of(server.receive_http(
+        mcpwire.HttpRequest(method="POST", target="/mcp", headers=wrong, body=DISCOVER_BODY), now=0.0))
+    assert mismatch.status == 400 and mismatch.error["code"] == -32020
+    again = server.receive_http(mcpwire.HttpRequest(method="POST", target="/mcp", headers=good, body=DISCOVER_BODY), now=0.0)
+    assert again == ok
+
+
 def test_check_head_of_head_has_no_body_and_str_headers_work() -> None:
     refusal = DISCOVERY_SERVER.check_head("HEAD", "/mcp", STR_HEADERS)
     assert refusal is not None and refusal[0].status == 405 and refusal[1].data == b""
