@@ -123,6 +123,7 @@ class Expect:
     empty: bool = False
     allow: str | None = None
     more: Callable[[Any, Target], list[str]] | None = None
+    refusable: bool = False  # with empty: on HTTP a 4xx whose body holds no response with an id also conforms
 
 
 Exchange = tuple[Request, "Reply | None", "str | None"]  # request, reply, transport error
@@ -192,6 +193,11 @@ def judge(expect: Expect, request: Request, reply: Reply, target: Target) -> lis
     """The problems with ``reply`` (empty: it conforms)."""
     problems = []
     allowed = expect.status if isinstance(expect.status, tuple) else (expect.status,)
+    if expect.refusable and not target.stdio and 400 <= reply.status < 500:
+        # A notification or response the server cannot accept is an HTTP error whose body MAY be a
+        # JSON-RPC error that has no id (streamable-http, sending messages to the server).
+        answered = [m for m in reply.messages() if isinstance(m, dict) and m.get("id") is not None]
+        return [f"{len(answered)} response(s) with an id, expected none"] if answered else []
     if not target.stdio and reply.status not in allowed:
         problems.append(f"HTTP status {reply.status}, expected {' or '.join(map(str, allowed))}")
     if expect.allow is not None and not target.stdio:
