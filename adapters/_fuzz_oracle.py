@@ -60,10 +60,11 @@ PAGINATED = ("tools/list", "prompts/list", "resources/list", "resources/template
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # Mcp-Name (streamable-http#server-validation)
 # Section 12: the HTTP status of each error code sent as JSON (the -32600 of a refusal before
 # the body is read goes with that refusal's status; -32603 may also be 503 when overloaded). A -32602
-# met while executing (an unknown tool, a bad argument) may come with 200: the specification fixes 400
-# only for the three MCP errors; section 12's 400 for -32602 is one implementation's choice.
+# or -32603 met while executing (an unknown tool, a bad argument, a crash) may come with 200: the
+# specification fixes 400 only for the three MCP errors; section 12's 400 for -32602 and 500 for
+# -32603 are one implementation's choice.
 STATUS_OF = {-32700: {400}, -32600: {400, 403, 405, 406, 413, 415}, -32601: {404}, -32602: {400, 200}, -32020: {400},
-             -32021: {400}, -32022: {400}, -32603: {500, 503}}
+             -32021: {400}, -32022: {400}, -32603: {500, 503, 200}}
 BOM = b"\xef\xbb\xbf"
 # A notification or a posted response: 202 with no body when the server accepts it, an HTTP error
 # when it cannot (streamable-http#sending-messages-to-the-server), never an answer with an id.
@@ -218,6 +219,10 @@ def _expect(request: Request, context: Context) -> Expect:
             raise _Unclear("a notification with headers the server may refuse")
         return Expect(codes=frozenset({-32600}), statuses=frozenset({400}), id="null",
                       why=("JSON-RPC 2.0 section 4: method must be a string",))
+    if set(message) - {"jsonrpc", "id", "method", "params"}:
+        # JSON-RPC 2.0 defines no other member of a request and says nothing of one: a server may
+        # ignore it or refuse the request as invalid.
+        raise _Unclear("a member of the request JSON-RPC does not define")
     id_rule = "echo-or-null" if valid_id(message["id"]) else "null"
     envelope = set()
     if message.get("jsonrpc") != "2.0":

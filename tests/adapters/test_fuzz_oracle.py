@@ -47,6 +47,9 @@ def test_what_each_request_calls_for() -> None:
     # params 1 or null are not JSON-RPC params at all (section 4.2: an array or an object): -32600 as well
     assert expect_for(post(message(params=1)), HTTP).codes == frozenset({-32600, -32602})
     assert expect_for(post(message(params=None)), HTTP).codes == frozenset({-32600, -32602})
+    # A member JSON-RPC does not define ("prams"): a server may ignore it or refuse the request.
+    assert expect_for(post(message(prams={})), HTTP).codes is None
+    assert expect_for(post(message(prams={})), HTTP).id is None
     unknown = expect_for(post(message(method="fuzz/x")), HTTP)
     assert unknown.codes == frozenset({-32601}) and unknown.statuses == frozenset({404})
     notification = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
@@ -84,6 +87,9 @@ def test_check_judges_the_answer() -> None:
     invalid_params = Reply(200, (("content-type", "application/json"),),
                            b'{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"x"}}')
     assert check(request, invalid_params, HTTP) == []
+    internal = Reply(200, (("content-type", "application/json"),),
+                     b'{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"x"}}')
+    assert check(request, internal, HTTP) == []
     asks = Reply(0, (("content-type", NDJSON),), b'{"jsonrpc":"2.0","id":1,"method":"roots/list"}\n'
                  b'{"jsonrpc":"2.0","id":7,"result":{}}')
     assert check(request, asks, STDIO)[0].startswith("a request to the client")
