@@ -96,3 +96,16 @@ def test_get_and_delete_are_405_or_the_session_rule_of_a_server_keeping_sessions
 
 def test_no_check_of_a_cursor_the_server_never_issued() -> None:
     assert "pagination.cursor-tampered" not in BY_ID  # the specification says SHOULD
+
+
+def test_an_unknown_resource_is_any_json_rpc_error() -> None:
+    # server/resources#error-handling: never empty contents, a JSON-RPC error; -32602 and
+    # error.data.uri are SHOULD (the official runner warns without them).
+    check = BY_ID["resources.unknown-uri"]
+    assert check.build is not None and check.expect is not None
+    request = check.build(Target(**{**HTTP.__dict__, "discover": {"capabilities": {"resources": {}}}}))
+    assert isinstance(request, Request)
+    old_code = json.dumps({"jsonrpc": "2.0", "id": "read-1", "error": {"code": -32002, "message": "x"}}).encode()
+    assert judge(check.expect, request, Reply(200, JSON, old_code), HTTP) == []
+    empty = json.dumps({"jsonrpc": "2.0", "id": "read-1", "result": {"contents": []}}).encode()
+    assert judge(check.expect, request, Reply(200, JSON, empty), HTTP) == ["a result, expected an error"]
