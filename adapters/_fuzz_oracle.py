@@ -58,11 +58,17 @@ METHODS = {"server/discover": None, "tools/list": "tools", "tools/call": "tools"
            "tasks/update": "tasks"}
 PAGINATED = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # Mcp-Name (streamable-http#server-validation)
-# The HTTP status of each error code sent as JSON (specification 2026-07-28: Basic, Error codes) (the -32600 of a refusal before
-# the body is read goes with that refusal's status; -32603 may also be 503 when overloaded).
-STATUS_OF = {-32700: {400}, -32600: {400, 403, 405, 406, 413, 415}, -32601: {404}, -32602: {400}, -32020: {400},
-             -32021: {400}, -32022: {400}, -32603: {500, 503}}
+# The HTTP status of each error code sent as JSON (specification 2026-07-28: Basic, Error codes;
+# the -32600 of a refusal before the body is read goes with that refusal's status; -32603 may also
+# be 503 when overloaded). A -32602 or -32603 met while executing (an unknown tool, a bad argument,
+# a crash) may come with 200: the specification fixes 400 only for the three MCP errors (-32020,
+# -32021, -32022); a 400 for -32602 and a 500 for -32603 are mcpwire's choice, not a rule.
+STATUS_OF = {-32700: {400}, -32600: {400, 403, 405, 406, 413, 415}, -32601: {404}, -32602: {400, 200}, -32020: {400},
+             -32021: {400}, -32022: {400}, -32603: {500, 503, 200}}
 BOM = b"\xef\xbb\xbf"
+# A notification or a posted response: 202 with no body when the server accepts it, an HTTP error
+# when it cannot (streamable-http#sending-messages-to-the-server), never an answer with an id.
+ACCEPTED_OR_REFUSED = frozenset({202, *range(400, 500)})
 # The typed result of each method (mcpwire.types mirrors the official schema, unknown members
 # allowed): a result that does not decode as its type is not schema-valid.
 RESULT_TYPES: dict[str, Any] = {
@@ -202,15 +208,21 @@ def _expect(request: Request, context: Context) -> Expect:
     if "method" not in message:
         if ("result" in message) != ("error" in message) and valid_id(message.get("id")) \
                 and message.get("jsonrpc") == "2.0" and _right_headers(headers, None, context):
-            return Expect(silent=True, statuses=frozenset({202}), why=("streamable-http#message-flow: a posted response gets 202, no body",))
+            return Expect(silent=True, statuses=ACCEPTED_OR_REFUSED,
+                          why=("streamable-http#message-flow: a posted response gets 202 and no body, or an HTTP error",))
         raise _Unclear("a message without a method")
     if "id" not in message:
         if isinstance(method, str):
             if _right_headers(headers, method, context) and _version_agrees(message, headers, context):
-                return Expect(silent=True, statuses=frozenset({202}), why=("JSON-RPC 2.0 section 4.1: a notification is never answered",))
+                return Expect(silent=True, statuses=ACCEPTED_OR_REFUSED,
+                              why=("JSON-RPC 2.0 section 4.1: a notification is never answered (HTTP: 202, or an error with no id)",))
             raise _Unclear("a notification with headers the server may refuse")
         return Expect(codes=frozenset({-32600}), statuses=frozenset({400}), id="null",
                       why=("JSON-RPC 2.0 section 4: method must be a string",))
+    if set(message) - {"jsonrpc", "id", "method", "params"}:
+        # JSON-RPC 2.0 defines no other member of a request and says nothing of one: a server may
+        # ignore it or refuse the request as invalid.
+        raise _Unclear("a member of the request JSON-RPC does not define")
     id_rule = "echo-or-null" if valid_id(message["id"]) else "null"
     envelope = set()
     if message.get("jsonrpc") != "2.0":
@@ -221,7 +233,11 @@ def _expect(request: Request, context: Context) -> Expect:
         envelope.add(-32600)
     params = message.get("params", {})
     if "params" in message and not isinstance(params, dict):
-        envelope.add(-32602)
+        envelope.add(-32602)  # MCP params are an object (basic#messages)
+        if not isinstance(params, list):
+            # JSON-RPC 2.0 section 4.2: params, when present, are an array or an object, so a scalar
+            # or null makes the message an Invalid Request: -32600 is as right as -32602.
+            envelope.add(-32600)
     if envelope:
         return _error(envelope, id_rule, "JSON-RPC 2.0 section 4 and schema#requestid: the envelope")
     assert isinstance(method, str) and isinstance(params, dict)
@@ -351,6 +367,10 @@ def check(request: Request, reply: Reply, context: Context, expect: Expect | Non
         elif "method" not in message:
             responses.append(message)
     if expect.silent:
+        if not context.stdio and reply.status >= 400:
+            # streamable-http#sending-messages: a notification or response the server cannot accept is
+            # an HTTP error, whose body MAY be a JSON-RPC error that has no id.
+            responses = [r for r in responses if r.get("id") is not None or "result" in r]
         if responses:
             problems.append(f"{len(responses)} response(s) to a message that gets none ({expect.why[0]})")
         return problems

@@ -123,6 +123,8 @@ class Expect:
     empty: bool = False
     allow: str | None = None
     more: Callable[[Any, Target], list[str]] | None = None
+    refusable: bool = False  # with empty: on HTTP a 4xx whose body holds no response with an id also conforms
+    any_error: bool = False  # an error of any code conforms (the specification only says which SHOULD be used)
 
 
 Exchange = tuple[Request, "Reply | None", "str | None"]  # request, reply, transport error
@@ -192,6 +194,11 @@ def judge(expect: Expect, request: Request, reply: Reply, target: Target) -> lis
     """The problems with ``reply`` (empty: it conforms)."""
     problems = []
     allowed = expect.status if isinstance(expect.status, tuple) else (expect.status,)
+    if expect.refusable and not target.stdio and 400 <= reply.status < 500:
+        # A notification or response the server cannot accept is an HTTP error whose body MAY be a
+        # JSON-RPC error that has no id (streamable-http, sending messages to the server).
+        answered = [m for m in reply.messages() if isinstance(m, dict) and m.get("id") is not None]
+        return [f"{len(answered)} response(s) with an id, expected none"] if answered else []
     if not target.stdio and reply.status not in allowed:
         problems.append(f"HTTP status {reply.status}, expected {' or '.join(map(str, allowed))}")
     if expect.allow is not None and not target.stdio:
@@ -210,7 +217,11 @@ def judge(expect: Expect, request: Request, reply: Reply, target: Target) -> lis
         return [*problems, f"{len(answers)} JSON-RPC responses in the body, expected 1"]
     answer = answers[0]
     kind_ok = True  # a result where one is expected, the expected error code where one is
-    if expect.code is None:
+    if expect.any_error:
+        if "error" not in answer:
+            kind_ok = False
+            problems.append("a result, expected an error")
+    elif expect.code is None:
         if "result" not in answer:
             kind_ok = False
             problems.append(f"an error {_short(answer.get('error'))}, expected a result")
@@ -295,7 +306,3 @@ def unsupported_version(answer: Any, target: Target) -> list[str]:
     return problems
 
 
-def resource_uri(answer: Any, target: Target) -> list[str]:
-    data = answer["error"].get("data")
-    uri = data.get("uri") if isinstance(data, dict) else None
-    return [] if uri == UNKNOWN_URI else [f"error.data.uri {uri!r}, expected {UNKNOWN_URI!r}"]

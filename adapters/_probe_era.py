@@ -15,7 +15,7 @@ from typing import Any
 
 from ._probe_checks import Check, Exchange, Reply, Request, Send, Target
 
-__all__ = ["ERA_CHECKS"]
+__all__ = ["ERA_CHECKS", "post_only"]
 
 ERA = "2025-11-25"
 # The pages cited, spelled out so that the citation test can check them.
@@ -173,6 +173,32 @@ async def _task_unknown(session: tuple[tuple[str, str], ...], send: Send, eviden
     if code != -32602:
         return "fail", f"tasks/get of an unknown task answered {json.dumps(answer)[:120]}, expected -32602", evidence
     return "pass", "", evidence
+
+
+def post_only(method: str) -> Callable[[Target, Send], Awaitable[Verdict]]:
+    """``method`` (GET or DELETE) without a session is 405 with ``Allow: POST`` (2026-07-28 has one
+    endpoint, POST only); or 400 from a server that also keeps initialize-era sessions, where a
+    request without ``Mcp-Session-Id`` is 400 (2025-11-25, session management): a GET or DELETE
+    names no revision, so such a server cannot tell the eras apart. An initialize tells which."""
+    async def steps(target: Target, send: Send) -> Verdict:
+        evidence: list[Exchange] = []
+        sent = await send(Request(method, (("Accept", "application/json, text/event-stream"),)))
+        evidence.append(sent)
+        reply = sent[1]
+        if reply is None:
+            return "fail", f"no reply: {sent[2]}", evidence
+        if reply.status == 405:
+            allow = reply.header("allow")
+            if allow is None or [m.strip().upper() for m in allow.split(",")] != ["POST"]:
+                return "fail", f"Allow header {allow!r}, expected 'POST'", evidence
+            return "pass", "", evidence
+        if reply.status == 400:
+            session = await _open(send, evidence)
+            if not isinstance(session, str):
+                return "pass", "", evidence
+            return "fail", f"HTTP status 400, expected 405 ({session}, so 400 is not the session rule)", evidence
+        return "fail", f"HTTP status {reply.status}, expected 405 (or 400 from a server keeping sessions)", evidence
+    return steps
 
 
 def _era(cid: str, title: str, cites: str, sends: str, run: Callable[..., Awaitable[Verdict]]) -> Check:

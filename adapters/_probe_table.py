@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from ._probe_era import ERA_CHECKS
+from ._probe_era import ERA_CHECKS, post_only
 from ._probe_checks import (
     CAPS_KEY,
     INFO_KEY,
@@ -36,7 +36,6 @@ from ._probe_checks import (
     judge,
     meta,
     needs,
-    resource_uri,
     rpc,
     unsupported_version,
 )
@@ -57,6 +56,11 @@ CANCELLATION = "basic/patterns/cancellation#transport-specific-cancellation"
 NOTIFICATION = "JSON-RPC 2.0 section 4.1"
 
 D = "server/discover"
+# The HTTP status of a -32602 met while executing a request (an unknown tool or URI, a bad cursor or
+# filter): the specification fixes 400 only for the three MCP errors (-32020, -32021, -32022) and the
+# official runner for the missing _meta members; past admission a server may answer 200 (the wire
+# reference, section 12, gives 400 as one implementation's choice).
+EXECUTION_400_OR_200 = (400, 200)
 
 
 def _raw(body: bytes, method: str = D, rpc_id: Any = None, **kw: Any) -> Request:
@@ -276,7 +280,7 @@ CHECKS: tuple[Check, ...] = (
           "server/discover with \"params\": [1]", lambda t: _envelope(6, params=[1]), Expect(400, -32602)),
     Check("envelope.response-not-answered", "a posted response object is not answered", FLOW,
           "a JSON-RPC response object {\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {}}",
-          lambda t: _raw(b'{"jsonrpc": "2.0", "id": 1, "result": {}}'), Expect(202, empty=True)),
+          lambda t: _raw(b'{"jsonrpc": "2.0", "id": 1, "result": {}}'), Expect(202, empty=True, refusable=True)),
     # -- methods ----------------------------------------------------------------------------------------
     Check("method.unknown", "an unknown method is -32601, HTTP 404, id echoed", ERRORS,
           "a request for mcpwire/no-such-method", lambda t: rpc("mcpwire/no-such-method", rpc_id="unknown-1"),
@@ -326,17 +330,17 @@ CHECKS: tuple[Check, ...] = (
           Expect(400, -32020), http_only=True),
     # -- HTTP admission ----------------------------------------------------------------------------------
     Check("http.get-refused", "GET is 405 with Allow: POST", HTTP, "GET on the endpoint",
-          lambda t: Request("GET", (("Accept", "application/json, text/event-stream"),)), Expect(405, -32600, id=NULL, allow="POST"), http_only=True),
+          steps=post_only("GET"), http_only=True),
     Check("http.delete-refused", "DELETE is 405 with Allow: POST", HTTP, "DELETE on the endpoint",
-          lambda t: Request("DELETE", (("Accept", "application/json, text/event-stream"),)), Expect(405, -32600, id=NULL, allow="POST"), http_only=True),
+          steps=post_only("DELETE"), http_only=True),
     Check("http.content-type-wrong", "a Content-Type other than application/json is 415", HTTP,
           "server/discover with Content-Type: text/plain",
-          lambda t: _with_headers(content_type="text/plain", rpc_id=41), Expect(415, -32600, id=None), http_only=True),
+          lambda t: _with_headers(content_type="text/plain", rpc_id=41), Expect(415, id=None), http_only=True),
     Check("http.accept-missing", "no Accept header is 406", HTTP, "server/discover without Accept",
-          lambda t: _with_headers(accept=None, rpc_id=42), Expect(406, -32600, id=None), http_only=True),
+          lambda t: _with_headers(accept=None, rpc_id=42), Expect(406, id=None), http_only=True),
     Check("http.accept-json-only", "an Accept without text/event-stream is 406", HTTP,
           "server/discover with Accept: application/json", lambda t: _with_headers(accept="application/json", rpc_id=43),
-          Expect(406, -32600, id=None), http_only=True),
+          Expect(406, id=None), http_only=True),
     Check("http.origin-foreign-refused", "a foreign Host and Origin are refused (4xx)", HTTP,
           "server/discover with Host: evil.example.com and Origin: http://evil.example.com", _origin,
           Expect(tuple(range(400, 500)), id=None), http_only=True),
@@ -348,7 +352,7 @@ CHECKS: tuple[Check, ...] = (
     Check("notification.malformed-202", "a malformed notification is not answered either", NOTIFICATION,
           "notifications/cancelled whose params are [1]",
           lambda t: _notify({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": [1]}),
-          Expect(202, empty=True)),
+          Expect(202, empty=True, refusable=True)),
     Check("notification.unknown-202", "a notification of an unknown method is not answered", NOTIFICATION,
           "notifications/mcpwire-probe-unknown",
           lambda t: _notify({"jsonrpc": "2.0", "method": "notifications/mcpwire-probe-unknown"},
@@ -358,23 +362,23 @@ CHECKS: tuple[Check, ...] = (
     _no_cache("prompts.list-cacheable", "prompts/list", "prompts", "prompts"),
     _no_cache("resources.list-cacheable", "resources/list", "resources", "resources"),
     _no_cache("resources.templates-list-cacheable", "resources/templates/list", "resourceTemplates", "resources"),
-    Check("pagination.cursor-tampered", "an invalid cursor is -32602", PAGINATION,
-          "tools/list with cursor \"mcpwire-probe-not-a-cursor\"",
-          needs("tools", lambda t: rpc("tools/list", {"cursor": "mcpwire-probe-not-a-cursor", "_meta": meta()},
-                                      rpc_id="cursor-1")), Expect(400, -32602)),
+    # No check of a string cursor the server never issued: the specification says only that it
+    # SHOULD be -32602 (server/utilities/pagination), and a server may serve the first page.
     Check("pagination.cursor-not-string", "a cursor that is not a string is -32602", PAGINATION,
           "tools/list with cursor 5",
           needs("tools", lambda t: rpc("tools/list", {"cursor": 5, "_meta": meta()}, rpc_id="cursor-2")),
-          Expect(400, -32602)),
+          Expect(EXECUTION_400_OR_200, -32602)),
     Check("tools.unknown-tool", "tools/call of an unknown tool is -32602", TOOL_ERRORS,
           f"tools/call of {UNKNOWN_TOOL} with matching headers",
           needs("tools", lambda t: rpc("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}, "_meta": meta()},
-                                      rpc_id="call-2", name=UNKNOWN_TOOL)), Expect(400, -32602)),
-    Check("resources.unknown-uri", "resources/read of an unknown URI is -32602 with data.uri", RESOURCE_ERRORS,
+                                      rpc_id="call-2", name=UNKNOWN_TOOL)), Expect(EXECUTION_400_OR_200, -32602)),
+    # server/resources#error-handling: a JSON-RPC error, never empty contents; -32602 and error.data.uri
+    # are only SHOULD (the official runner warns, it does not fail).
+    Check("resources.unknown-uri", "resources/read of an unknown URI is a JSON-RPC error", RESOURCE_ERRORS,
           f"resources/read of {UNKNOWN_URI}",
           needs("resources", lambda t: rpc("resources/read", {"uri": UNKNOWN_URI, "_meta": meta()},
                                           rpc_id="read-1", name=UNKNOWN_URI)),
-          Expect(400, -32602, more=resource_uri)),
+          Expect((200, 400, 404, 500), any_error=True)),
     # -- multi round-trip, subscriptions -----------------------------------------------------------------
     Check("mrtr.request-state-tampered", "a tampered requestState is refused with -32602", MRTR,
           "tools/call of a tool that answers input_required, then round 2 with requestState + \"-TAMPERED\"",
@@ -385,7 +389,8 @@ CHECKS: tuple[Check, ...] = (
           "subscriptions/listen, notifications/cancelled for it after the acknowledgement, then server/discover",
           steps=_cancelled_listen),
     Check("listen.notifications-missing", "subscriptions/listen without a notifications filter is -32602",
-          FILTER, "subscriptions/listen whose params hold only _meta", _listen_without_filter, Expect(400, -32602)),
+          FILTER, "subscriptions/listen whose params hold only _meta", _listen_without_filter,
+          Expect(EXECUTION_400_OR_200, -32602)),
     Check("capabilities.unadvertised-refused", "a method of a capability not advertised is -32601", DISCOVER,
           "the first of tools/list, prompts/list, resources/list, completion/complete whose capability is absent",
           _unadvertised, Expect(404, -32601)),

@@ -44,12 +44,18 @@ def test_what_each_request_calls_for() -> None:
     assert expect_for(post([message()]), HTTP).codes == frozenset({-32600})  # no batches
     assert expect_for(post(message(id=True)), STDIO).id == "null"
     assert expect_for(post(message(params=[1])), HTTP).codes == frozenset({-32602})
+    # params 1 or null are not JSON-RPC params at all (section 4.2: an array or an object): -32600 as well
+    assert expect_for(post(message(params=1)), HTTP).codes == frozenset({-32600, -32602})
+    assert expect_for(post(message(params=None)), HTTP).codes == frozenset({-32600, -32602})
+    # A member JSON-RPC does not define ("prams"): a server may ignore it or refuse the request.
+    assert expect_for(post(message(prams={})), HTTP).codes is None
+    assert expect_for(post(message(prams={})), HTTP).id is None
     unknown = expect_for(post(message(method="fuzz/x")), HTTP)
     assert unknown.codes == frozenset({-32601}) and unknown.statuses == frozenset({404})
     notification = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
     assert expect_for(post(notification), HTTP).silent and expect_for(post(notification), STDIO).silent
     response = {"jsonrpc": "2.0", "id": 1, "result": {}}
-    assert expect_for(post(response), HTTP).statuses == frozenset({202})
+    assert expect_for(post(response), HTTP).statuses == frozenset({202, *range(400, 500)})  # accepted, or refused
     no_version = message(params={"_meta": {k: v for k, v in meta().items() if "protocolVersion" not in k}})
     assert expect_for(post(no_version), HTTP).codes == frozenset({-32602, -32020})  # either rule may be reported
     assert expect_for(post(no_version), STDIO).codes == frozenset({-32602})
@@ -74,14 +80,32 @@ def test_check_judges_the_answer() -> None:
     wrong_id = Reply(200, (("content-type", "application/json"),), b'{"jsonrpc":"2.0","id":"7","result":{}}')
     assert check(request, wrong_id, HTTP) == ["id '7', expected the request's id 7"]
     status = Reply(200, (("content-type", "application/json"),),
-                   b'{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"x"}}')
-    assert check(request, status, HTTP) == ["error -32602 with HTTP 200, basic#error-codes gives 400"]
+                   b'{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"x"}}')
+    assert check(request, status, HTTP) == ["error -32600 with HTTP 200, basic#error-codes gives 400 or 403 or 405 "
+                                            "or 406 or 413 or 415"]
+    # A -32602 met while executing may come with 200 (only the three MCP errors are fixed at 400).
+    invalid_params = Reply(200, (("content-type", "application/json"),),
+                           b'{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"x"}}')
+    assert check(request, invalid_params, HTTP) == []
+    internal = Reply(200, (("content-type", "application/json"),),
+                     b'{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"x"}}')
+    assert check(request, internal, HTTP) == []
     asks = Reply(0, (("content-type", NDJSON),), b'{"jsonrpc":"2.0","id":1,"method":"roots/list"}\n'
                  b'{"jsonrpc":"2.0","id":7,"result":{}}')
     assert check(request, asks, STDIO)[0].startswith("a request to the client")
     notification = post({"jsonrpc": "2.0", "method": "notifications/fuzz"})
     answered = Reply(202, (("content-type", "application/json"),), b'{"jsonrpc":"2.0","id":null,"result":{}}')
     assert any("gets none" in p for p in check(notification, answered, HTTP))
+    # A notification or response the server cannot accept is an HTTP error; its body MAY be an error
+    # with no id (streamable-http, sending messages to the server), but never a response with an id.
+    refused = Reply(400, (("content-type", "application/json"),),
+                    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}')
+    assert check(notification, refused, HTTP) == []
+    assert check(post({"jsonrpc": "2.0", "id": 1, "result": {}}), refused, HTTP) == []
+    refused_with_id = Reply(400, (("content-type", "application/json"),),
+                            b'{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"x"}}')
+    assert any("gets none" in p for p in check(notification, refused_with_id, HTTP))
+    assert any("gets none" in p for p in check(notification, refused, STDIO))  # stdio: never an answer
 
 
 def test_replay_steps_round_trip_and_curl_keeps_the_headers() -> None:

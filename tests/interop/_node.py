@@ -1,5 +1,6 @@
-"""The pinned TypeScript SDK v1 and Node 22 for the interop tests, installed on first use
-(``conformance/npm.py``) into their own folder of the cache, beside the conformance runner."""
+"""The pinned TypeScript SDK v1 (and v2's server package) and Node 22 for the interop tests,
+installed on first use (``conformance/npm.py``) into their own folders of the cache, beside the
+conformance runner."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "conformance"))
 from npm import CACHE, NpmError, ensure_node, ensure_package  # noqa: E402 - conformance/ is not a package
 
-__all__ = ["PEERS", "TS_SDK_VERSION", "NodeSetup", "node_setup"]
+__all__ = ["PEERS", "TS_SDK2_VERSION", "TS_SDK_VERSION", "NodeSetup", "node_setup", "node_setup_v2"]
 
 TS_SDK, TS_SDK_VERSION = "@modelcontextprotocol/sdk", "1.32.2"
 PEERS = Path(__file__).resolve().parent / "peers"
 PREFIX = CACHE / "interop-ts-sdk"
+# The TypeScript SDK v2 ships its server as a package of its own (with zod beside it).
+TS_SDK2, TS_SDK2_VERSION = "@modelcontextprotocol/server", "2.4.0"
+PREFIX2 = CACHE / "interop-ts-sdk2"
 
 
 class NodeSetup:
@@ -31,6 +35,13 @@ def node_setup() -> NodeSetup:
     """Node 22 and the SDK pinned at TS_SDK_VERSION (raises NpmError when they cannot be had)."""
     ensure_package(TS_SDK, TS_SDK_VERSION, prefix=PREFIX)
     return NodeSetup(ensure_node(), PREFIX / "node_modules")
+
+
+def node_setup_v2() -> NodeSetup:
+    """Node 22 and the v2 server package pinned at TS_SDK2_VERSION (raises NpmError when they
+    cannot be had). ES modules ignore NODE_PATH: a peer takes ``modules`` as an argument."""
+    ensure_package(TS_SDK2, TS_SDK2_VERSION, prefix=PREFIX2)
+    return NodeSetup(ensure_node(), PREFIX2 / "node_modules")
 
 
 __all__ += ["NpmError"]
