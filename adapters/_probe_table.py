@@ -58,8 +58,8 @@ NOTIFICATION = "JSON-RPC 2.0 section 4.1"
 D = "server/discover"
 # The HTTP status of a -32602 met while executing a request (an unknown tool or URI, a bad cursor or
 # filter): the specification fixes 400 only for the three MCP errors (-32020, -32021, -32022) and the
-# official runner for the missing _meta members; past admission a server may answer 200 (the wire
-# reference, section 12, gives 400 as one implementation's choice).
+# official runner for the missing _meta members; past admission a server may answer 200 (a 400
+# there is one implementation's choice, mcpwire's among them, not a rule).
 EXECUTION_400_OR_200 = (400, 200)
 
 
