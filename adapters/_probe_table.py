@@ -11,6 +11,7 @@ so it cannot drift.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -47,6 +48,7 @@ __all__ = ["CHECKS"]
 ERRORS, MESSAGES, REQUEST_ID, META = "basic#error-codes", "basic#messages", "schema#requestid", "schema#requestmetaobject"
 HTTP = "basic/transports/streamable-http"
 FLOW, VALIDATION, VERSION_HEADER = f"{HTTP}#message-flow", f"{HTTP}#server-validation", f"{HTTP}#protocol-version-header"
+PARAM_HEADERS = f"{HTTP}#server-behavior-for-custom-headers"
 MISMATCH, UNSUPPORTED = "schema#headermismatcherror", "schema#unsupportedprotocolversionerror"
 DISCOVER, CACHING, PAGINATION = "server/discover", "server/utilities/caching", "server/utilities/pagination"
 TOOL_ERRORS, RESOURCE_ERRORS = "server/tools#error-handling", "server/resources#error-handling"
@@ -236,6 +238,32 @@ def _tool_call(name_header: str | None) -> Any:
     return needs("tools", build)
 
 
+def _param_tool(target: Target) -> tuple[str, str, str] | None:
+    """A listed tool with a top-level string parameter annotated ``x-mcp-header``: its name, the
+    parameter and the header's name part."""
+    for tool in target.tools or ():
+        properties = (tool.get("inputSchema") or {}).get("properties")
+        for key, schema in (properties.items() if isinstance(properties, dict) else ()):
+            name = schema.get("x-mcp-header") if isinstance(schema, dict) else None
+            if isinstance(name, str) and name and schema.get("type") == "string":
+                return str(tool.get("name")), str(key), name
+    return None
+
+
+def _param_header(value: str | None) -> Callable[[Target], Request | str]:
+    """tools/call of a tool with an x-mcp-header parameter, the argument in the body, and its
+    Mcp-Param header absent (``value`` None) or unlike the body."""
+    def build(target: Target) -> Request | str:
+        found = _param_tool(target)
+        if found is None:
+            return "no listed tool has a string parameter annotated x-mcp-header"
+        tool, key, name = found
+        extra = () if value is None else ((f"Mcp-Param-{name}", value),)
+        params = {"name": tool, "arguments": {key: "probe"}, "_meta": meta()}
+        return rpc("tools/call", params, rpc_id="param-1", hdrs=headers("tools/call", tool, extra=extra))
+    return build
+
+
 _VALID = {"jsonrpc": "2.0", "id": 1, "method": D}
 
 CHECKS: tuple[Check, ...] = (
@@ -328,6 +356,12 @@ CHECKS: tuple[Check, ...] = (
     Check("headers.mcp-name-mismatch", "an Mcp-Name unlike params.name is -32020", VALIDATION,
           f"tools/call of {UNKNOWN_TOOL} with Mcp-Name: another-tool", _tool_call("another-tool"),
           Expect(400, -32020), http_only=True),
+    Check("headers.mcp-param-missing", "an x-mcp-header argument without its Mcp-Param header is -32020",
+          PARAM_HEADERS, "tools/call of a tool with an x-mcp-header parameter, the argument given, no Mcp-Param header",
+          _param_header(None), Expect(400, -32020), needs_tool_calls=True, http_only=True),
+    Check("headers.mcp-param-mismatch", "an Mcp-Param header unlike its argument is -32020", PARAM_HEADERS,
+          "tools/call of a tool with an x-mcp-header parameter \"probe\" and its Mcp-Param header \"other\"",
+          _param_header("other"), Expect(400, -32020), needs_tool_calls=True, http_only=True),
     # -- HTTP admission ----------------------------------------------------------------------------------
     Check("http.get-refused", "GET is 405 with Allow: POST", HTTP, "GET on the endpoint",
           steps=post_only("GET"), http_only=True),

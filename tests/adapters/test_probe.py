@@ -102,7 +102,8 @@ class WrongAboutEverything(BaseHTTPRequestHandler):
             self._answer({"protocolVersion": params.get("protocolVersion"), "capabilities": {"tasks": {}},
                           "serverInfo": {"name": "broken", "version": "1"}}, ("Mcp-Session-Id", "broken-session"))
         elif method == "tools/list":
-            self._answer({"tools": [{"name": "ask", "inputSchema": {"type": "object"}}]})
+            self._answer({"tools": [{"name": "ask", "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"}}}}]})
         elif method == "tools/call" and isinstance(params, dict) and "requestState" not in params:
             self._answer({"resultType": "input_required", "requestState": "state-1",
                           "inputRequests": {"q": {"method": "roots/list", "params": {}}}})

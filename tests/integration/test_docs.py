@@ -156,6 +156,7 @@ SPEC_ANCHORS: dict[str, frozenset[str]] = {
     "basic/transports/streamable-http": frozenset({
         "backward-compatibility", "protocol-version-header", "server-validation", "request-metadata",
         "custom-headers-from-tool-parameters", "value-encoding", "schema-extension", "message-flow",
+        "server-behavior-for-custom-headers",
     }),
     "basic/transports/stdio": frozenset({"backward-compatibility"}),
     "basic/patterns/cancellation": frozenset({"transport-specific-cancellation"}),
