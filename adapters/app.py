@@ -426,7 +426,9 @@ class App:
         """A driver hands in what the engine returned for a client's answer: the exchange
         waiting for it runs its handler again once every answer is in. Call from the event
         loop's thread."""
-        if arrived.ready:
+        if arrived.exchange is None and arrived.session_id is not None:
+            self.fanout.answer_elsewhere(arrived.session_id, arrived.answer)  # another process asked
+        elif arrived.ready:
             waiter = self._waiters.get(id(arrived.exchange))
             if waiter is not None:
                 waiter.set()

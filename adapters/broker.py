@@ -8,7 +8,8 @@ its own streams (:meth:`App.receive_notice`). What travels is the fact, never th
 ``list_changed`` of a kind, ``resources/updated`` of a URI, a task whose status changed (each
 process reads the task from the shared store and builds its own ``notifications/tasks``), and
 a task changed by ``tasks/update`` or ``tasks/cancel`` on a process that does not run its work
-(the process that runs it resumes or stops it).
+(the process that runs it resumes or stops it), and a client's answer to an initialize-era
+session's request that reached a process other than the one waiting for it.
 
 A notice is encoded as msgspec JSON inside an :class:`Envelope` naming the process that sent
 it (its ``origin``), so that a process skips its own notices (it delivered them already).
@@ -23,13 +24,14 @@ from typing import Any, Callable, Coroutine, Final, Literal, Protocol, Union
 import msgspec
 
 __all__ = [
-    "Broker", "Envelope", "ListChangedNotice", "LocalBroker", "Notice", "ResourceUpdatedNotice", "TaskChangedNotice",
+    "AnswerNotice", "Broker", "Envelope", "ListChangedNotice", "LocalBroker", "Notice", "ResourceUpdatedNotice", "TaskChangedNotice",
     "TaskStatusNotice", "decode_envelope", "encode_envelope",
 ]
 
 ENVELOPE_VERSION: Final = 1
-MAX_NOTICE_BYTES: Final = 16 * 1024
-"""A broker message longer than this is not one of ours: dropped unread."""
+MAX_NOTICE_BYTES: Final = 4 * 1024 * 1024
+"""A broker message longer than this is not one of ours: dropped unread (a client's answer,
+an elicitation's content or a sampled message, is the longest notice)."""
 
 
 class ListChangedNotice(msgspec.Struct, frozen=True, kw_only=True, tag="list_changed"):
@@ -57,7 +59,16 @@ class TaskChangedNotice(msgspec.Struct, frozen=True, kw_only=True, tag="task_cha
     task_id: str
 
 
-Notice = Union[ListChangedNotice, ResourceUpdatedNotice, TaskStatusNotice, TaskChangedNotice]
+class AnswerNotice(msgspec.Struct, frozen=True, kw_only=True, tag="answer"):
+    """A client's answer (``response``: the JSON-RPC response as received) to a request of
+    initialize-era session ``session_id`` that no exchange of the receiving process waited for:
+    the process whose exchange asked resumes it."""
+
+    session_id: str
+    response: msgspec.Raw
+
+
+Notice = Union[ListChangedNotice, ResourceUpdatedNotice, TaskStatusNotice, TaskChangedNotice, AnswerNotice]
 
 
 class Envelope(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -15,11 +15,15 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from mcpwire import ProtocolError
+from mcpwire.sessions import Response
 from mcpwire.tasks import TaskChanged
 
 from .broker import (
-    Broker, ListChangedNotice, LocalBroker, Notice, ResourceUpdatedNotice, TaskChangedNotice, TaskStatusNotice,
+    AnswerNotice, Broker, ListChangedNotice, LocalBroker, Notice, ResourceUpdatedNotice, TaskChangedNotice,
+    TaskStatusNotice,
 )
 
 if TYPE_CHECKING:
@@ -28,6 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["Fanout"]
 
 _log = logging.getLogger("mcpwire_adapters.broker")
+_ENCODE = msgspec.json.Encoder().encode
+_DECODE_RESPONSE = msgspec.json.Decoder(Response).decode
 
 
 class Fanout:
@@ -60,6 +66,12 @@ class Fanout:
         self.broker.publish(TaskChangedNotice(task_id=task_id))
         return True
 
+    def answer_elsewhere(self, session_id: str, response: Response) -> None:
+        """A client's answer no exchange of this process waits for: to the other processes,
+        one of which may (a shared session store; nothing to do in one process)."""
+        if self.broker.shared:
+            self.broker.publish(AnswerNotice(session_id=session_id, response=msgspec.Raw(_ENCODE(response))))
+
     async def run(self) -> None:
         """Deliver the other processes' notices (in the App's background task group)."""
         await self.broker.run(self.receive)
@@ -77,11 +89,17 @@ class Fanout:
                 if server.open_listeners:  # else no stream here to tell: spare the store a read
                     self._task_status(notice.task_id)
                 self.app._tasks.wake(notice.task_id)
+            elif isinstance(notice, AnswerNotice):
+                session = server.sessions.get(notice.session_id, time.time())
+                response = _DECODE_RESPONSE(notice.response)
+                arrived = None if session is None else server.receive_answer(session, response)
+                if arrived is not None:  # an exchange of this process asked: it goes on
+                    self.app.input_arrived(arrived)
             elif server.tasks is not None and self.app._tasks.runs(notice.task_id):
                 record = server.tasks.get(notice.task_id, time.time())
                 if record is not None:
                     await self.app._tasks.task_changed(TaskChanged(task=record), forwarded=True)
-        except (ProtocolError, ValueError) as exc:
+        except (ProtocolError, ValueError, msgspec.ValidationError) as exc:
             _log.warning("dropped a notice from another process (%r): %s", notice, exc)
 
     def _refresh_sessions(self) -> None:

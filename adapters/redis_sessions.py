@@ -159,7 +159,13 @@ class RedisSessionStore:
     """A server's initialize-era sessions in the Redis at ``client`` under ``prefix``: at most
     ``max_sessions`` (default 10000), each dropped ``idle_timeout`` seconds (default 1800)
     after its last request on any process; each new session gets a :class:`RedisEventStore`.
-    Pass it as ``App(..., sessions=store)``, or serve with ``mcpwire serve --redis URL``."""
+    Pass it as ``App(..., sessions=store)``, or serve with ``mcpwire serve --redis URL``.
+
+    ``shared``: a client's answer to a request this process did not send reaches the process
+    that did (the engine hands it to the App, whose broker passes it on); each process numbers
+    its requests to a session from a random start, so an answer names one request only."""
+
+    shared = True
 
     def __init__(self, client: redis.Redis, *, prefix: str = "mcpwire:", max_sessions: int = 10_000,
                  idle_timeout: float = 1800.0) -> None:
@@ -315,7 +321,8 @@ class RedisSessionStore:
                 raise ValueError("capabilities or client info of the wrong type")
             if not _text(fields[b"events"]).startswith(self.prefix + "events:"):
                 raise ValueError("events outside this server's prefix")
-            session = Session(session_id, _text(fields[b"revision"]), caps, info, float(fields[b"created"]), events)
+            session = Session(session_id, _text(fields[b"revision"]), caps, info, float(fields[b"created"]), events,
+                              first_request_id=1 + secrets.randbits(40) * 4096)
             self._local[session_id] = session
             while len(self._local) > self.max_sessions:
                 del self._local[next(iter(self._local))]

@@ -6,7 +6,8 @@ A :class:`~mcpwire.Server` given ``session_ids`` keeps its sessions in
 events (for resumption with ``Last-Event-ID``) in what ``event_store=MemoryEventStore`` makes
 (a callable returning an :class:`EventStore`).
 
-:data:`INITIALIZE_ERA` names the revisions served on sessions. Client side: :class:`Resume`, how a client resumes a response stream that ended early
+:data:`INITIALIZE_ERA` names the revisions served on sessions; :class:`Response` is a client's
+answer as ``receive_answer`` takes it (a host of several processes passes one on). Client side: :class:`Resume`, how a client resumes a response stream that ended early
 (``HttpResponseParser.resume`` and ``.interrupted()``).
 """
 
@@ -14,9 +15,10 @@ from .client.stream import Resume
 from .server.events import HttpBatch
 from .server.listen import ResumedStream, SessionStream, StdioSessionStream
 from .server.session import EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore
+from .wire.envelope import Response
 from .wire.versions import INITIALIZE_ERA
 
 __all__ = [
     "Session", "SessionStore", "MemorySessionStore", "EventStore", "MemoryEventStore", "SessionStream",
-    "StdioSessionStream", "ResumedStream", "HttpBatch", "Resume", "INITIALIZE_ERA",
+    "StdioSessionStream", "ResumedStream", "HttpBatch", "Resume", "INITIALIZE_ERA", "Response",
 ]

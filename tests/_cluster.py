@@ -194,7 +194,7 @@ class SseReader:
         try:
             for raw in self.response:
                 line = raw.decode().rstrip("\r\n")
-                if line.startswith("data:"):
+                if line.startswith("data:") and line[5:].strip():  # not a 2025-11-25 priming event
                     self.messages.put(json.loads(line[5:]))
         except (OSError, ValueError, AttributeError, http.client.HTTPException):  # AttributeError: closed under us
             pass

@@ -188,7 +188,12 @@ class EraEngine:
         if isinstance(message, Response):
             arrived = self._answer(session, message)
             reply = empty_reply(202)
-            return reply if arrived is None else InputArrived(exchange=arrived[0], ready=arrived[1], reply=reply)
+            if arrived is not None:
+                return InputArrived(exchange=arrived[0], ready=arrived[1], reply=reply)
+            if type(message.id) is int and getattr(self.sessions, "shared", False):
+                # The request that asked may wait in another process of the server.
+                return InputArrived(exchange=None, ready=False, reply=reply, session_id=str(session.id), answer=message)
+            return reply
         return self._session_http(message, session, revision, now, principal)
 
     def _session_client(self, view: HeaderView) -> bool:

@@ -170,11 +170,18 @@ class InputArrived(msgspec.Struct, frozen=True, kw_only=True):
     the client answered with an error) and the host calls ``exchange.resume()`` and runs its
     handler again. ``reply`` is what the HTTP request that carried the answer gets (202; ``None``
     on stdio, where nothing is written back).
+
+    ``exchange`` is ``None`` when no request of this engine waits for that id but the session
+    store is shared (``SessionStore.shared``): the request that asked may wait in another
+    process of the server. ``answer`` (the :class:`~mcpwire.Response`) and ``session_id`` are
+    then what that process hands to its ``receive_answer``.
     """
 
     exchange: Any
     ready: bool
     reply: Any = None
+    session_id: str | None = None
+    answer: Any = None
 
 
 class TaskChanged(msgspec.Struct, frozen=True, kw_only=True):

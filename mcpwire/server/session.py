@@ -99,7 +99,8 @@ class Session:
 
     def __init__(
         self, session_id: str | None, revision: str, client_capabilities: dict[str, Any],
-        client_info: dict[str, Any] | None, now: float, events: EventStore | None = None,
+        client_info: dict[str, Any] | None, now: float, events: EventStore | None = None, *,
+        first_request_id: int = 1,
     ) -> None:
         self.id = session_id
         self.revision = revision
@@ -115,7 +116,12 @@ class Session:
         # Server-to-client requests waiting for answers: id -> (the exchange that asked, its
         # input key). Typed loosely so that this module needs nothing from exchange.py.
         self._pending: dict[tuple[type, RequestId], tuple[Any, str]] = {}
-        self._next_id = 0
+        # The ids of the server's requests count up from first_request_id: a store shared by
+        # several processes starts each process's copy of a session elsewhere, so that an
+        # answer names the one request that asked, whichever process it reaches.
+        if type(first_request_id) is not int or not 1 <= first_request_id <= 2**53 - 2**32:
+            raise LocalProtocolError("first_request_id is an int from 1 to 2**53 - 2**32")
+        self._next_id = first_request_id - 1
         self.events: EventStore = events if events is not None else MemoryEventStore()
         """The SSE events of the session's POST streams, for resumption with Last-Event-ID."""
         self.task_ids: set[str] = set()
@@ -254,7 +260,9 @@ class MemoryEventStore:
 
 class SessionStore(Protocol):
     """Where a server's sessions live. The in-memory default is :class:`MemorySessionStore`;
-    a shared store for several processes implements the same five methods."""
+    a shared store for several processes implements the same five methods, and says so with
+    ``shared = True``: a client's answer that no request of this process waits for is then
+    handed to the host (:class:`InputArrived` with no exchange) to pass to the other processes."""
 
     def get(self, session_id: str, now: float) -> Session | None:
         """The live session, its ``last_seen`` moved to ``now``; ``None`` when unknown,

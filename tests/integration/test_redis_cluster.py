@@ -12,6 +12,8 @@ took. Each server process is stopped (or killed) by the test that started it.
 
 from __future__ import annotations
 
+import json
+
 import subprocess
 import sys
 import time
@@ -164,6 +166,29 @@ def test_an_initialize_era_session_works_across_processes(cluster: Cluster) -> N
         stream.close()
     status, _, _ = session_post(three, {"jsonrpc": "2.0", "id": 30, "method": "ping"}, session)
     assert status == 200
+
+
+def test_a_sessions_answer_to_the_server_reaches_the_process_that_asked(cluster: Cluster) -> None:
+    """The server's elicitation goes out on the call's stream from one process; the client's
+    answer is posted to another: it is passed on, and the call completes on the first."""
+    one, two, _ = (s.address for s in cluster.servers)
+    status, answer, session = session_post(one, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": ERA, "capabilities": {"elicitation": {}}, "clientInfo": {"name": "c", "version": "1"}}})
+    assert status == 200 and session is not None, answer
+    assert session_post(two, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)[0] == 202
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask_name", "arguments": {}}}
+    stream = SseReader(one, "POST", json.dumps(call).encode(), {
+        "content-type": "application/json", "accept": "application/json, text/event-stream",
+        "mcp-session-id": session, "mcp-protocol-version": ERA})
+    try:
+        asked = stream.next()
+        assert asked.get("method") == "elicitation/create", asked
+        reply = {"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"ok": True}}}
+        assert session_post(two, reply, session)[0] == 202  # not the process that asked
+        done = stream.next()
+        assert done["id"] == 7 and done["result"]["content"][0]["text"].startswith("hello True"), done
+    finally:
+        stream.close()
 
 
 # -- tasks ---------------------------------------------------------------------------------------

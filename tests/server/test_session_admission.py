@@ -399,3 +399,32 @@ def test_a_session_call_becomes_a_task_by_params_task_only_never_by_the_extensio
     assert isinstance(exchange, mcpwire.HttpExchange) and exchange.event.task_allowed is False  # type: ignore[union-attr]
     update = {"jsonrpc": "2.0", "id": 4, "method": "tasks/update", "params": {"taskId": "task-0"}}
     error(send(server, update, session), 200, -32601, "Method not found: tasks/update")
+
+
+def test_an_answer_no_request_here_waits_for_goes_to_the_host_only_with_a_shared_store() -> None:
+    """One process: an unknown answer is dropped (202). A shared store (several processes): it
+    is handed to the host, to pass to the process whose request asked."""
+    class SharedStore(MemorySessionStore):
+        shared = True
+
+    answer = {"jsonrpc": "2.0", "id": 4096, "result": {"action": "cancel"}}
+    alone = make_server()
+    assert reply(send(alone, answer, open_session(alone)))[0] == 202
+    server = make_server(sessions=SharedStore())
+    session = open_session(server)
+    arrived = send(server, answer, session)
+    assert isinstance(arrived, mcpwire.InputArrived) and arrived.exchange is None and not arrived.ready
+    assert arrived.session_id == session[0][1].decode() and arrived.answer.id == 4096
+    assert reply(arrived.reply)[0] == 202
+    # A string id was never one of the server's: dropped however the store is.
+    assert reply(send(server, {**answer, "id": "x"}, session))[0] == 202
+
+
+def test_a_sessions_request_ids_start_where_its_store_says() -> None:
+    from mcpwire.sessions import Session
+
+    session = Session("s", "2025-11-25", {}, None, NOW, first_request_id=1 + 4096 * 7)
+    assert session.ask(object(), "k") == 1 + 4096 * 7
+    for bad in (0, 2**53, "1"):
+        with pytest.raises(mcpwire.LocalProtocolError):
+            Session("s", "2025-11-25", {}, None, NOW, first_request_id=bad)  # type: ignore[arg-type]
