@@ -4,14 +4,20 @@ conformance runner."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
+
+import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "conformance"))
 from npm import CACHE, NpmError, ensure_node, ensure_package  # noqa: E402 - conformance/ is not a package
 
-__all__ = ["PEERS", "TS_SDK2_VERSION", "TS_SDK_VERSION", "NodeSetup", "node_setup", "node_setup_v2"]
+__all__ = ["PEERS", "TS_SDK2_VERSION", "TS_SDK_VERSION", "NodeSetup", "node_setup", "node_setup_v2", "url_printed_by"]
 
 TS_SDK, TS_SDK_VERSION = "@modelcontextprotocol/sdk", "1.32.2"
 PEERS = Path(__file__).resolve().parent / "peers"
@@ -45,3 +51,29 @@ def node_setup_v2() -> NodeSetup:
 
 
 __all__ += ["NpmError"]
+
+
+@asynccontextmanager
+async def url_printed_by(command: Sequence[str], *, env: Mapping[str, str] | None = None,
+                         timeout: float = 60.0) -> AsyncIterator[str]:
+    """Start a peer server that prints ``{"url": ...}`` on its first stdout line and stops at the
+    end of its stdin; yield that URL; stop it (killed after 5 s)."""
+    process = await trio.lowlevel.open_process(list(command), env=dict(env) if env is not None else None,
+                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        line = b""
+        with trio.fail_after(timeout):
+            while not line.endswith(b"\n"):
+                chunk = await process.stdout.receive_some(4096)
+                assert chunk, f"{command[1] if len(command) > 1 else command[0]} exited before printing its URL"
+                line += chunk
+        yield str(json.loads(line)["url"])
+    finally:
+        with trio.CancelScope(shield=True):
+            await process.stdin.aclose()
+            with trio.move_on_after(5):
+                await process.wait()
+            if process.returncode is None:  # pragma: no cover
+                process.kill()
+                await process.wait()

@@ -10,14 +10,11 @@ is a false alarm of the probe (or a new divergence to document); a missing one i
 
 from __future__ import annotations
 
-import json
-import subprocess
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 
 import pytest
 import trio
-from _node import PEERS, NodeSetup, NpmError, node_setup_v2
+from _node import PEERS, NodeSetup, NpmError, node_setup_v2, url_printed_by
 from _peers import SDK_SERVER, served
 
 from mcpwire_adapters.probe import Finding, probe
@@ -46,27 +43,8 @@ def node2() -> NodeSetup:
         pytest.skip(f"Node 22 and the TypeScript SDK v2 cannot be installed: {exc}")
 
 
-@asynccontextmanager
-async def ts2_server(node: NodeSetup) -> AsyncIterator[str]:
-    command = [str(node.node), str(PEERS / "ts2_server.mjs"), str(node.modules)]
-    process = await trio.lowlevel.open_process(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert process.stdin is not None and process.stdout is not None
-    try:
-        line = b""
-        with trio.fail_after(TIMEOUT):
-            while not line.endswith(b"\n"):
-                chunk = await process.stdout.receive_some(4096)
-                assert chunk, "the TypeScript v2 server exited before printing its URL"
-                line += chunk
-        yield str(json.loads(line)["url"])
-    finally:
-        with trio.CancelScope(shield=True):
-            await process.stdin.aclose()
-            with trio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:  # pragma: no cover
-                process.kill()
-                await process.wait()
+def ts2_server(node: NodeSetup) -> AbstractAsyncContextManager[str]:
+    return url_printed_by([str(node.node), str(PEERS / "ts2_server.mjs"), str(node.modules)], timeout=TIMEOUT)
 
 
 def _failing(findings: list[Finding]) -> set[str]:

@@ -15,15 +15,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
-from _node import TS_SDK_VERSION, NodeSetup, NpmError, node_setup
+from _node import TS_SDK_VERSION, NodeSetup, NpmError, node_setup, url_printed_by
 from _peers import OUR_SERVER, ping_status, served
 from mcpwire import Client, LogMessage, Progress, ResourceUpdated
 from mcpwire.tasks import Task
@@ -198,27 +198,8 @@ def test_our_stdio_client_against_the_ts_server(node: NodeSetup) -> None:
     trio.run(main)
 
 
-@asynccontextmanager
-async def ts_server(node: NodeSetup) -> AsyncIterator[str]:
-    process = await trio.lowlevel.open_process(node.command("ts_server.cjs", "http"), env=node.env,
-                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert process.stdin is not None and process.stdout is not None
-    try:
-        line = b""
-        with trio.fail_after(TIMEOUT):
-            while not line.endswith(b"\n"):
-                chunk = await process.stdout.receive_some(4096)
-                assert chunk, "the TypeScript server exited before printing its URL"
-                line += chunk
-        yield str(json.loads(line)["url"])
-    finally:
-        with trio.CancelScope(shield=True):
-            await process.stdin.aclose()
-            with trio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:  # pragma: no cover
-                process.kill()
-                await process.wait()
+def ts_server(node: NodeSetup) -> AbstractAsyncContextManager[str]:
+    return url_printed_by(node.command("ts_server.cjs", "http"), env=node.env, timeout=TIMEOUT)
 
 
 def test_the_probes_initialize_era_checks_hold_for_the_ts_server(node: NodeSetup) -> None:
