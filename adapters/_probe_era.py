@@ -13,7 +13,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._probe_checks import Check, Exchange, Reply, Request, Send, Target
+from ._probe_checks import Check, Exchange, Expect, Reply, Request, Send, Target, judge
 
 __all__ = ["ERA_CHECKS", "post_only"]
 
@@ -118,28 +118,31 @@ async def _ping(session: tuple[tuple[str, str], ...], send: Send, evidence: list
     return "pass", "", evidence
 
 
-async def _no_session_header(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Verdict:
-    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
-    return _status(await send(_post(ping, (("MCP-Protocol-Version", ERA),), version=None)), evidence, (400,))
+SessionHeaders = tuple[tuple[str, str], ...]
 
 
-async def _unknown_session(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Verdict:
-    ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
-    return _status(await send(_post(ping, (("Mcp-Session-Id", "mcpwire-probe-no-such-session"),))), evidence, (404,))
+def _ping_with(headers: Callable[[SessionHeaders], SessionHeaders], version: str | None, rpc_id: int,
+               allowed: tuple[int, ...]) -> Callable[[SessionHeaders, Send, list[Exchange]], Awaitable[Verdict]]:
+    """A ping sent with ``headers(session)`` (and ``version`` in MCP-Protocol-Version), judged by
+    its HTTP status alone."""
+    async def run(session: SessionHeaders, send: Send, evidence: list[Exchange]) -> Verdict:
+        ping = {"jsonrpc": "2.0", "id": rpc_id, "method": "ping"}
+        return _status(await send(_post(ping, headers(session), version=version)), evidence, allowed)
+    return run
 
 
-async def _deleted(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Verdict:
+_no_session_header = _ping_with(lambda session: (("MCP-Protocol-Version", ERA),), None, 2, (400,))
+_unknown_session = _ping_with(lambda session: (("Mcp-Session-Id", "mcpwire-probe-no-such-session"),), ERA, 3, (404,))
+_bad_version = _ping_with(lambda session: session, "1999-01-01", 5, (400,))
+_ping_gone = _ping_with(lambda session: session, ERA, 4, (404,))
+
+
+async def _deleted(session: SessionHeaders, send: Send, evidence: list[Exchange]) -> Verdict:
     gone = await send(Request("DELETE", _BASE + session + (("MCP-Protocol-Version", ERA),)))
     evidence.append(gone)
     if gone[1] is not None and gone[1].status == 405:
         return "n/a", "the server does not let clients end sessions (405)", evidence
-    ping = {"jsonrpc": "2.0", "id": 4, "method": "ping"}
-    return _status(await send(_post(ping, session)), evidence, (404,))
-
-
-async def _bad_version(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Verdict:
-    ping = {"jsonrpc": "2.0", "id": 5, "method": "ping"}
-    return _status(await send(_post(ping, session, version="1999-01-01")), evidence, (400,))
+    return await _ping_gone(session, send, evidence)
 
 
 async def _notification(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Verdict:
@@ -188,10 +191,8 @@ def post_only(method: str) -> Callable[[Target, Send], Awaitable[Verdict]]:
         if reply is None:
             return "fail", f"no reply: {sent[2]}", evidence
         if reply.status == 405:
-            allow = reply.header("allow")
-            if allow is None or [m.strip().upper() for m in allow.split(",")] != ["POST"]:
-                return "fail", f"Allow header {allow!r}, expected 'POST'", evidence
-            return "pass", "", evidence
+            problems = judge(Expect(405, id=None, allow="POST"), sent[0], reply, target)
+            return ("fail" if problems else "pass"), "; ".join(problems), evidence
         if reply.status == 400:
             session = await _open(send, evidence)
             if not isinstance(session, str):
