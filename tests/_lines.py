@@ -1,14 +1,24 @@
 """A child process's output stream read line by line in a thread, so that a test waits for a
-line with a deadline instead of blocking on the pipe (the CLI and durable-task tests use it)."""
+line with a deadline instead of blocking on the pipe (the CLI and durable-task tests use it);
+:func:`serving`, a server process that stops at the end of its stdin, and
+:func:`fixture_served`, the conformance fixture over HTTP."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import queue
 import re
+import subprocess
+import sys
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 from typing import IO
 
-__all__ = ["LineQueue"]
+__all__ = ["LineQueue", "fixture_served", "serving"]
+
+FIXTURE = Path(__file__).resolve().parents[1] / "conformance" / "fixture.py"
 
 
 class LineQueue:
@@ -35,3 +45,28 @@ class LineQueue:
             found = re.search(pattern, line)
             if found:
                 return found
+
+
+@contextlib.contextmanager
+def serving(command: list[str], ready: str) -> Iterator[re.Match[str]]:
+    """Run a server that stops at the end of its stdin; yield the stdout line matching ``ready``;
+    stop it (killed after 10 s)."""
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True)
+    assert process.stdout is not None and process.stdin is not None
+    try:
+        yield LineQueue(process.stdout).wait_for(ready)
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
+def fixture_served() -> Iterator[str]:
+    """The conformance fixture over HTTP on a free port of 127.0.0.1: its URL."""
+    with serving([sys.executable, str(FIXTURE), "--port", "0"], r"^\{.*conformanceReady.*\}$") as ready:
+        yield str(json.loads(ready.group(0))["url"])

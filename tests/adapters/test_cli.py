@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _lines import LineQueue
+from _lines import LineQueue, fixture_served, serving
 from _stdlib_http import serving_http
 import trio
 
@@ -57,27 +57,10 @@ def expected_failure(done: subprocess.CompletedProcess[str], code: int) -> str:
     return done.stderr
 
 
-def serving(command: list[str], ready: str) -> Iterator[re.Match[str]]:
-    """Run a server that stops at the end of its stdin; yield the stdout line matching ``ready``."""
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True)
-    assert process.stdout is not None and process.stdin is not None
-    try:
-        yield LineQueue(process.stdout).wait_for(ready)
-    finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    for ready in serving([sys.executable, str(REPO / "conformance" / "fixture.py"), "--port", "0"],
-                         r"^\{.*conformanceReady.*\}$"):
-        yield str(json.loads(ready.group(0))["url"])
+    with fixture_served() as served:
+        yield served
 
 
 # -- inspect ---------------------------------------------------------------------------------------
@@ -488,7 +471,7 @@ def era_url() -> Iterator[str]:
         "        n.cancel_scope.cancel()\n"
         "trio.run(main)\n"
     )
-    for ready in serving([sys.executable, "-c", script], r"^http://\S+$"):
+    with serving([sys.executable, "-c", script], r"^http://\S+$") as ready:
         yield ready.group(0)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from _lines import fixture_served
 from _stdlib_http import serving_http
 import trio
 
@@ -33,20 +34,8 @@ TIMEOUT = 60.0
 
 @pytest.fixture(scope="module")
 def fixture_url() -> Iterator[str]:
-    process = subprocess.Popen([sys.executable, str(REPO / "conformance" / "fixture.py"), "--port", "0"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None and process.stdin is not None
-    try:
-        line = process.stdout.readline()
-        assert "conformanceReady" in line, line
-        yield str(json.loads(line)["url"])
-    finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with fixture_served() as url:
+        yield url
 
 
 def _forwarder(upstream: str, seen: list[str], *, plant: bool = True) -> type[BaseHTTPRequestHandler]:

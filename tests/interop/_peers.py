@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import select
-import subprocess
 import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+
+from _lines import serving
 
 __all__ = ["OUR_SERVER", "PEERS", "SDK_SERVER", "ping_status", "served"]
 
@@ -22,20 +22,8 @@ OUR_SERVER, SDK_SERVER = str(PEERS / "our_server.py"), str(PEERS / "sdk_server.p
 @contextlib.contextmanager
 def served(*args: str) -> Iterator[str]:
     """Run a Python peer (``script, "http", options...``); yield its URL; stop it (killed after 10 s)."""
-    process = subprocess.Popen([sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None and process.stdin is not None
-    try:
-        ready, _, _ = select.select([process.stdout], [], [], 15)
-        assert ready, f"{args} printed no URL within 15 s"
-        yield str(json.loads(process.stdout.readline())["url"])
-    finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            process.kill()
-            process.wait()
+    with serving([sys.executable, *args], r'^\{.*"url".*\}$') as ready:
+        yield str(json.loads(ready.group(0))["url"])
 
 
 def ping_status(url: str, session_id: str) -> int:
