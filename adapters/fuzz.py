@@ -51,7 +51,7 @@ from ._fuzz_cases import Info, Step, decode_step, encode_step, judge_special, ru
 from ._fuzz_oracle import Context, check, expect_for, sent_id, validity
 from ._probe_checks import Exchange, Reply, Request, Send, meta, rpc
 from ._probe_stdio import stdio_sender
-from .probe import UNSENDABLE, _loopback, _Pace, http_sender
+from .probe import UNSENDABLE, _loopback, http_sender, paced
 from .session import TransportError
 
 __all__ = ["Failure", "FuzzReport", "Progress", "ReplayResult", "curl_command", "fuzz", "fuzz_stdio", "replay"]
@@ -293,13 +293,8 @@ async def fuzz_stdio(command: Sequence[str], *, max_examples: int = 100, time_bu
                      sequences: bool = True, progress: Progress | None = None) -> FuzzReport:
     """Fuzz a server started as ``command`` speaking NDJSON on stdio (one process for the run;
     every message is followed by a server/discover whose answer shows it is still alive)."""
-    pace = _Pace(rate)
     async with stdio_sender(command, timeout=timeout) as raw_send:
-        async def send(request: Request) -> Exchange:
-            await pace.wait()
-            sent: Exchange = await raw_send(request)
-            return sent
-
+        send = paced(raw_send, rate)
         target = shlex.join(command)
         info = await _gather(send, True, tools, all_tools, f"no answer from {target}")
         return await _engine(send, info, False, _Options(max_examples, time_budget, seed, database, out_dir,

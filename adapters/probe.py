@@ -109,10 +109,7 @@ def http_sender(url: str, rate: float, timeout: float) -> Send:
     """Send each request to ``url`` on a connection of its own, at most ``rate`` a second: the
     reply, or why there is none (no reply within ``timeout``, :data:`UNSENDABLE`, or what the
     connection raised). Never raises for a failure of the exchange."""
-    pace = _Pace(rate)
-
     async def send(request: Request) -> Exchange:
-        await pace.wait()
         try:
             return request, await exchange(url, request, timeout=timeout), None
         except TimeoutError:
@@ -122,7 +119,18 @@ def http_sender(url: str, rate: float, timeout: float) -> Send:
         except Exception as exc:  # noqa: BLE001 - any failure of the connection is a finding, not a crash
             return request, None, f"{type(exc).__name__}: {exc}"
 
-    return send
+    return paced(send, rate)
+
+
+def paced(send: Send, rate: float) -> Send:
+    """``send``, at most ``rate`` requests a second (0: no limit)."""
+    pace = _Pace(rate)
+
+    async def paced_send(request: Request) -> Exchange:
+        await pace.wait()
+        return await send(request)
+
+    return paced_send
 
 
 async def probe_stdio(command: Sequence[str], checks: Sequence[Check] = CHECKS, *, rate: float = 10.0,
@@ -130,13 +138,8 @@ async def probe_stdio(command: Sequence[str], checks: Sequence[Check] = CHECKS, 
     """Run ``checks`` against a server started as ``command`` that speaks NDJSON on stdio; the
     HTTP-only checks are not applicable. The process is stopped (stdin closed) at the end."""
     target = Target(url=shlex.join(command), host="", loopback=False, call_tools=call_tools, stdio=True)
-    pace = _Pace(rate)
     async with stdio_sender(command, timeout=timeout) as raw_send:
-        async def send(request: Request) -> Exchange:
-            await pace.wait()
-            exchange_: Exchange = await raw_send(request)
-            return exchange_
-        return await _run(target, send, checks, f"no answer from {shlex.join(command)}")
+        return await _run(target, paced(raw_send, rate), checks, f"no answer from {shlex.join(command)}")
 
 
 async def _run(target: Target, send: Send, checks: Sequence[Check], unreachable: str) -> list[Finding]:
