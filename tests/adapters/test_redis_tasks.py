@@ -19,6 +19,7 @@ import msgspec
 import pytest
 import redis
 from _redis import RedisServer
+from test_task_store import crashing_owner
 from mcpwire_adapters.redis_tasks import STOPPED, RedisTaskStore
 
 from mcpwire import ErrorCode, ProtocolError
@@ -28,21 +29,9 @@ NOW = 1_800_000_000.0
 DEADLINE = 20.0
 INTERNAL = {"code": -32603, "message": "Internal error"}
 
-CRASHING_OWNER = """
-import os, sys
-import redis
-from mcpwire_adapters.redis_tasks import RedisTaskStore
-from mcpwire.tasks import Tasks
-store = RedisTaskStore(redis.Redis.from_url(sys.argv[1]), prefix="p:", heartbeat=0.5)
-tasks = Tasks(store, iter(["run", "wait", "done"]))
-for _ in range(3):
-    tasks.create("tool", float(sys.argv[2]))
-tasks.ask("wait", {"k": {"method": "elicitation/create", "params": {}}}, None, float(sys.argv[2]))
-tasks.complete("done", {"content": []}, float(sys.argv[2]))
-print("ready", flush=True)
-sys.stdin.read()  # until the parent says so
-os._exit(0)  # no close(): as a crash leaves it
-"""
+CRASHING_OWNER = crashing_owner(
+    "import redis\nfrom mcpwire_adapters.redis_tasks import RedisTaskStore",
+    'RedisTaskStore(redis.Redis.from_url(sys.argv[1]), prefix="p:", heartbeat=0.5)')
 
 
 def client(server: RedisServer) -> redis.Redis:

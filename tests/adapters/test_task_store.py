@@ -205,11 +205,17 @@ def test_closing_fails_the_stores_unfinished_tasks_only(tmp_path: Path) -> None:
         assert kept is not None and kept.result == {"content": [{"type": "text", "text": "kept"}]}
 
 
-CRASHING_OWNER = """
+def crashing_owner(imports: str, store: str) -> str:
+    """A script that makes a working, a waiting and a finished task in ``store`` (an expression
+    reading ``sys.argv[1]``), says ready, and dies without closing it, as a crash does."""
+    return _CRASHING_OWNER.replace("IMPORTS", imports).replace("STORE", store)
+
+
+_CRASHING_OWNER = """
 import os, sys
-from mcpwire_adapters.task_store import SqliteTaskStore
+IMPORTS
 from mcpwire.tasks import Tasks
-store = SqliteTaskStore(sys.argv[1])
+store = STORE
 tasks = Tasks(store, iter(["run", "wait", "done"]))
 for _ in range(3):
     tasks.create("tool", float(sys.argv[2]))
@@ -219,6 +225,7 @@ print("ready", flush=True)
 sys.stdin.read()  # until the parent says so
 os._exit(0)  # no close(): as a crash leaves it
 """
+CRASHING_OWNER = crashing_owner("from mcpwire_adapters.task_store import SqliteTaskStore", "SqliteTaskStore(sys.argv[1])")
 
 
 def test_a_crashed_owners_tasks_fail_on_open_and_on_get(tmp_path: Path) -> None:
