@@ -395,6 +395,26 @@ def run_load(port: int, conns: int, requests: int, seconds: float) -> dict[str, 
     return result
 
 
+def interleaved_rounds(servers: dict[str, ServerProcess], runs: dict[str, list[dict[str, Any]]], *, rounds: int,
+                       conns: int, requests: int, seconds: float, progress: Any, label: str) -> None:
+    """``rounds`` rounds of the same load against each server of ``runs``, in alternating order
+    (the machine's drift falls on all alike); each round's result, with the server's CPU per
+    request, appended to ``runs[kind]``."""
+    for r in range(rounds):
+        order = list(runs) if r % 2 == 0 else list(reversed(runs))
+        for kind in order:
+            server = servers[kind]
+            cpu0 = server.cpu_seconds()
+            result = run_load(server.port, conns, requests, seconds)
+            cpu = server.cpu_seconds() - cpu0
+            result["server_cpu_us_per_request"] = cpu * 1e6 / result["requests"] if result["requests"] else None
+            runs[kind].append(result)
+            if progress is not None:
+                errors = f", {result['errors']} errors" if result["errors"] else ""
+                progress(f"{label} {kind} round {r + 1}/{rounds}: {result['rps']:.0f} req/s, "
+                         f"p99 {result['p99_ms']:.2f} ms{errors}")
+
+
 def measure(
     kinds: list[str], *, conns: int, requests: int, seconds: float, rounds: int, warmup: int,
     progress: Any = None,
@@ -414,19 +434,8 @@ def measure(
                 runs[kind] = []
             except Exception as exc:  # report it; the other servers still run
                 failed[kind] = f"{type(exc).__name__}: {exc}"[:500]
-        for r in range(rounds):
-            order = list(runs) if r % 2 == 0 else list(reversed(runs))
-            for kind in order:
-                server = servers[kind]
-                cpu0 = server.cpu_seconds()
-                result = run_load(server.port, conns, requests, seconds)
-                cpu = server.cpu_seconds() - cpu0
-                result["server_cpu_us_per_request"] = cpu * 1e6 / result["requests"] if result["requests"] else None
-                runs[kind].append(result)
-                if progress is not None:
-                    errors = f", {result['errors']} errors" if result["errors"] else ""
-                    progress(f"e2e {kind} round {r + 1}/{rounds}: {result['rps']:.0f} req/s, "
-                             f"p99 {result['p99_ms']:.2f} ms{errors}")
+        interleaved_rounds(servers, runs, rounds=rounds, conns=conns, requests=requests, seconds=seconds,
+                           progress=progress, label="e2e")
     finally:
         for server in servers.values():
             server.stop()

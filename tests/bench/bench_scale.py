@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .bench_e2e import REPO, ServerProcess, run_load
+from .bench_e2e import REPO, ServerProcess, interleaved_rounds, run_load
 
 ENV_REDIS = "BENCH_SCALE_REDIS"
 ENV_KEYS = "BENCH_SCALE_KEYS"
@@ -250,19 +250,8 @@ def _load_rounds(kinds: list[str], *, conns: int, requests: int, seconds: float,
                 out[kind] = f"{type(exc).__name__}: {exc}"[:500]
                 if progress is not None:
                     progress(f"scale {kind} failed to start: {out[kind]}")
-        for r in range(rounds):
-            order = list(runs) if r % 2 == 0 else list(reversed(runs))
-            for kind in order:
-                server = servers[kind]
-                cpu0 = server.cpu_seconds()
-                result = run_load(server.port, conns, requests, seconds)
-                cpu = server.cpu_seconds() - cpu0
-                result["server_cpu_us_per_request"] = cpu * 1e6 / result["requests"] if result["requests"] else None
-                runs[kind].append(result)
-                if progress is not None:
-                    errors = f", {result['errors']} errors" if result["errors"] else ""
-                    progress(f"scale {kind} round {r + 1}/{rounds}: {result['rps']:.0f} req/s, "
-                             f"p99 {result['p99_ms']:.2f} ms{errors}")
+        interleaved_rounds(servers, runs, rounds=rounds, conns=conns, requests=requests, seconds=seconds,
+                           progress=progress, label="scale")
     finally:
         for server in servers.values():
             server.stop()
