@@ -484,6 +484,8 @@ class Exchange(Generic[O]):
         still waits for its client's answers, until the task has ended."""
         self.state = EXCHANGE.move(self.state, "cancel")
         if self.state is ExchangeState.TASK:
+            if not self._task_asking:
+                return  # nothing waits for the client: no store read for a request that merely ended
             tasks = self._context.tasks
             record = tasks.get(self.task_id, self._now) if tasks is not None and self.task_id is not None else None
             if record is not None and not record.terminal:
