@@ -39,7 +39,7 @@ from .era import listing_shapes
 from .events import TaskChanged
 from .exchange import HttpExchange, StdioExchange
 from .http import (
-    HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, admit_target, as_text, content_length, empty_reply,
+    HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, admit_body, admit_target, as_text, content_length, empty_reply,
     error_reply, json_reply,
 )
 from .listen import (
@@ -132,7 +132,7 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         self._era = tuple(v for v in supported_versions if v in INITIALIZE_ERA)
         # check_head's index of a tuple of headers it passed, for receive_http to reuse when the
         # same (immutable) tuple comes back: one entry, matched by identity.
-        self._head_view: tuple[Any, HeaderView] | None = None
+        self._head_view: tuple[Any, HeaderView, Any, Any] | None = None
         # What a -32022 names: a server of the initialize era only names those revisions, so
         # the client knows to open a session (and a person reading it, why).
         self._offered = self._stateless_versions or self._era
@@ -368,9 +368,12 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         check_now(now)
         headers = request.headers
         cached = self._head_view
+        head_admitted = False
         if cached is not None and cached[0] is headers:
             view = cached[1]  # check_head indexed this very tuple
             self._head_view = None
+            # ... and admitted its head, for this method and target: only the body is left to check
+            head_admitted = cached[2] is not None and cached[2] == request.method and cached[3] == request.target
         else:
             view = HeaderView(headers)
         method = request.method
@@ -383,7 +386,7 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
                 # GET and DELETE get its answer (405).
                 refused = admit_target(request, self.http, view)
                 return refused or refuse(400, "Bad Request: Mcp-Session-Id header is required")
-        body = admit(request, self.http, view)
+        body = admit_body(request, self.http) if head_admitted else admit(request, self.http, view)
         if not isinstance(body, bytes):
             return body
         if body[:1] == b"[" and self._batches_allowed(view):
@@ -429,16 +432,20 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         :meth:`receive_http` reuses the index of the headers built here instead of building it again.
         """
         view = HeaderView(headers)
-        if type(headers) is tuple:
-            self._head_view = (headers, view)
+        kept = type(headers) is tuple
         head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
         if (
             self._sessions_on and as_text("method", method) in ("GET", "DELETE")
             and view.first(MCP_SESSION_ID) is not None
         ):
+            self._head_view = (headers, view, None, None) if kept else None
             return admit_target(head, self.http, view)  # the rest is receive_http's
         refusal = admit(head, self.http, view, content_length(view) or 0)
-        return None if isinstance(refusal, bytes) else refusal
+        if isinstance(refusal, bytes):
+            self._head_view = (headers, view, method, target) if kept else None
+            return None
+        self._head_view = (headers, view, None, None) if kept else None
+        return refusal
 
     def admit_line(
         self, message: Request, now: float, session: Session | None = None

@@ -305,7 +305,7 @@ def admit(
     if refused is not None:
         return refused
     if (len(body) if length is None else length) > policy.max_body_bytes:
-        return _refuse(413, f"Request body exceeds {policy.max_body_bytes} bytes")
+        return _too_large(policy)
     content_type = view.first(b"content-type")
     if (
         content_type is None
@@ -316,6 +316,23 @@ def admit(
     accept = view.all(b"accept")
     if not _accept_ok(accept[0] if len(accept) == 1 else b",".join(accept)):
         return _refuse(406, "Accept must list application/json and text/event-stream")
-    if body[:3] == b"\xef\xbb\xbf":
-        body = body[3:]
-    return body
+    return body[3:] if body[:3] == _BOM else body
+
+
+def admit_body(request: HttpRequest, policy: HttpPolicy) -> bytes | HttpReply:
+    """:func:`admit` for a request whose head already passed it (``Server.check_head``): the one
+    step the body itself decides, its size (413). Returns the body to parse (a leading UTF-8
+    BOM removed), or the reply that refuses it."""
+    body = request.body
+    if type(body) is not bytes:
+        body = _as_body(body)
+    if len(body) > policy.max_body_bytes:
+        return _too_large(policy)
+    return body[3:] if body[:3] == _BOM else body
+
+
+_BOM: Final = b"\xef\xbb\xbf"
+
+
+def _too_large(policy: HttpPolicy) -> HttpReply:
+    return _refuse(413, f"Request body exceeds {policy.max_body_bytes} bytes")

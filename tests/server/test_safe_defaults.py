@@ -398,6 +398,28 @@ def test_check_head_index_is_reused_only_for_the_same_tuple() -> None:
     assert again == ok
 
 
+def test_a_head_admitted_by_check_head_still_has_its_body_and_its_own_target_checked() -> None:
+    # receive_http skips the head's steps only for the very tuple, method and target check_head
+    # admitted; the body's own step (413 when it outgrows a missing Content-Length) still runs.
+    server = make_server(http=mcpwire.HttpPolicy(max_body_bytes=len(DISCOVER_BODY)))
+    good = tuple(BYTES_HEADERS)  # no Content-Length, as a chunked body comes
+
+    def after_head(target: str, body: bytes) -> Any:
+        assert server.check_head("POST", "/mcp", good) is None
+        return reply_of(server.receive_http(mcpwire.HttpRequest(method="POST", target=target, headers=good, body=body),
+                                            now=0.0))
+
+    assert after_head("/mcp", DISCOVER_BODY).status == 200
+    too_big = after_head("/mcp", DISCOVER_BODY + b" ")
+    assert too_big.status == 413 and too_big.error["message"] == f"Request body exceeds {len(DISCOVER_BODY)} bytes"
+    assert after_head("/other", DISCOVER_BODY).status == 404  # another target than the head's: admitted afresh
+    bom = make_server()
+    assert bom.check_head("POST", "/mcp", good) is None
+    with_bom = bom.receive_http(mcpwire.HttpRequest(method="POST", target="/mcp", headers=good,
+                                                    body=b"\xef\xbb\xbf" + DISCOVER_BODY), now=0.0)
+    assert reply_of(with_bom).status == 200
+
+
 def test_check_head_of_head_has_no_body_and_str_headers_work() -> None:
     refusal = DISCOVERY_SERVER.check_head("HEAD", "/mcp", STR_HEADERS)
     assert refusal is not None and refusal[0].status == 405 and refusal[1].data == b""
