@@ -62,6 +62,15 @@ __all__ = ["App", "Context", "ListenForwarder", "NeedInput", "PeerGone", "Send",
 
 _log = logging.getLogger("mcpwire_adapters.app")
 
+class CancelScopeLike(typing.Protocol):
+    """What :meth:`App.run_exchange_armed` runs a handler in: ``anyio.CancelScope``,
+    ``trio.CancelScope``, or any scope entered with ``with`` that ``cancel()`` ends."""
+
+    def cancel(self) -> None: ...
+    def __enter__(self) -> Any: ...
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool | None: ...
+
+
 OnError = Callable[[Exchange[Any], BaseException], None]
 """``on_error(exchange, exc)``: called with the exception behind each -32603 answer."""
 F = TypeVar("F", bound=Callable[..., Any])
@@ -123,7 +132,7 @@ class App:
         self._resumers: dict[tuple[str | None, str | None], ListenStream[Any]] = {}
         # The running requests of each session, by request id: DELETE cancels them all, a posted
         # notifications/cancelled one.
-        self._session_work: dict[str, dict[tuple[type, Any], anyio.CancelScope]] = {}
+        self._session_work: dict[str, dict[tuple[type, Any], CancelScopeLike]] = {}
         # What was declared, for the read-only views (tools, resources, ...).
         self._tool_defs: dict[str, Tool] = {}
         self._resource_defs: dict[str, Resource] = {}
@@ -567,7 +576,8 @@ class App:
         return peer_gone
 
     async def run_exchange_armed(
-        self, exchange: Exchange[Any], emit: Send, arm: Callable[[Callable[[], None] | None], None]
+        self, exchange: Exchange[Any], emit: Send, arm: Callable[[Callable[[], None] | None], None],
+        scope: CancelScopeLike | None = None,
     ) -> bool:
         """:meth:`run_exchange` for a driver that already reads the connection (no watcher task
         per request): ``arm(gone)`` is called once before the handler starts, and the driver
@@ -575,9 +585,11 @@ class App:
         the client goes away; ``arm(None)`` when the exchange is over, after which ``gone``
         must no longer be called. Same contract otherwise: ``gone()`` or :class:`PeerGone`
         from ``emit`` cancels the handler and the exchange. Returns True when the client went
-        away."""
+        away. ``scope`` is the cancel scope the handler runs in (default a new
+        ``anyio.CancelScope``): a driver that knows its loop may pass that loop's own, cheaper
+        one (a ``trio.CancelScope``; on asyncio, one built on ``Task.cancel``)."""
         peer_gone = False
-        with anyio.CancelScope() as scope:
+        with (anyio.CancelScope() if scope is None else scope) as scope:
 
             def gone() -> None:
                 nonlocal peer_gone

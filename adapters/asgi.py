@@ -46,8 +46,9 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from functools import lru_cache
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import anyio
@@ -58,6 +59,7 @@ from mcpwire.sessions import HttpBatch
 from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
+from ._on_asyncio import TaskScope, bounded, on_asyncio
 from .app import App, PeerGone
 from .context import principal_key
 
@@ -67,7 +69,6 @@ if TYPE_CHECKING:
 __all__ = ["AsgiApp", "AsgiConfig", "asgi_app", "request_target"]
 
 _log = logging.getLogger("mcpwire_adapters.asgi")
-_T = TypeVar("_T")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -108,11 +109,13 @@ def request_target(scope: Scope) -> str:
     """The request target handed to the engine: the path relative to the app's mount point
     (``path`` minus ``root_path``, as Starlette routes it; ``"/"`` when nothing is left),
     percent-encoded again, plus ``?query`` when there is one."""
-    path: str = scope.get("path") or "/"
-    root: str = scope.get("root_path") or ""
+    return _target(scope.get("path") or "/", scope.get("root_path") or "", scope.get("query_string") or b"")
+
+
+@lru_cache(maxsize=256)  # an endpoint sees few distinct targets: computed once each, not per request
+def _target(path: str, root: str, query: bytes) -> str:
     if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
         path = path[len(root):] or "/"
-    query: bytes = scope.get("query_string") or b""
     target = quote(path, safe=_PATH_SAFE)
     return f"{target}?{query.decode('latin-1')}" if query else target
 
@@ -208,7 +211,7 @@ class _Request:
 
     async def run(self) -> None:
         try:
-            self._asyncio = _on_asyncio()
+            self._asyncio = on_asyncio()
             # The request head read once: the target and the headers the engine takes.
             method, target, headers = self.scope["method"], request_target(self.scope), _headers(self.scope)
             auth = self.config.auth  # OAuth (oauth_server.py): its metadata document, or a 401/403, or the principal set
@@ -268,7 +271,7 @@ class _Request:
         size: int | None = None  # None: the body timed out
         if self._asyncio:
             try:
-                size = await _bounded(self._receive_body(chunks, limit), self.config.body_timeout)
+                size = await bounded(self._receive_body(chunks, limit), self.config.body_timeout)
             except TimeoutError:
                 pass
         else:
@@ -323,7 +326,7 @@ class _Request:
         seconds in all (on asyncio one timer for them)."""
         try:
             if self._asyncio:
-                await _bounded(self._send_all(self._messages(outputs)), self.config.send_timeout)
+                await bounded(self._send_all(self._messages(outputs)), self.config.send_timeout)
             else:
                 for message in self._messages(outputs):
                     with anyio.fail_after(self.config.send_timeout):
@@ -371,7 +374,7 @@ class _Request:
             elif pending:
                 pending[0].cancel()
 
-        await self.app.run_exchange_armed(exchange, self._emit, arm)
+        await self.app.run_exchange_armed(exchange, self._emit, arm, TaskScope())
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
         """Forward a listen stream as SSE (``App.forward_listen``) until it ends, the app drops
@@ -390,53 +393,3 @@ def _headers(scope: Scope) -> tuple[tuple[bytes, bytes], ...]:
     if type(headers) is list or type(headers) is tuple:
         return tuple(headers)
     return tuple((bytes(name), bytes(value)) for name, value in headers)
-
-
-
-class _Rest:
-    """The rest of a coroutine already run up to its first suspension, where it yielded
-    ``pending`` (the future it waits on): awaiting this resumes it as the task would have,
-    passing on what the task sends or throws (a cancellation included)."""
-
-    __slots__ = ("coro", "pending")
-
-    def __init__(self, coro: Coroutine[Any, Any, _T], pending: Any) -> None:
-        self.coro = coro
-        self.pending = pending
-
-    def __await__(self) -> Generator[Any, Any, _T]:
-        coro, value = self.coro, self.pending
-        while True:
-            try:
-                sent = yield value
-            except BaseException as exc:  # noqa: BLE001 - handed to the coroutine, as the task would
-                try:
-                    value = coro.throw(exc)
-                except StopIteration as stop:
-                    return stop.value  # type: ignore[no-any-return]
-            else:
-                try:
-                    value = coro.send(sent)
-                except StopIteration as stop:
-                    return stop.value  # type: ignore[no-any-return]
-
-
-async def _bounded(coro: Coroutine[Any, Any, _T], seconds: float) -> _T:
-    """``await coro`` within ``seconds`` (asyncio only; TimeoutError after), with a timer only
-    if it suspends: it runs at once up to its first wait, and a receive of a body the server
-    already holds, or a send the transport takes at once, never waits (no timer handle made
-    and cancelled per request)."""
-    try:
-        pending = coro.send(None)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-    async with asyncio.timeout(seconds):
-        return await _Rest(coro, pending)
-
-
-def _on_asyncio() -> bool:
-    """Whether this request runs on asyncio (else on trio, through anyio)."""
-    try:
-        return asyncio.current_task() is not None
-    except RuntimeError:  # no running asyncio loop: trio
-        return False

@@ -1,0 +1,83 @@
+"""The ASGI driver's asyncio primitives: TaskScope ends only its own cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from mcpwire_adapters._on_asyncio import TaskScope, bounded
+
+
+def test_a_cancel_from_inside_ends_at_the_scope() -> None:
+    async def main() -> str:
+        with TaskScope() as scope:
+            scope.cancel()
+            await asyncio.sleep(0)  # the cancellation is delivered here
+            return "not reached"
+        assert scope.cancel_called
+        await asyncio.sleep(0)  # nothing left pending on the task
+        return "ended at the scope"
+
+    assert asyncio.run(main()) == "ended at the scope"
+
+
+def test_a_cancel_from_another_task_ends_at_the_scope() -> None:
+    async def main() -> str:
+        scopes: list[TaskScope] = []
+
+        async def handler() -> str:
+            with TaskScope() as scope:
+                scopes.append(scope)
+                await asyncio.Event().wait()
+            await asyncio.sleep(0)
+            return "ended at the scope"
+
+        task = asyncio.create_task(handler())
+        await asyncio.sleep(0)
+        scopes[0].cancel()
+        return await task
+
+    assert asyncio.run(main()) == "ended at the scope"
+
+
+def test_a_cancellation_from_outside_still_propagates() -> None:
+    async def main() -> None:
+        scopes: list[TaskScope] = []
+
+        async def handler() -> None:
+            with TaskScope() as scope:
+                scopes.append(scope)
+                await asyncio.Event().wait()
+
+        task = asyncio.create_task(handler())
+        await asyncio.sleep(0)
+        task.cancel()  # the server's own cancellation, then the scope's
+        scopes[0].cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+
+
+def test_a_scope_left_uncancelled_changes_nothing() -> None:
+    async def main() -> int:
+        with TaskScope():
+            await asyncio.sleep(0)
+        task = asyncio.current_task()
+        assert task is not None
+        return task.cancelling()
+
+    assert asyncio.run(main()) == 0
+
+
+def test_bounded_times_out_only_a_wait() -> None:
+    async def at_once() -> str:
+        return "at once"
+
+    async def main() -> None:
+        assert await bounded(at_once(), 0.0) == "at once"  # never suspends: no timer, no timeout
+        with pytest.raises(TimeoutError):
+            await bounded(asyncio.sleep(1), 0.01)
+
+    asyncio.run(main())
