@@ -9,11 +9,11 @@ nothing. These do what asyncio's ``asyncio.timeout`` does, with nothing made unt
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from types import TracebackType
 from typing import Any, TypeVar
 
-__all__ = ["TaskScope", "bounded", "on_asyncio"]
+__all__ = ["TaskScope", "bounded", "on_asyncio", "on_suspension"]
 
 _T = TypeVar("_T")
 
@@ -84,6 +84,17 @@ class _Rest:
                     value = coro.send(sent)
                 except StopIteration as stop:
                     return stop.value  # type: ignore[no-any-return]
+
+
+async def on_suspension(coro: Coroutine[Any, Any, _T], suspended: Callable[[], None]) -> _T:
+    """``await coro``, calling ``suspended()`` once if it suspends, right after its first wait
+    began (a coroutine that finishes without waiting never calls it)."""
+    try:
+        pending = coro.send(None)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    suspended()
+    return await _Rest(coro, pending)
 
 
 async def bounded(coro: Coroutine[Any, Any, _T], seconds: float) -> _T:

@@ -607,8 +607,8 @@ class App:
                     await anyio.lowlevel.checkpoint()  # delivers the cancellation to the handler
 
             session_id = exchange.session.id if exchange.session is not None else None
-            key = _key(exchange.request_id)
             if session_id is not None:
+                key = _key(exchange.request_id)
                 self._session_work.setdefault(session_id, {})[key] = scope
             try:
                 arm(gone)

@@ -59,7 +59,7 @@ from mcpwire.sessions import HttpBatch
 from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
-from ._on_asyncio import TaskScope, bounded, on_asyncio
+from ._on_asyncio import TaskScope, bounded, on_asyncio, on_suspension
 from .app import App, PeerGone
 from .context import principal_key
 
@@ -357,24 +357,24 @@ class _Request:
     async def _run_exchange(self, exchange: HttpExchange) -> None:
         """Run the handler while watching for ``http.disconnect``, which cancels both (on HTTP a
         disconnect is the cancellation). On asyncio the watcher task starts only once the handler
-        suspends: ``call_soon`` runs it at the loop's next turn, which a handler that answers at
-        once never gives (then the call is dropped, and no task was made)."""
+        suspends (a handler that answers at once never does, and costs no task)."""
         if not self._asyncio:
             await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
             return
-        loop = asyncio.get_running_loop()
-        pending: list[asyncio.Handle | asyncio.Task[None]] = []
-
-        def start(gone: Callable[[], None]) -> None:
-            pending[0] = loop.create_task(self._watch_alone(gone))
+        armed: list[Callable[[], None] | None] = [None]
+        watcher: list[asyncio.Task[None]] = []
 
         def arm(gone: Callable[[], None] | None) -> None:
-            if gone is not None:
-                pending.append(loop.call_soon(start, gone))
-            elif pending:
-                pending[0].cancel()
+            armed[0] = gone
+            if gone is None and watcher:
+                watcher[0].cancel()
 
-        await self.app.run_exchange_armed(exchange, self._emit, arm, TaskScope())
+        def watch() -> None:
+            gone = armed[0]
+            if gone is not None:
+                watcher.append(asyncio.get_running_loop().create_task(self._watch_alone(gone)))
+
+        await on_suspension(self.app.run_exchange_armed(exchange, self._emit, arm, TaskScope()), watch)
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
         """Forward a listen stream as SSE (``App.forward_listen``) until it ends, the app drops

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from mcpwire_adapters._on_asyncio import TaskScope, bounded
+from mcpwire_adapters._on_asyncio import TaskScope, bounded, on_suspension
 
 
 def test_a_cancel_from_inside_ends_at_the_scope() -> None:
@@ -81,3 +81,20 @@ def test_bounded_times_out_only_a_wait() -> None:
             await bounded(asyncio.sleep(1), 0.01)
 
     asyncio.run(main())
+
+
+def test_on_suspension_is_told_only_of_a_wait() -> None:
+    async def at_once() -> str:
+        return "at once"
+
+    async def waits() -> str:
+        await asyncio.sleep(0)
+        return "after a wait"
+
+    async def main() -> list[str]:
+        told: list[str] = []
+        assert await on_suspension(at_once(), lambda: told.append("at once")) == "at once"
+        assert await on_suspension(waits(), lambda: told.append("waits")) == "after a wait"
+        return told
+
+    assert asyncio.run(main()) == ["waits"]
