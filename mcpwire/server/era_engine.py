@@ -139,9 +139,11 @@ class EraEngine:
             header_version = protocol_version_header(view)
         except HeaderMismatch:
             return None  # the stateless admission answers it (-32020)
-        session_ids = view.all(MCP_SESSION_ID)
         if header_version is not None and header_version not in INITIALIZE_ERA:
-            if session_ids and self._sessions_on and header_version not in self._stateless_versions:
+            if (
+                self._sessions_on and view.first(MCP_SESSION_ID) is not None
+                and header_version not in self._stateless_versions
+            ):
                 # A session's request naming a revision nobody speaks (2025-11-25: Streamable
                 # HTTP, Protocol Version Header: 400 for an unsupported version).
                 return refuse(400, f"Bad Request: unsupported protocol version {header_version}",
@@ -149,6 +151,7 @@ class EraEngine:
             return None
         if isinstance(message, Request) and names_version(message):
             return None
+        session_ids = view.all(MCP_SESSION_ID)
         if not session_ids:
             if isinstance(message, Request) and message.method == "initialize":
                 return self._initialize_http(message, now, principal)

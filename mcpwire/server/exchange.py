@@ -16,6 +16,7 @@ The state machine is ``states.EXCHANGE``.
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 from typing import Any, Generic, Mapping, TypeVar
 
 import msgspec
@@ -81,6 +82,15 @@ class Exchange(Generic[O]):
 
     internal_error: BaseException | None = None
 
+    # Initialize era: the server-to-client requests out (id -> kind, id -> input key), their
+    # answers, and the state the handler gave with them. Until a round is sent these are the
+    # class's (the empty mappings are never written: _send_round gives each exchange its own).
+    _asked: dict[int, str] = MappingProxyType({})  # type: ignore[assignment]
+    _answer_keys: dict[int, str] = MappingProxyType({})  # type: ignore[assignment]
+    _answers: dict[str, dict[str, Any]] = MappingProxyType({})  # type: ignore[assignment]
+    _input_error: ProtocolError | None = None
+    _input_state: Any = None
+
     def __init__(
         self, context: ServerContext, event: ServerEvent, params: Any, now: float, session: Session | None = None,
         revision: str | None = None,
@@ -96,13 +106,6 @@ class Exchange(Generic[O]):
         self._now = now
         self._progress_count = 0
         self._last_progress: float | None = None
-        # Initialize era: the server-to-client requests out (id -> input key), their answers,
-        # and the state the handler gave with them.
-        self._asked: dict[int, str] = {}
-        self._answers: dict[str, dict[str, Any]] = {}
-        self._answer_keys: dict[int, str] = {}
-        self._input_error: ProtocolError | None = None
-        self._input_state: Any = None
 
     @property
     def request_id(self) -> str | int:
@@ -329,6 +332,8 @@ class Exchange(Generic[O]):
         assert session is not None
         kinds = round_data(plain, None)[0]
         messages: dict[int, bytes] = {}
+        if not self._asked:
+            self._asked, self._answer_keys = {}, {}
         for key, request in plain.items():
             rid = session.ask(self, key)
             self._asked[rid] = kinds[key]

@@ -113,6 +113,7 @@ class InvalidParamHeader(ProtocolError):
 
 
 _lower: Final = bytes.lower
+_NO_REPEATS: Final[dict[bytes, list[bytes]]] = {}  # shared by every view whose names all come once; never written
 
 
 class HeaderView:
@@ -130,8 +131,20 @@ class HeaderView:
 
     def __init__(self, headers: Any) -> None:
         first: dict[bytes, bytes] = {}
-        more: dict[bytes, list[bytes]] = {}
+        more: dict[bytes, list[bytes]] = _NO_REPEATS
         try:
+            if type(headers) is tuple or type(headers) is list:
+                # The common case, every name once: one store per header, repeats told by the count.
+                for raw_name, value in headers:
+                    if type(value) is not bytes:
+                        raise TypeError(value)
+                    first[_lower(raw_name)] = value
+                if len(first) == len(headers):
+                    self._first = first
+                    self._more = more
+                    return
+                first = {}
+            more = {}
             for raw_name, value in headers:
                 name = _lower(raw_name)
                 if type(value) is not bytes:
@@ -141,6 +154,7 @@ class HeaderView:
                 else:
                     first[name] = value
         except (TypeError, ValueError):
+            more = {}
             if isinstance(headers, Iterator):  # one-shot: the pairs read are gone
                 raise LocalProtocolError("HTTP headers that are not bytes pairs must come in a list or a mapping") from None
             first.clear()
