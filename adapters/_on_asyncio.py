@@ -9,13 +9,14 @@ nothing. These do what asyncio's ``asyncio.timeout`` does, with nothing made unt
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Generator
-from types import TracebackType
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
+from types import CoroutineType, TracebackType
 from typing import Any, TypeVar
 
-__all__ = ["TaskScope", "bounded", "on_asyncio", "on_suspension"]
+__all__ = ["TaskScope", "bounded", "on_asyncio", "on_suspension", "send_all_bounded"]
 
 _T = TypeVar("_T")
+_M = TypeVar("_M")
 
 
 def on_asyncio() -> bool:
@@ -108,3 +109,23 @@ async def bounded(coro: Coroutine[Any, Any, _T], seconds: float) -> _T:
         return stop.value  # type: ignore[no-any-return]
     async with asyncio.timeout(seconds):
         return await _Rest(coro, pending)
+
+
+async def send_all_bounded(send: Callable[[_M], Awaitable[None]], messages: Sequence[_M], seconds: float) -> None:
+    """``await send(message)`` for each message in turn, within ``seconds`` in all (TimeoutError
+    after), with a timer only from the first send that waits (a transport that takes every
+    message at once makes none). ``send`` may return any awaitable; a coroutine is run at once
+    up to its first wait."""
+    for i, message in enumerate(messages):
+        step: Awaitable[None] = send(message)
+        if type(step) is CoroutineType:
+            try:
+                pending = step.send(None)
+            except StopIteration:
+                continue
+            step = _Rest(step, pending)
+        async with asyncio.timeout(seconds):
+            await step
+            for rest in messages[i + 1:]:
+                await send(rest)
+        return

@@ -59,7 +59,7 @@ from mcpwire.sessions import HttpBatch
 from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
-from ._on_asyncio import TaskScope, bounded, on_asyncio, on_suspension
+from ._on_asyncio import TaskScope, bounded, on_asyncio, on_suspension, send_all_bounded
 from .app import App, PeerGone
 from .context import principal_key
 
@@ -326,7 +326,7 @@ class _Request:
         seconds in all (on asyncio one timer for them)."""
         try:
             if self._asyncio:
-                await bounded(self._send_all(self._messages(outputs)), self.config.send_timeout)
+                await send_all_bounded(self._send, self._messages(outputs), self.config.send_timeout)
             else:
                 for message in self._messages(outputs):
                     with anyio.fail_after(self.config.send_timeout):
@@ -334,10 +334,6 @@ class _Request:
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             # OSError includes TimeoutError (the timeouts) and servers' "client disconnected".
             raise _PeerGone from exc
-
-    async def _send_all(self, messages: list[Message]) -> None:
-        for message in messages:
-            await self._send(message)
 
     def _messages(self, outputs: Sequence[Output]) -> list[Message]:
         messages: list[Message] = []

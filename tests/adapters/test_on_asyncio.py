@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from mcpwire_adapters._on_asyncio import TaskScope, bounded, on_suspension
+from mcpwire_adapters._on_asyncio import TaskScope, bounded, on_suspension, send_all_bounded
 
 
 def test_a_cancel_from_inside_ends_at_the_scope() -> None:
@@ -98,3 +98,30 @@ def test_on_suspension_is_told_only_of_a_wait() -> None:
         return told
 
     assert asyncio.run(main()) == ["waits"]
+
+
+def test_send_all_bounded_sends_in_order_and_times_out_only_a_wait() -> None:
+    sent: list[str] = []
+
+    async def at_once(message: str) -> None:
+        sent.append(message)
+
+    def a_future(message: str) -> asyncio.Future[None]:  # any awaitable, not only a coroutine
+        sent.append(message)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+    async def stalls(message: str) -> None:
+        sent.append(message)
+        if message == "body":
+            await asyncio.sleep(1)
+
+    async def main() -> None:
+        await send_all_bounded(at_once, ["head", "body"], 0.0)
+        await send_all_bounded(a_future, ["head", "body"], 1.0)
+        with pytest.raises(TimeoutError):
+            await send_all_bounded(stalls, ["head", "body", "never"], 0.01)
+
+    asyncio.run(main())
+    assert sent == ["head", "body", "head", "body", "head", "body"]
