@@ -22,9 +22,10 @@ _M = TypeVar("_M")
 def on_asyncio() -> bool:
     """Whether the caller runs in an asyncio task (else on trio, through anyio)."""
     try:
-        return asyncio.current_task() is not None
+        asyncio.get_running_loop()
     except RuntimeError:  # no running asyncio loop: trio
         return False
+    return True
 
 
 class TaskScope:

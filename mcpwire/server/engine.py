@@ -435,7 +435,7 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         kept = type(headers) is tuple
         head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
         if (
-            self._sessions_on and as_text("method", method) in ("GET", "DELETE")
+            method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE")
             and view.first(MCP_SESSION_ID) is not None
         ):
             self._head_view = (headers, view, None, None) if kept else None
