@@ -19,6 +19,11 @@ answers have come back or SECONDS have passed, whichever is first. It checks eve
 (status 200, the echoed text) and reports requests/s and latency percentiles. Its HTTP/1.1
 client is minimal on purpose (pre-built request bytes, Content-Length framing) so that it
 costs the generator little and both servers get the same client.
+
+When ``wrk`` is installed (Debian: ``apt-get install wrk``) the measured rounds run it instead
+(one thread, CONNS connections, the same request, for REQUESTS / 5,000 seconds within SECONDS):
+the issue's own method, and a C generator leaves the two shared cores to the servers. The
+warm-up before the rounds is the Python generator's, which checks each server's answers.
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -383,8 +390,57 @@ class ServerProcess:
                     self.proc.wait()
 
 
-def run_load(port: int, conns: int, requests: int, seconds: float) -> dict[str, Any]:
-    """One load run in a fresh generator process (never sharing a GIL with a server)."""
+WRK = shutil.which("wrk")
+"""The C load generator the issue measured with (Debian: ``apt-get install wrk``), or None."""
+WRK_REQUESTS_PER_S = 5000  # the duration a wrk run gets: REQUESTS at about this rate, within SECONDS
+
+
+def _wrk_script() -> str:
+    """wrk's Lua: the same request as the Python generator's, and a JSON summary line at the end."""
+    from ._workload import CALL, CALL_HEADERS
+
+    lines = ['wrk.method = "POST"', f"wrk.body = {json.dumps(CALL.decode())}"]
+    lines += [f"wrk.headers[{json.dumps(name.decode())}] = {json.dumps(value.decode())}"
+              for name, value in CALL_HEADERS if name.lower() not in (b"host", b"content-length")]
+    lines.append("""function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRK {"requests":%d,"us":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d,"errors":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(90),
+    latency:percentile(99), latency.max, e.status + e.connect + e.read + e.write + e.timeout))
+end""")
+    return "\n".join(lines) + "\n"
+
+
+def _wrk_load(port: int, conns: int, requests: int, seconds: float) -> dict[str, Any]:
+    """One wrk run (one thread, ``conns`` keep-alive connections) for about ``requests`` requests'
+    worth of time. wrk counts every non-2xx/3xx answer and socket error; the bodies were checked by
+    the Python generator's warm-up run against the same server."""
+    assert WRK is not None
+    duration = max(1, min(round(seconds), round(requests / WRK_REQUESTS_PER_S)))
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
+        script.write(_wrk_script())
+        script.flush()
+        done = subprocess.run([WRK, "-t1", f"-c{conns}", f"-d{duration}s", "-s", script.name,
+                               f"http://127.0.0.1:{port}/mcp"], capture_output=True, text=True, timeout=duration + 60)
+    if done.returncode != 0 or "WRK " not in done.stdout:
+        raise RuntimeError(f"wrk failed: {done.stdout[-1000:]} {done.stderr[-1000:]}")
+    r = json.loads(done.stdout.split("WRK ", 1)[1].splitlines()[0])
+    elapsed = r["us"] / 1e6
+    return {
+        "requests": r["requests"], "errors": r["errors"], "first_error": "see wrk" if r["errors"] else None,
+        "seconds": elapsed, "rps": r["requests"] / elapsed if elapsed else 0.0,
+        "p50_ms": r["p50"] / 1000, "p90_ms": r["p90"] / 1000, "p99_ms": r["p99"] / 1000, "max_ms": r["max"] / 1000,
+        "conns": conns, "hit_time_cap": False, "generator": "wrk",
+    }
+
+
+def run_load(port: int, conns: int, requests: int, seconds: float, *, check: bool = False) -> dict[str, Any]:
+    """One load run: wrk when installed (it costs the shared cores far less than a Python
+    generator, so the servers, not the generator, set the pace), else the Python generator
+    in a fresh process (never sharing a GIL with a server). ``check``: the Python generator,
+    which checks every answer's body, whatever is installed."""
+    if WRK is not None and not check:
+        return _wrk_load(port, conns, requests, seconds)
     done = subprocess.run(
         [sys.executable, "-m", "tests.bench.bench_e2e", "load", str(port), str(conns), str(requests), str(seconds)],
         cwd=REPO, capture_output=True, text=True, timeout=seconds + 60,
@@ -430,7 +486,7 @@ def measure(
         for kind in kinds:
             try:
                 servers[kind] = ServerProcess(kind)
-                run_load(servers[kind].port, conns, warmup, 30)
+                run_load(servers[kind].port, conns, warmup, 30, check=True)
                 runs[kind] = []
             except Exception as exc:  # report it; the other servers still run
                 failed[kind] = f"{type(exc).__name__}: {exc}"[:500]

@@ -454,6 +454,21 @@ def asgi_call_variant(drivers: list[AsgiDriver]) -> Variant:
     return d.variant("ours.asgi_call", CALL, CALL_HEADERS)
 
 
+async def _null_asgi(scope: Any, receive: Any, send: Any) -> None:
+    """An ASGI app that reads the request and answers a fixed body: what the in-process driver
+    itself costs (it stands in for the ASGI server), subtracted to judge an app's own cost."""
+    while (await receive()).get("more_body"):
+        pass
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": b"{}"})
+
+
+def null_asgi_variant(drivers: list[AsgiDriver]) -> Variant:
+    d = AsgiDriver(_null_asgi)
+    drivers.append(d)
+    return d.variant("asgi.null", CALL, CALL_HEADERS)
+
+
 def factories(drivers: list[AsgiDriver]) -> list[tuple[str, Callable[[], Variant]]]:
     """Every in-process variant of ours and of the floor, by key (built lazily, so that one
     that fails to build can be reported without stopping the others)."""
@@ -461,7 +476,8 @@ def factories(drivers: list[AsgiDriver]) -> list[tuple[str, Callable[[], Variant
         ("floor.call", floor_call_variant), ("ours.call", engine_call_variant),
         ("ours.session_call", engine_session_call_variant),
         ("ours.call_jsonschema", engine_call_schema_variant), ("ours.app_call", app_call_variant),
-        ("ours.asgi_call", lambda: asgi_call_variant(drivers)), ("ours.stdio_call", stdio_call_variant),
+        ("ours.asgi_call", lambda: asgi_call_variant(drivers)), ("asgi.null", lambda: null_asgi_variant(drivers)),
+        ("ours.stdio_call", stdio_call_variant),
         ("ours.list_1000", engine_list_variant), ("floor.read_1mib", floor_read_variant),
         ("ours.read_1mib", engine_read_variant), ("ours.progress_sse", engine_progress_variant),
         ("ours.mrtr_2_rounds", engine_mrtr_variant), ("ours.task_create", engine_task_create_variant),

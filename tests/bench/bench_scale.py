@@ -244,7 +244,7 @@ def _load_rounds(kinds: list[str], *, conns: int, requests: int, seconds: float,
         for kind in kinds:
             try:
                 servers[kind] = ServerProcess(kind, "tests.bench.bench_scale")
-                run_load(servers[kind].port, conns, warmup, 30)
+                run_load(servers[kind].port, conns, warmup, 30, check=True)
                 runs[kind] = []
             except Exception as exc:  # report it; the other servers still run
                 out[kind] = f"{type(exc).__name__}: {exc}"[:500]

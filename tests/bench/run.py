@@ -60,6 +60,9 @@ TARGETS = [
     ("e2e_rps", ">= 3x the SDK's requests/s end to end (same load, same concurrency)"),
     ("e2e_p99", "lower p99 latency than the SDK end to end"),
     ("e2e_bare", "trio/h11 server >= 60% of the bare trio + h11 + msgspec server's requests/s (issue 16)"),
+    ("engine_5x", "server engine small tools/call <= 5x the msgspec floor (issue 16)"),
+    ("asgi_inproc", "AsgiApp in-process <= 2x the engine's own cost per call, the ASGI server's share (a null app) "
+                    "taken out (issue 16)"),
     ("asgi_raw", "AsgiApp under uvicorn + httptools + uvloop >= 90% of the raw ASGI app calling the engine (issue 16)"),
     ("asgi_sdk", "AsgiApp under uvicorn + httptools + uvloop >= 5x the SDK under uvicorn's defaults (issue 16)"),
     ("stdio", "stdio: >= 5x the SDK's stdio server in calls/s, small calls pipelined (issue 16)"),
@@ -224,6 +227,8 @@ INPROCESS_ROWS = [
      "floor.call", "x floor"),
     ("ours.asgi_call", "ours: same call into our adapters' ASGI app (AsgiApp on asyncio; handler runs)", "us/op",
      "floor.call", "x floor"),
+    ("asgi.null", "the in-process ASGI driver alone: a null app reading the body and answering {} (the ASGI "
+     "server's share of the row above)", "us/op", None, ""),
     ("ours.list_1000", f"ours: tools/list of {LIST_TOOLS:,} tools, paging through all 10 pages of 100", "us/listing",
      None, ""),
     ("floor.read_1mib", "floor: msgspec decodes the resources/read bytes, encodes the same 1 MiB response", "us/op",
@@ -417,6 +422,11 @@ def build_targets(v: dict[str, Variant], imp: dict[str, dict[str, Any]], e2e: di
     floor, ours = _us(v, "floor.call"), _us(v, "ours.call")
     r = _ratio(ours, floor)
     target("floor", f"{_fmt(r, 2)}x floor ({_fmt(ours, 2)} vs {_fmt(floor, 2)} us)", None if r is None else r <= 3)
+    target("engine_5x", f"{_fmt(r, 2)}x floor", None if r is None else r <= 5)
+    asgi, null = _us(v, "ours.asgi_call"), _us(v, "asgi.null")
+    r = _ratio(asgi - null, ours) if asgi is not None and null is not None else None
+    target("asgi_inproc", f"{_fmt(r, 2)}x ({_fmt(asgi, 2)} - {_fmt(null, 2)} us of the null app, vs {_fmt(ours, 2)} us)"
+           if r is not None else "not measured", None if r is None else r <= 2)
     sdk = _us(v, "sdk.call")
     r = _ratio(sdk, ours)
     target("sdk_cpu", f"SDK/ours = {_fmt(r, 1)}x ({_fmt(sdk, 1)} vs {_fmt(ours, 2)} us)" if r else "not measured",
@@ -447,6 +457,9 @@ def build_targets(v: dict[str, Variant], imp: dict[str, dict[str, Any]], e2e: di
             r = fast["rps"] / theirs["rps"]
             paired = sorted(x["rps"] / y["rps"] for x, y in zip(fast.get("rounds", []), theirs.get("rounds", []), strict=False))
             extra = f"; per-round ratios {', '.join(f'{p:.2f}' for p in paired)}" if len(paired) > 1 else ""
+            cpu, their_cpu = fast.get("server_cpu_us_per_request"), theirs.get("server_cpu_us_per_request")
+            if cpu and their_cpu:
+                extra += f"; server CPU per request {cpu:.0f} vs {their_cpu:.0f} us"
             target(key, f"{r:.2f}x {what} ({fast['rps']:,.0f} vs {theirs['rps']:,.0f} req/s{extra})", r >= goal)
         else:
             target(key, "not measured", None)
