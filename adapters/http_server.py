@@ -674,7 +674,7 @@ class _Connection:
     async def _run_exchange(self, exchange: HttpExchange) -> None:
         """Run the handler while watching the socket; a disconnect cancels both (on HTTP a
         disconnect is the cancellation)."""
-        if await self.app.run_exchange_armed(exchange, self._emit, self._arm):
+        if await self.app.run_exchange_armed(exchange, self._emit, self._arm, trio.CancelScope()):
             raise _PeerGone
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
