@@ -149,6 +149,8 @@ class Listing(Generic[T]):
     def __init__(self, key: Callable[[T], str], shapes: Shapes | None = None) -> None:
         self._key = key
         self._items: dict[str, T] = {}
+        # get(name): the item, or None; the dict's own get, no Python frame per lookup (the dict is never replaced)
+        self.get: Callable[[str], T | None] = self._items.get
         self._encoded: dict[str, bytes] = {}
         self._order: list[str] | None = []
         self._pieces: list[bytes] = []
@@ -163,9 +165,6 @@ class Listing(Generic[T]):
 
     def __contains__(self, name: str) -> bool:
         return name in self._items
-
-    def get(self, name: str) -> T | None:
-        return self._items.get(name)
 
     def values(self) -> list[T]:
         self._prepare()
