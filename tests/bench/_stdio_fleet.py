@@ -8,7 +8,7 @@ pipe pair on fds 0 and 1 and runs the very server the pipelined benchmark runs (
 ``mcpwire serve ... --transport stdio`` command's code; ``sdk``: ``MCPServer.run("stdio")``),
 built after the fork. Both kinds start the same way, so neither is favoured.
 
-    fleet = Fleet("ours", 64)    # returns once every child runs; fleet.conns: (write fd, read fd)
+    fleet = Fleet("ours", 64).started()   # once every child is forked; fleet.conns: (write fd, read fd)
     fleet.cpu_seconds()          # CPU time of the children so far (/proc)
     fleet.stop()                 # EOF on each stdin: each server ends as a client closing it would
 
@@ -82,11 +82,16 @@ class Fleet:
             cwd=REPO, pass_fds=theirs, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         for fd in theirs:
             os.close(fd)
+        self.pids: list[int] = []
+
+    def started(self) -> Fleet:
+        """Wait until every child is forked (start several fleets first: they start in parallel)."""
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError(f"the {kind} fleet did not start")
+            raise RuntimeError(f"the {self.kind} fleet did not start")
         self.pids = [int(p) for p in line.split()]
+        return self
 
     def cpu_seconds(self) -> float:
         return sum(_cpu_seconds(pid) for pid in self.pids)

@@ -117,6 +117,8 @@ def measure(kinds: list[str], *, conns: int = 64, seconds: float = 2.0, rounds: 
         for kind in kinds:
             for shape, (procs, _) in shapes.items():
                 fleets[shape, kind] = Fleet(kind, procs)
+        for fleet in fleets.values():
+            fleet.started()
         say(f"stdio p99: {len(fleets)} fleets ({', '.join(kinds)}: {conns} + 1 server processes each) started in "
             f"{time.perf_counter() - started:.1f} s")
         for (shape, _), fleet in fleets.items():
