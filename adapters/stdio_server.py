@@ -20,9 +20,19 @@ written whole. stdout carries protocol messages only; this module writes nothing
   :meth:`App.forward_listen` (as the HTTP drivers do): its acknowledgement, then whatever the
   app delivers to it; a ``notifications/cancelled`` naming it stops it the same way
   (specification: Basic > Patterns > Subscriptions, Cancellation).
-- On EOF the last partial line is still read, in-flight requests get ``grace_period`` seconds
-  to finish (then are cancelled), listen streams end with their listen result
-  (``app.close_streams()``), and :func:`serve_stdio` returns. If stdout breaks, it returns at once.
+- Back-pressure: past ``max_in_flight`` requests in flight, up to ``max_held`` more are read and
+  held, then the driver stops reading stdin (the pipe fills, the client's writes block) until a
+  request ends; nothing is refused. It reads on while every request in flight waits for the
+  client (an answer to a server-to-client request such as ``elicitation/create``, or the
+  cancellation of a listen stream), so such an answer behind the held requests still gets
+  through; only then a request past the held ones is refused with -32603 (the bounds and the
+  rule: :class:`mcpwire.StdioConnection`). A cancellation sent after requests the driver has
+  not read yet is read once a request ends: a handler that only ends when cancelled holds its
+  slot until then.
+- On EOF the last partial line is still read, held requests are still admitted as room frees,
+  requests get ``grace_period`` seconds from EOF to finish (then are cancelled), listen streams
+  end with their listen result (``app.close_streams()``), and :func:`serve_stdio` returns. If
+  stdout breaks, it returns at once.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -62,16 +72,20 @@ async def serve_stdio(
     grace_period: float = 30.0,
     max_line_bytes: int = 4 * 1024 * 1024,
     max_in_flight: int = 64,
+    max_held: int = 64,
 ) -> None:
     """Serve ``app`` over stdin/stdout (by default duplicates of fds 0 and 1) until stdin
-    ends, then return after a graceful shutdown. ``max_line_bytes`` and ``max_in_flight`` bound
-    one message and the requests in flight (see :class:`mcpwire.StdioConnection`).
+    ends, then return after a graceful shutdown. ``max_line_bytes`` bounds one message,
+    ``max_in_flight`` the requests running, ``max_held`` the requests read ahead and held
+    before the driver stops reading stdin (back-pressure; ``0``: none held, a request past
+    ``max_in_flight`` is refused with -32603; see :class:`mcpwire.StdioConnection`).
 
     ``stdin`` and ``stdout`` may be anyio byte streams, or trio streams (``receive_some`` /
     ``send_all``, as this driver took before it moved to anyio) when running under trio."""
     reader = _FdReceiveStream(os.dup(0)) if stdin is None else _receive_stream(stdin)
     writer = _FdSendStream(os.dup(1)) if stdout is None else _send_stream(stdout)
-    connection = StdioConnection(app.server, max_line_bytes=max_line_bytes, max_in_flight=max_in_flight)
+    connection = StdioConnection(app.server, max_line_bytes=max_line_bytes, max_in_flight=max_in_flight,
+                                 max_held=max_held)
     driver = _StdioDriver(app, reader, writer, connection)
     async with reader, writer:
         await driver.run(grace_period)
@@ -88,50 +102,79 @@ class _StdioDriver:
         self._write_lock = anyio.Lock()
         self._scopes: dict[Hashable, anyio.CancelScope] = {}
         self._main = anyio.CancelScope()
+        self._wake = anyio.Event()
+        self._reader_waiting = False
+        self._eof = False
 
     async def run(self, grace_period: float) -> None:
         with self._main:
             async with self.app.running(), anyio.create_task_group() as streams:
                 async with anyio.create_task_group() as requests:
-                    await self._read(requests, streams)
-                    # EOF: requests in flight may finish, up to the grace period.
-                    requests.cancel_scope.deadline = anyio.current_time() + grace_period
+                    await self._read(requests, streams, grace_period)
                 # Then every listen stream ends with its result, which its forwarder writes.
                 self.app.close_streams()
                 streams.cancel_scope.deadline = anyio.current_time() + _STREAM_CLOSE_SECONDS
 
-    async def _read(self, requests: anyio.abc.TaskGroup, streams: anyio.abc.TaskGroup) -> None:
+    async def _read(self, requests: anyio.abc.TaskGroup, streams: anyio.abc.TaskGroup, grace_period: float) -> None:
+        self._requests: anyio.abc.TaskGroup = requests
+        self._streams: anyio.abc.TaskGroup = streams
+        connection = self.connection
         while True:
+            if self._eof or not connection.reading:
+                if self._eof and not connection.waiting:
+                    return  # every request read is admitted: the task group waits for them
+                # Paused (or after EOF, requests still held): wait until a request ends or one
+                # starts waiting for the client; the task that saw it has called release().
+                self._wake = anyio.Event()
+                self._reader_waiting = True
+                try:
+                    await self._wake.wait()
+                finally:
+                    self._reader_waiting = False
+                continue
             try:
                 data = await self.stdin.receive(_RECEIVE_BYTES)
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 data = b""
             now = time.time()
             if data:
-                outputs = self.connection.receive_data(bytes(data), now=now)
+                await self._handle(connection.receive_data(bytes(data), now=now))
             else:
-                outputs = self.connection.receive_eof(now=now)
-            for item in outputs:
-                if isinstance(item, bytes):
-                    await self._write(item)
-                elif isinstance(item, StdioExchange):
-                    requests.start_soon(self._run_exchange, item, self._scope_for(item.request_id))
-                elif isinstance(item, StdioListenStream):
-                    forwarder = self.app.forward_listen(item)  # registered now: no event is missed
-                    # A session's stream answers no request: no client id may cancel it.
-                    own = anyio.CancelScope() if isinstance(item, StdioSessionStream) else self._scope_for(item.request_id)
-                    streams.start_soon(self._run_listen, forwarder, own)
-                elif isinstance(item, InputArrived):
-                    self.app.input_arrived(item)
-                elif isinstance(item, Cancelled):
-                    scope = self._scopes.pop(_key(item.request_id), None)
-                    if scope is not None:
-                        scope.cancel()
-                elif isinstance(item, TaskChanged):
-                    await self._write(item.reply)
-                    await self.app.task_changed(item)
-            if not data:
-                return
+                # EOF: requests may finish (held ones admitted as room frees), up to the grace period.
+                self._eof = True
+                requests.cancel_scope.deadline = anyio.current_time() + grace_period
+                await self._handle(connection.receive_eof(now=now))
+
+    async def _handle(self, outputs: Iterable[object]) -> None:
+        for item in outputs:
+            if isinstance(item, bytes):
+                await self._write(item)
+            elif isinstance(item, StdioExchange):
+                self._requests.start_soon(self._run_exchange, item, self._scope_for(item.request_id))
+            elif isinstance(item, StdioListenStream):
+                forwarder = self.app.forward_listen(item)  # registered now: no event is missed
+                # A session's stream answers no request: no client id may cancel it.
+                own = anyio.CancelScope() if isinstance(item, StdioSessionStream) else self._scope_for(item.request_id)
+                self._streams.start_soon(self._run_listen, forwarder, own)
+            elif isinstance(item, InputArrived):
+                self.app.input_arrived(item)
+            elif isinstance(item, Cancelled):
+                scope = self._scopes.pop(_key(item.request_id), None)
+                if scope is not None:
+                    scope.cancel()
+            elif isinstance(item, TaskChanged):
+                await self._write(item.reply)
+                await self.app.task_changed(item)
+
+    async def _release(self) -> None:
+        """A request ended, or an exchange sent something (perhaps its requests to the client):
+        admit held requests if there is room now, handle lines left unread while paused, and
+        let a paused reader look again."""
+        connection = self.connection
+        if connection.waiting:
+            await self._handle(connection.release(now=time.time()))
+        if self._reader_waiting and (not connection.waiting if self._eof else connection.reading):
+            self._wake.set()
 
     def _scope_for(self, request_id: str | int) -> anyio.CancelScope:
         # Made here, entered by the task: a cancel that arrives before the task starts still counts.
@@ -157,6 +200,8 @@ class _StdioDriver:
 
     async def _send(self, output: Any) -> None:
         await self._write(output)
+        if self.connection.waiting or self._reader_waiting:
+            await self._release()
 
     async def _run_exchange(self, exchange: StdioExchange, scope: anyio.CancelScope) -> None:
         with scope:
@@ -169,6 +214,7 @@ class _StdioDriver:
                 except LocalProtocolError:
                     pass  # the exchange had already answered
         self._forget(exchange.request_id, scope)
+        await self._release()
 
     async def _run_listen(self, forwarder: ListenForwarder, scope: anyio.CancelScope) -> None:
         try:
@@ -176,6 +222,7 @@ class _StdioDriver:
                 await forwarder.run(self._send)
         finally:
             self._forget(forwarder.stream.request_id, scope)
+        await self._release()
 
 
 def _key(request_id: str | int) -> Hashable:

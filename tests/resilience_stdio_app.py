@@ -1,6 +1,6 @@
 """A small MCP app served over stdio, for tests/adapters/test_resilience.py (run as a script).
 
-Usage: python tests/resilience_stdio_app.py [--max-in-flight N] [--grace-period S]
+Usage: python tests/resilience_stdio_app.py [--max-in-flight N] [--max-held N] [--grace-period S]
 
 Besides the tools of ``tests/stdio_app.py`` (``build_app``) it has ``hold``, which
 blocks until the process receives SIGUSR1: the test fills the in-flight bound with requests
@@ -40,19 +40,20 @@ async def _release_on_signal(*, task_status: trio.TaskStatus[None] = trio.TASK_S
             released.set()
 
 
-async def _serve(max_in_flight: int, grace_period: float) -> None:
+async def _serve(max_in_flight: int, max_held: int, grace_period: float) -> None:
     async with trio.open_nursery() as nursery:
         await nursery.start(_release_on_signal)
-        await serve_stdio(app, max_in_flight=max_in_flight, grace_period=grace_period)
+        await serve_stdio(app, max_in_flight=max_in_flight, max_held=max_held, grace_period=grace_period)
         nursery.cancel_scope.cancel()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-in-flight", type=int, default=64)
+    parser.add_argument("--max-held", type=int, default=64)
     parser.add_argument("--grace-period", type=float, default=5.0)
     options = parser.parse_args()
-    trio.run(_serve, options.max_in_flight, options.grace_period)
+    trio.run(_serve, options.max_in_flight, options.max_held, options.grace_period)
 
 
 if __name__ == "__main__":

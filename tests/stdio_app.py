@@ -1,6 +1,7 @@
 """A tiny MCP app served over stdio, for tests/adapters/test_stdio_server.py (run as a script).
 
-Usage: python tests/stdio_app.py [--max-line-bytes N] [--versions V,...] [--backend trio|asyncio].
+Usage: python tests/stdio_app.py [--max-line-bytes N] [--max-in-flight N] [--max-held N] [--versions V,...]
+[--backend trio|asyncio].
 The app and the driver are anyio code: ``--backend`` picks the event loop (default trio).
 Diagnostics go to stderr only.
 """
@@ -17,10 +18,11 @@ from mcpwire.wire.versions import REVISIONS
 from mcpwire_adapters import App, Context, NeedInput, serve_stdio
 
 def build_app(name: str = "stdio-test", versions: tuple[str, ...] | None = None) -> App:
-    """The app: echo, wait, progress, slow (reports its cancellation), change, greet (asks the
-    client for a name) and touch (updates a subscribable resource). ``versions`` limits the
-    revisions served (``None``: all)."""
+    """The app: echo, wait, busy (waits, and says how many ran at once at most), progress, slow
+    (reports its cancellation), change, greet (asks the client for a name) and touch (updates a
+    subscribable resource). ``versions`` limits the revisions served (``None``: all)."""
     app = App(name, "1.0", resource_subscribe=True, supported_versions=versions or REVISIONS)
+    running = [0, 0]  # busy calls running now, the most ever at once
 
     @app.tool(description="Echo the text back")
     async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
@@ -32,6 +34,16 @@ def build_app(name: str = "stdio-test", versions: tuple[str, ...] | None = None)
         await anyio.sleep(float(arguments.get("seconds", 0)))
         return f"waited {arguments.get('seconds', 0)}"
 
+
+    @app.tool(description="Wait for the given seconds; say the most calls of busy that ran at once")
+    async def busy(ctx: Context, arguments: dict[str, Any]) -> str:
+        running[0] += 1
+        running[1] = max(running)
+        try:
+            await anyio.sleep(float(arguments.get("seconds", 0)))
+        finally:
+            running[0] -= 1
+        return f"busy {arguments.get('n')}; at most {running[1]} at once"
 
     @app.tool(description="Report progress three times, then answer")
     async def progress(ctx: Context, arguments: dict[str, Any]) -> str:
@@ -79,12 +91,15 @@ def build_app(name: str = "stdio-test", versions: tuple[str, ...] | None = None)
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-line-bytes", type=int, default=4 * 1024 * 1024)
+    parser.add_argument("--max-in-flight", type=int, default=64)
+    parser.add_argument("--max-held", type=int, default=64)
     parser.add_argument("--versions", help="comma-separated revisions to serve (default: all)")
     parser.add_argument("--backend", choices=("trio", "asyncio"), default="trio")
     options = parser.parse_args()
     app = build_app(versions=tuple(options.versions.split(",")) if options.versions else None)
-    anyio.run(functools.partial(serve_stdio, app, max_line_bytes=options.max_line_bytes, grace_period=5),
-              backend=options.backend)
+    serve = functools.partial(serve_stdio, app, max_line_bytes=options.max_line_bytes, grace_period=5,
+                              max_in_flight=options.max_in_flight, max_held=options.max_held)
+    anyio.run(serve, backend=options.backend)
 
 
 if __name__ == "__main__":

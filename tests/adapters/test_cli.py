@@ -480,7 +480,7 @@ def test_inspect_and_call_an_initialize_era_server_over_http(era_url: str) -> No
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("era-http 1.0\n")
     assert "  protocol      2025-06-18 (initialize-era session)\n" in done.stdout
-    assert re.search(r"\n  session       \S+\n", done.stdout) and "\nTools (7)" in done.stdout
+    assert re.search(r"\n  session       \S+\n", done.stdout) and "\nTools (8)" in done.stdout
     report = json.loads(run_cli("inspect", era_url, "--json").stdout)
     assert report["initialize"]["serverInfo"]["name"] == "era-http" and "discover" not in report
     done = run_cli("call", era_url, "greet", stdin="a\nAda\n")

@@ -688,11 +688,11 @@ async def test_stdio_burst_of_a_thousand_is_answered_once_each(child: Child) -> 
     assert await child.process.wait() == 0
 
 
-@with_child(HOLD_APP)
+@with_child(HOLD_APP, "--max-held", "0")
 async def test_stdio_burst_beyond_the_in_flight_bound_is_exact(child: Child) -> None:
-    """1,000 requests that cannot finish until released: exactly the first 64 are admitted, the
-    other 936 are answered -32603 at once (with their ids); once released the 64 answer, and
-    the freed capacity serves new requests."""
+    """Without back-pressure (``max_held=0``): 1,000 requests that cannot finish until released:
+    exactly the first 64 are admitted, the other 936 are answered -32603 at once (with their
+    ids); once released the 64 answer, and the freed capacity serves new requests."""
     async with trio.open_nursery() as nursery:  # written while the answers are read: no pipe deadlock
         nursery.start_soon(child.send, b"".join(call_line("hold", i) for i in range(THOUSAND)))
         refused = [await child.message() for _ in range(THOUSAND - 64)]
@@ -708,6 +708,31 @@ async def test_stdio_burst_beyond_the_in_flight_bound_is_exact(child: Child) -> 
     await child.send(b"".join(call_line("echo", f"again{i}", {"text": "ok"}) for i in range(64)))
     again, errors = split([await child.message() for _ in range(64)])
     assert errors == {} and len(again) == 64
+    await child.close_stdin()
+    assert await child.rest() == []
+    assert await child.process.wait() == 0
+
+
+@with_child(HOLD_APP)
+async def test_stdio_burst_beyond_the_in_flight_bound_waits_for_room(child: Child) -> None:
+    """With back-pressure (the default): 2,000 requests that cannot finish until released (about
+    340 KB, more than the pipe, the 64 running and the 64 held): the driver stops reading, so the
+    client's write cannot complete; nothing is refused. Once released, every one is answered."""
+    burst = b"".join(call_line("hold", i) for i in range(2 * THOUSAND))
+    written = trio.Event()
+
+    async def write() -> None:
+        await child.send(burst)
+        written.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(write)
+        await trio.sleep(0.5)  # time for a driver that kept reading to take it all; ours stops
+        assert not written.is_set()
+        child.process.send_signal(signal.SIGUSR1)
+        results, errors = split([await child.message() for _ in range(2 * THOUSAND)])
+    assert errors == {} and set(results) == set(range(2 * THOUSAND))
+    assert all(r["result"]["content"][0]["text"] == "released" for r in results.values())
     await child.close_stdin()
     assert await child.rest() == []
     assert await child.process.wait() == 0

@@ -170,3 +170,57 @@ async def test_messages_larger_than_a_pipe_buffer_pass_both_ways(child: Child) -
     assert answer["id"] == 9 and answer["result"]["content"][0]["text"] == text
     await child.close_stdin()
     assert await child.exit_code() == 0
+
+
+@with_child("--max-in-flight", "4")
+async def test_pipelined_calls_past_max_in_flight_wait_for_room(child: Child) -> None:
+    """200 calls of a slow tool written at once, 4 in flight at most: the driver holds the rest
+    back (and stops reading) instead of refusing them; each gets its real answer, and no more
+    than 4 ever ran at once."""
+    calls = b"".join(line(call("busy", i, {"n": i, "seconds": 0.01})) for i in range(200))
+    async with trio.open_nursery() as nursery:  # written while the answers are read
+        nursery.start_soon(child.send, calls)
+        answers = [await child.message() for _ in range(200)]
+    assert sorted(a["id"] for a in answers) == list(range(200))
+    peaks = set()
+    for answer in answers:
+        text = answer["result"]["content"][0]["text"]
+        head, _, peak = text.partition("; at most ")
+        assert head == f"busy {answer['id']}", answer
+        peaks.add(int(peak.removesuffix(" at once")))
+    assert max(peaks) == 4  # 4 at once, never more
+    await child.close_stdin()
+    assert await child.rest() == []
+    assert await child.exit_code() == 0
+
+
+ERA_INIT = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def era_call(name: str, request_id: int, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments or {}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+@with_child("--max-in-flight", "4", "--max-held", "1")
+async def test_handlers_waiting_for_the_client_get_its_answers_while_the_driver_is_full(child: Child) -> None:
+    """An initialize-era session: 4 calls of greet fill the driver, each asking the client for a
+    name (elicitation/create), and a fifth call is held. The answers come after it on stdin: a
+    driver that stopped reading there would never see them (a deadlock); ours reads on while
+    every request in flight waits for the client."""
+    await child.send(line(ERA_INIT))
+    assert (await child.message())["result"]["protocolVersion"] == "2025-11-25"
+    await child.send(line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    await child.send(b"".join(line(era_call("greet", i)) for i in range(4)) + line(era_call("echo", 4, {"text": "held"})))
+    asked = [await child.message() for _ in range(4)]
+    assert {a["method"] for a in asked} == {"elicitation/create"}
+    answers = [{"jsonrpc": "2.0", "id": a["id"], "result": {"action": "accept", "content": {"name": f"Ada{a['id']}"}}}
+               for a in asked]
+    await child.send(b"".join(line(a) for a in answers))
+    results = {m["id"]: m["result"]["content"][0]["text"] for m in [await child.message() for _ in range(5)]}
+    assert results[4] == "held"
+    assert sorted(results[i] for i in range(4)) == sorted(f"Hello, Ada{a['id']}" for a in asked)
+    await child.close_stdin()
+    assert await child.rest() == []
+    assert await child.exit_code() == 0

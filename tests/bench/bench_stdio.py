@@ -4,11 +4,12 @@ Each server is a process of its own reading NDJSON on stdin (``ours``: ``mcpwire
 tests.bench._workload:our_app --transport stdio``; ``sdk``: ``MCPServer.run(transport="stdio")``
 with the same echo tool). Both take the 2026-07-28 stateless call with no initialize. A round
 writes N calls (the workload's bytes, each with its own id) from a writer thread, keeping
-WINDOW (32) calls in flight (our stdio driver answers -32603 past ``max_in_flight``, 64 by
-default, rather than stop reading), while the main thread reads the N answers: calls per second from the first
-write to the last answer, and the server's CPU time per call (``/proc/PID/stat``). Every answer
-is checked (its id, the echoed text). Rounds alternate the servers' order; each figure is the
-median over the rounds.
+WINDOW (128) calls in flight (past our driver's ``max_in_flight``, 64 by default: it holds the
+extra ones and stops reading stdin until one ends, back-pressure), while the main thread reads
+the N answers: calls per second from the first write to the last answer, and the server's CPU
+time per call (``/proc/PID/stat``). Every answer is checked (its id, the echoed text). Rounds
+alternate the servers' order; each figure is the median over the rounds. The latency at 64
+concurrent callers is :mod:`tests.bench.bench_stdio_p99`.
 
     python -m tests.bench.bench_stdio [N] [ROUNDS] [WINDOW]
 """
@@ -47,7 +48,7 @@ class StdioServer:
                                      stderr=subprocess.DEVNULL)
         self.next_id = 1
 
-    def run(self, n: int, window: int = 32) -> dict[str, Any]:
+    def run(self, n: int, window: int = 128) -> dict[str, Any]:
         stdin, stdout = self.proc.stdin, self.proc.stdout
         assert stdin is not None and stdout is not None
         lines = _calls(self.next_id, n)
@@ -89,7 +90,7 @@ class StdioServer:
             self.proc.wait()
 
 
-def measure(kinds: list[str], *, n: int, rounds: int, window: int = 32, warmup: int = 200,
+def measure(kinds: list[str], *, n: int, rounds: int, window: int = 128, warmup: int = 200,
             progress: Any = None) -> dict[str, Any]:
     servers = {kind: StdioServer(kind) for kind in kinds}
     runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
@@ -118,7 +119,7 @@ def measure(kinds: list[str], *, n: int, rounds: int, window: int = 32, warmup: 
 if __name__ == "__main__":
     N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    WINDOW = int(sys.argv[3]) if len(sys.argv) > 3 else 32
+    WINDOW = int(sys.argv[3]) if len(sys.argv) > 3 else 128
     result = measure(["ours", "sdk"], n=N, rounds=ROUNDS, window=WINDOW, progress=lambda m: print(m, file=sys.stderr))
     for kind, r in result.items():
         print(f"{kind}: {r['calls_per_s']:.0f} calls/s, server CPU {r['server_cpu_us_per_call']:.0f} us/call")

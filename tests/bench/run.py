@@ -33,7 +33,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `tests.bench` importable from the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench import bench_e2e, bench_engine, bench_memory, bench_parallel, bench_stdio
+from tests.bench import bench_e2e, bench_engine, bench_memory, bench_parallel, bench_stdio, bench_stdio_p99
 from tests.bench._harness import Variant, machine, run_interleaved
 from tests.bench.bench_memory import OWN_PACKAGES
 from tests.bench._workload import LIST_TOOLS, PROGRESS_FRAMES, sdk_available
@@ -43,11 +43,13 @@ DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
 QUICK = {"rounds": 15, "target_ms": 10.0, "mem_n": 300, "import_samples": 3,
          "e2e": {"conns": 8, "requests": 1000, "seconds": 3.0, "rounds": 3, "warmup": 200},
          "parallel": {"n": 8, "sleep_ms": 50.0, "repeats": 5, "seconds": 1.5, "rounds": 1},
-         "stdio": {"n": 1000, "rounds": 1, "window": 32}}
+         "stdio": {"n": 1000, "rounds": 1, "window": 128},
+         "stdio_p99": {"conns": 64, "seconds": 1.0, "rounds": 1, "warmup": 0.3}}
 FULL = {"rounds": 41, "target_ms": 50.0, "mem_n": 2000, "import_samples": 11,
         "e2e": {"conns": 8, "requests": 20000, "seconds": 25.0, "rounds": 3, "warmup": 1000},
         "parallel": {"n": 8, "sleep_ms": 50.0, "repeats": 15, "seconds": 4.0, "rounds": 3},
-        "stdio": {"n": 5000, "rounds": 3, "window": 32}}
+        "stdio": {"n": 5000, "rounds": 3, "window": 128},
+        "stdio_p99": {"conns": 64, "seconds": 3.0, "rounds": 3, "warmup": 1.0}}
 
 # --scale (issue 17): per server the same load as the end-to-end rows, six servers interleaved
 SCALE_QUICK = {"conns": 16, "requests": 1000, "seconds": 3.0, "rounds": 3, "warmup": 200, "trials": 30}
@@ -66,6 +68,8 @@ TARGETS = [
     ("asgi_raw", "AsgiApp under uvicorn + httptools + uvloop >= 90% of the raw ASGI app calling the engine (issue 16)"),
     ("asgi_sdk", "AsgiApp under uvicorn + httptools + uvloop >= 5x the SDK under uvicorn's defaults (issue 16)"),
     ("stdio", "stdio: >= 5x the SDK's stdio server in calls/s, small calls pipelined (issue 16)"),
+    ("stdio_p99", "stdio p99 at 64 connections no worse than the SDK's (64 processes, and 64 in flight on one; "
+                  "issue 16)"),
     ("import_ms", "import mcpwire < 50 ms (CPU time of the import, fresh interpreter)"),
     ("import_modules", "import mcpwire loads a small fraction (<= 10%) of the modules of import mcp.server"),
 ]
@@ -159,8 +163,14 @@ def stage_stdio(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
     kinds = ["ours"] + (["sdk"] if with_sdk else [])
     log(f"stdio: {s['n']} small tools/call pipelined ({s['window']} in flight) to {', '.join(kinds)}, "
         f"{s['rounds']} round(s)")
-    return _reported("stdio", lambda: bench_stdio.measure(
+    out = _reported("stdio", lambda: bench_stdio.measure(
         kinds, n=s["n"], rounds=s["rounds"], window=s["window"], progress=log))
+    p = cfg["stdio_p99"]
+    log(f"stdio p99: {p['conns']} callers: {p['conns']} server processes, then {p['conns']} in flight on one "
+        f"connection ({', '.join(kinds)}), {p['seconds']:g} s x {p['rounds']} round(s)")
+    out["p99"] = _reported("stdio p99", lambda: bench_stdio_p99.measure(
+        kinds, conns=p["conns"], seconds=p["seconds"], rounds=p["rounds"], warmup=p["warmup"], progress=log))
+    return out
 
 
 def stage_parallel(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
@@ -335,6 +345,9 @@ def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any
     stdio = stdio or {}
     sdk_stdio = stdio.get("sdk") if isinstance(stdio.get("sdk"), dict) else None
     for kind, r in stdio.items():
+        if kind == "p99":
+            _p99_rows(row, r)
+            continue
         label = {"ours": "ours (mcpwire serve --transport stdio)", "sdk": "SDK (MCPServer.run stdio)"}.get(kind, kind)
         if not isinstance(r, dict):
             row("stdio", f"{label} -- FAILED: {r}", None, "")
@@ -410,6 +423,26 @@ def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any
     return rows
 
 
+STDIO_SHAPES = {"procs": "{n} server processes, a caller each", "pipe": "{n} calls in flight on one connection"}
+
+
+def _p99_rows(row: Callable[..., None], result: dict[str, Any]) -> None:
+    if "error" in result:
+        row("stdio", f"p99 at 64 callers -- FAILED: {result['error']}", None, "")
+        return
+    for shape, by_kind in result.items():
+        sdk = by_kind.get("sdk")
+        for kind, r in by_kind.items():
+            label = f"{'ours' if kind == 'ours' else 'SDK'}: {STDIO_SHAPES[shape].format(n=r['conns'])}"
+            theirs = sdk if kind != "sdk" else None
+            for p in ("p50", "p99"):
+                row("stdio", f"{label}, small tools/call, {p} latency", r[f"{p}_ms"], "ms",
+                    _ratio(r[f"{p}_ms"], theirs[f"{p}_ms"]) if theirs else None, "x SDK", f"stdio.{shape}.{kind}.{p}")
+            row("stdio", f"{label}: load generator CPU per call (one epoll thread; busy "
+                f"{100 * r['generator_busy']:.0f}% of the time)", r["generator_cpu_us_per_call"], "us/call",
+                key=f"stdio.{shape}.{kind}.generator")
+
+
 def build_targets(v: dict[str, Variant], imp: dict[str, dict[str, Any]], e2e: dict[str, Any],
                   stdio: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
@@ -469,6 +502,14 @@ def build_targets(v: dict[str, Variant], imp: dict[str, dict[str, Any]], e2e: di
         target("stdio", f"{r:.2f}x ({so['calls_per_s']:,.0f} vs {ss['calls_per_s']:,.0f} calls/s)", r >= 5)
     else:
         target("stdio", "not measured", None)
+    p99 = (stdio or {}).get("p99") or {}
+    if all(isinstance(p99.get(shape), dict) and {"ours", "sdk"} <= set(p99[shape]) for shape in STDIO_SHAPES):
+        parts = [f"{shape}: {p99[shape]['ours']['p99_ms']:.1f} vs {p99[shape]['sdk']['p99_ms']:.1f} ms "
+                 f"({p99[shape]['ours']['p99_ms'] / p99[shape]['sdk']['p99_ms']:.2f}x)" for shape in STDIO_SHAPES]
+        ok = all(p99[shape]["ours"]["p99_ms"] <= p99[shape]["sdk"]["p99_ms"] for shape in STDIO_SHAPES)
+        target("stdio_p99", "; ".join(parts), ok)
+    else:
+        target("stdio_p99", "not measured", None)
     m = imp.get("mcpwire")
     # Judged on CPU time: on a loaded machine the wall clock also counts other processes' turns.
     floor_ms = imp["msgspec"]["cpu_ms"] if "msgspec" in imp else float("nan")
