@@ -52,7 +52,7 @@ from mcpwire.tasks import MemoryTaskStore, TaskChanged, TaskResultWanted, Tasks,
 
 from ._awaitable import as_async
 from ._input import NeedInput
-from .context import Context, PeerGone, Send
+from .context import CancelScopeLike, Context, PeerGone, Send
 from .broker import Broker
 from .fanout import Fanout
 from .forwarder import ListenForwarder, Registered
@@ -61,15 +61,6 @@ from .tasks import TaskRunner
 __all__ = ["App", "Context", "ListenForwarder", "NeedInput", "PeerGone", "Send", "OnError"]
 
 _log = logging.getLogger("mcpwire_adapters.app")
-
-class CancelScopeLike(typing.Protocol):
-    """What :meth:`App.run_exchange_armed` runs a handler in: ``anyio.CancelScope``,
-    ``trio.CancelScope``, or any scope entered with ``with`` that ``cancel()`` ends."""
-
-    def cancel(self) -> None: ...
-    def __enter__(self) -> Any: ...
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool | None: ...
-
 
 OnError = Callable[[Exchange[Any], BaseException], None]
 """``on_error(exchange, exc)``: called with the exception behind each -32603 answer."""

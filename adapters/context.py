@@ -1,11 +1,11 @@
 """What a handler of an :class:`~mcpwire_adapters.App` gets: its :class:`Context` (the event,
 progress, log, the client's answers, the principal), and what drivers share with the App:
-``Send`` (a coroutine writing output events) and :class:`PeerGone`."""
+``Send`` (a coroutine writing output events), :class:`PeerGone` and :class:`CancelScopeLike`."""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
 import anyio
 from msgspec import UNSET, UnsetType
@@ -16,7 +16,7 @@ from mcpwire import Exchange
 if TYPE_CHECKING:
     from .app import App
 
-__all__ = ["Context", "PeerGone", "Send", "principal_key"]
+__all__ = ["CancelScopeLike", "Context", "PeerGone", "Send", "principal_key"]
 
 Send = Callable[[Any], Awaitable[None]]
 
@@ -33,6 +33,15 @@ def principal_key() -> str | None:
 
 class PeerGone(Exception):
     """Raised by a driver's ``emit`` when the client went away (closed, reset, stopped reading)."""
+
+
+class CancelScopeLike(Protocol):
+    """What ``App.run_exchange_armed`` runs a handler in: ``anyio.CancelScope``,
+    ``trio.CancelScope``, or any scope entered with ``with`` that ``cancel()`` ends."""
+
+    def cancel(self) -> None: ...
+    def __enter__(self) -> Any: ...
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool | None: ...
 
 
 class Context:
