@@ -53,8 +53,9 @@ from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from ._http_plain import head_facts, plain_answer, reason, write_now
+from ._http_reader import RECEIVE_BYTES, ConnectionReading, Expired as _Expired, Gone as _PeerGone
 from ._listeners import reuse_port_listeners
-from .app import App, PeerGone
+from .app import App
 from .context import principal_key
 
 if TYPE_CHECKING:
@@ -64,7 +65,6 @@ __all__ = ["HttpServerConfig", "serve_http", "serve_http_until"]
 
 _log = logging.getLogger("mcpwire_adapters.http")
 
-_RECEIVE_BYTES = 64 * 1024
 _LINGER_SECONDS = 1.0  # after an early refusal, drain what the client still sends so it reads our answer
 _REJECT_SECONDS = 1.0  # time given to a connection over the limit to send its head
 
@@ -99,16 +99,8 @@ class HttpServerConfig(msgspec.Struct, frozen=True, kw_only=True):
 _DEFAULT_CONFIG = HttpServerConfig()
 
 
-class _PeerGone(PeerGone):
-    """The client closed or reset the connection, or stopped reading."""
-
-
 class _Refused(Exception):
     """The request was answered by the driver itself; the connection must close."""
-
-
-class _Expired(Exception):
-    """A read waited past its deadline, or drain() closed an idle connection."""
 
 
 async def serve_http(
@@ -156,6 +148,7 @@ class _HttpServer:
         self.rejecting = 0
         self.draining = False
         self._accepting: trio.CancelScope | None = None
+        self.nursery: trio.Nursery | None = None  # the connections' tasks and their readers
 
     async def serve(
         self, host: str, port: int, *, task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED
@@ -170,6 +163,7 @@ class _HttpServer:
             timer.start_soon(self._expire_deadlines)
             async with trio.open_nursery() as handlers, trio.open_nursery() as accepting:
                 self._accepting = accepting.cancel_scope
+                self.nursery = handlers
                 await accepting.start(partial(trio.serve_listeners, self._handle, listeners, handler_nursery=handlers))
                 task_status.started((sockname[0], sockname[1]))
                 # Accepting stopped (drain): the handlers nursery waits for open connections.
@@ -192,6 +186,7 @@ class _HttpServer:
             await trio.sleep(tick)
             now = trio.current_time()
             for connection in self.connections:
+                connection.stop_idle_reader(now - tick)  # idle a tick: one task per connection
                 if connection.read_deadline <= now:
                     connection.expire()
                 if connection.send_deadline <= now:
@@ -227,62 +222,49 @@ class _HttpServer:
             self.connections.discard(connection)
 
 
-class _Connection:
-    """One client connection: an h11 state machine and the socket it drives."""
+class _Connection(ConnectionReading):
+    """One client connection: an h11 state machine and the socket it drives (who reads the
+    socket, and when: :class:`ConnectionReading`)."""
+
+    __slots__ = (
+        "server", "app", "config", "_send_lock", "_socket", "_plain", "_written", "_body_done",
+        "send_deadline", "alarm_deadline", "_alarm", "_head_request", "_linger",
+    )
 
     def __init__(self, server: _HttpServer, stream: trio.SocketStream) -> None:
+        assert server.nursery is not None
+        super().__init__(stream, server.nursery, server.config.max_header_bytes)
         self.server = server
         self.app = server.app
         self.config = server.config
-        self.stream = stream
-        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=self.config.max_header_bytes)
-        self._send_lock = trio.Lock()
+        self._send_lock: trio.Lock | None = None  # made by the first write through h11
         # The socket a plain JSON answer is written to directly (_write_plain); None: through trio.
         self._socket = stream.socket if sys.platform != "win32" else None
         self._plain = False  # this request may take a plain JSON answer written without h11
         self._written = False  # the answer went out without h11: start the next cycle afresh
         self._body_done = False  # _take_body saw the request's EndOfMessage
-        self._idle = False  # waiting for the next request on a kept-alive connection: drain() may close it
-        self._expired = False  # the read wait is over: _receive raises _Expired
-        self.read_deadline = math.inf  # when the read under way times out (the server's timer expires it)
         self.send_deadline = math.inf  # when the write under way times out
         self.alarm_deadline = math.inf  # when to call _alarm (a listen stream's keepalive)
         self._alarm: Callable[[], None] | None = None
         self._head_request = False
         self._linger = False
-        self._overflow = False  # pipelined bytes past max_header_bytes were dropped: close after this response
-        # The connection's one reader (_read_loop) and what it shares with the connection's task:
-        self._reading = False  # the reader runs: _receive waits for it instead of reading itself
-        self._data = trio.lowlevel.ParkingLot()  # the connection's task waiting for bytes
-        self._resume: trio.Event | None = None  # the reader waiting for the task to consume
-        self._eof = False  # the client closed (h11 was told) or reset the connection
-        self._broken = False  # reset / broken: h11 was not told, _receive raises _PeerGone
-        self._gone: Callable[[], None] | None = None  # a response is being produced: call on EOF
-        self._nursery: trio.Nursery | None = None
-        self._sending = 0  # writes under way (or waiting for their turn): a departure is noticed once it is over
-        self._left_while_sending = False
 
     # -- lifecycle ------------------------------------------------------------------------------
     async def run(self) -> None:
-        async with trio.open_nursery() as nursery:
-            self._reading = True
-            self._nursery = nursery
-            nursery.start_soon(self._read_loop)
-            try:
-                first = True
-                while await self._cycle(first):
-                    self._next_cycle()
-                    first = False
-            except (_PeerGone, _Refused):
-                pass
-            except h11.RemoteProtocolError as exc:
-                await self._try_refuse(exc.error_status_hint, ErrorCode.INVALID_REQUEST, _h11_message(exc))
-            except Exception:  # noqa: BLE001 - a bug must not take the server down
-                _log.exception("unexpected error on an HTTP connection")
-                await self._try_refuse(500, ErrorCode.INTERNAL_ERROR, "Internal error")
-            nursery.cancel_scope.cancel()
-        self._reading = False
-        await self._close()
+        try:
+            first = True
+            while await self._cycle(first):
+                self._next_cycle()
+                first = False
+        except (_PeerGone, _Refused):
+            pass
+        except h11.RemoteProtocolError as exc:
+            await self._try_refuse(exc.error_status_hint, ErrorCode.INVALID_REQUEST, _h11_message(exc))
+        except Exception:  # noqa: BLE001 - a bug must not take the server down
+            _log.exception("unexpected error on an HTTP connection")
+            await self._try_refuse(500, ErrorCode.INTERNAL_ERROR, "Internal error")
+        finally:
+            await self._close()
 
     async def reject(self) -> None:
         """Answer a connection over the limit with 503 and close it."""
@@ -297,13 +279,6 @@ class _Connection:
     def stop_if_idle(self) -> None:
         if self._idle:
             self.expire()
-
-    def expire(self) -> None:
-        """End the read wait under way (its deadline passed, or drain() closes an idle
-        connection): the connection's task gets :class:`_Expired`."""
-        self.read_deadline = math.inf
-        self._expired = True
-        self._data.unpark_all()
 
     def alarm(self, seconds: float, callback: Callable[[], None] | None) -> None:
         """The forwarder's keepalive timer (forwarder.Alarm), on the server's timer."""
@@ -322,17 +297,20 @@ class _Connection:
         self.stream.socket.close()
 
     async def _close(self) -> None:
-        if self._linger:
-            # Half-close, then read what the client still sends for a moment: closing a socket
-            # with unread data sends RST, which can destroy our answer before the client reads it.
-            with trio.move_on_after(_LINGER_SECONDS):
-                try:
-                    await self.stream.send_eof()
-                    while await self.stream.receive_some(_RECEIVE_BYTES):
+        try:
+            await self.stop_reading()  # a reader task ends before its socket is read here or closed
+            if self._linger:
+                # Half-close, then read what the client still sends for a moment: closing a socket
+                # with unread data sends RST, which can destroy our answer before the client reads it.
+                with trio.move_on_after(_LINGER_SECONDS):
+                    try:
+                        await self.stream.send_eof()
+                        while await self.stream.receive_some(RECEIVE_BYTES):
+                            pass
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
                         pass
-                except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
-                    pass
-        await trio.aclose_forcefully(self.stream)
+        finally:
+            await trio.aclose_forcefully(self.stream)
 
     async def _cycle(self, first: bool) -> bool:
         """Serve one request. True when the connection may carry another."""
@@ -380,7 +358,7 @@ class _Connection:
             await self._emit(reply.reply)
             await self.app.task_changed(reply)
         elif isinstance(reply, HttpBatch):
-            if await self.app.run_batch(reply, self._emit, self._watch_peer):
+            if await self.app.run_batch(reply, self._emit, self.watch):
                 raise _PeerGone
         else:
             await self._emit(reply)
@@ -407,81 +385,6 @@ class _Connection:
             self.h11.receive_data(b"")
 
     # -- reading --------------------------------------------------------------------------------
-    async def _receive(self) -> None:
-        """Wait until more bytes of the client are in h11 (h11 said NEED_DATA)."""
-        if not self._reading:  # reject(): no reader runs, read here
-            try:
-                data = await self.stream.receive_some(_RECEIVE_BYTES)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                raise _PeerGone from exc
-            self.h11.receive_data(data)
-            return
-        if not self._broken and not self._expired:
-            if self._resume is not None:
-                self._resume.set()
-            await self._data.park()
-        if self._broken:
-            raise _PeerGone
-        if self._expired:
-            raise _Expired
-
-    async def _read_loop(self) -> None:
-        """The connection's reader, for its whole life: everything the client sends goes into
-        h11, whether the connection's task is reading a request (it is woken) or producing a
-        response (a pipelined next request waits in h11's buffer; past ``max_header_bytes`` it
-        is dropped and the connection closes after this response, RFC 9112 9.3.2: the client
-        retries it). EOF or a reset calls the armed ``gone`` (a response being produced: the
-        client left)."""
-        limit = self.config.max_header_bytes
-        try:
-            while True:
-                if self._gone is None and not self._overflow and len(self.h11.trailing_data[0]) > limit:
-                    # Not watching and the task has not consumed what it has: hold off reading
-                    # (bounded buffering) until it asks for more.
-                    self._resume = trio.Event()
-                    await self._resume.wait()
-                    self._resume = None
-                    continue
-                data = await self.stream.receive_some(_RECEIVE_BYTES)
-                if not data:
-                    self.h11.receive_data(b"")
-                    break
-                if not self._overflow:
-                    self.h11.receive_data(data)
-                    if self._gone is not None and len(self.h11.trailing_data[0]) > limit:
-                        self._overflow = True  # still read, so that a disconnect is seen, but hold nothing more
-                self._data.unpark_all()
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            self._broken = True
-        self._eof = True
-        self._data.unpark_all()
-        self._peer_left()
-
-    def _peer_left(self) -> None:
-        """The client left: tell the armed ``gone``, but not in the middle of a write (one
-        already started finishes, bounded by ``send_timeout``; the handler is cancelled where
-        it next suspends)."""
-        if self._gone is None:
-            return
-        if self._sending:
-            self._left_while_sending = True
-            return
-        self._gone()
-
-    def _arm(self, gone: Callable[[], None] | None) -> None:
-        """While a response is produced: ``gone()`` is called when the client leaves."""
-        self._gone = gone
-        self._left_while_sending = False
-        if gone is not None and self._eof and self._nursery is not None:
-            # Already gone: noticed from another task, as a watcher would, once the handler has
-            # run to its first suspension (not before it starts).
-            self._nursery.start_soon(self._notice_late, gone)
-
-    async def _notice_late(self, gone: Callable[[], None]) -> None:
-        await trio.lowlevel.cancel_shielded_checkpoint()
-        if self._gone is gone:
-            self._peer_left()
-
     def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
         try:
             return self.h11.next_event()
@@ -504,11 +407,12 @@ class _Connection:
         # The deadline is the server timer's (no cancel scope); it moves only when a head
         # arrives in pieces after an idle wait.
         self._expired = False
-        self.read_deadline = trio.current_time() + wait
+        self.idle_since = now = trio.current_time()
+        self.read_deadline = now + wait
         self._idle = waiting_idle
         try:
             while True:
-                await self._receive()
+                await self.receive()
                 event = self._next_event()
                 if waiting_idle:
                     waiting_idle = self._idle = False
@@ -542,7 +446,7 @@ class _Connection:
             self.read_deadline = trio.current_time() + self.config.body_timeout
             try:
                 while size >= 0 and not self._body_done:
-                    await self._receive()
+                    await self.receive()
                     size = self._take_body(chunks, size, limit)
             except _Expired:
                 pass
@@ -574,30 +478,21 @@ class _Connection:
             else:
                 raise _PeerGone
 
-    async def _watch_peer(self, gone: Callable[[], None]) -> None:
-        """For the App's watchers (batches, listen streams): ``gone()`` when the client
-        disconnects, as the connection's reader sees it."""
-        self._arm(gone)
-        try:
-            await trio.sleep_forever()
-        finally:
-            self._arm(None)
-
     # -- writing --------------------------------------------------------------------------------
     async def _send(self, *events: h11.Event, framed: bytes = b"") -> None:
         # One write (one syscall, one deadline) for everything the engine produced at once:
         # a JSON answer's head, body and end go out together. ``framed``: bytes already framed.
         self._sending += 1
         try:
-            async with self._send_lock:
+            lock = self._send_lock
+            if lock is None:
+                lock = self._send_lock = trio.Lock()
+            async with lock:
                 data = b"".join(self.h11.send(event) or b"" for event in events) if events else framed
                 if data:
                     await self._send_all(data)
         finally:
-            self._sending -= 1
-            if self._left_while_sending and not self._sending:
-                self._left_while_sending = False
-                self._peer_left()
+            self.sent()
 
     async def _send_all(self, data: bytes) -> None:
         # One writer at a time (the lock): one deadline, the server timer's (abort_send).
@@ -674,7 +569,7 @@ class _Connection:
     async def _run_exchange(self, exchange: HttpExchange) -> None:
         """Run the handler while watching the socket; a disconnect cancels both (on HTTP a
         disconnect is the cancellation)."""
-        if await self.app.run_exchange_armed(exchange, self._emit, self._arm, trio.CancelScope()):
+        if await self.app.run_exchange_armed(exchange, self._emit, self.arm, trio.CancelScope()):
             raise _PeerGone
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
@@ -682,7 +577,7 @@ class _Connection:
         it, or the client leaves."""
         forwarder = self.app.forward_listen(stream)  # before the first await: no event can be missed
         ended = await forwarder.run(
-            self._emit, watch=self._watch_peer, keepalive_interval=self.config.sse_keepalive_interval,
+            self._emit, watch=self.watch, keepalive_interval=self.config.sse_keepalive_interval,
             alarm=self.alarm,
         )
         if not ended:
