@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -238,8 +237,6 @@ class _Connection(ConnectionReading):
         self.app = server.app
         self.config = server.config
         self._send_lock: trio.Lock | None = None  # made by the first write through h11
-        # The socket a plain JSON answer is written to directly (_write_plain); None: through trio.
-        self._socket = stream.socket if sys.platform != "win32" else None
         self._plain = False  # this request may take a plain JSON answer written without h11
         self._written = False  # the answer went out without h11: start the next cycle afresh
         self._body_done = False  # _take_body saw the request's EndOfMessage
