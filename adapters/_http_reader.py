@@ -50,7 +50,7 @@ class ConnectionReading:
     the connection replaces between requests), and who feeds it."""
 
     __slots__ = (
-        "stream", "_socket", "h11", "nursery", "max_header_bytes", "read_deadline", "idle_since",
+        "stream", "_socket", "_h11", "nursery", "max_header_bytes", "read_deadline", "idle_since",
         "_idle", "_expired", "_overflow", "_reader", "_own_read", "_data", "_fed", "_resume", "_eof",
         "_broken", "_gone", "_sending", "_left_while_sending",
     )
@@ -62,7 +62,7 @@ class ConnectionReading:
         self._socket = stream.socket if sys.platform != "win32" else None
         self.nursery = nursery  # where a reader task runs (the server's connections' nursery)
         self.max_header_bytes = max_header_bytes
-        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=max_header_bytes)
+        self._h11: h11.Connection | None = None  # made when a request's first bytes come (property h11)
         self.read_deadline = float("inf")  # when the read under way times out (the server's timer expires it)
         self.idle_since = 0.0  # when the connection began waiting for a next request (``_idle``)
         self._idle = False  # waiting for the next request on a kept-alive connection: drain() may close it
@@ -78,6 +78,15 @@ class ConnectionReading:
         self._gone: Callable[[], None] | None = None  # a response is being produced: call on EOF
         self._sending = 0  # writes under way (or waiting for their turn): a departure is noticed once it is over
         self._left_while_sending = False
+
+    @property
+    def h11(self) -> h11.Connection:
+        """The connection's h11 state machine, made when first needed: a connection holds none
+        while it waits for the first byte of a request (see ``_Connection._next_cycle``)."""
+        conn = self._h11
+        if conn is None:
+            conn = self._h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=self.max_header_bytes)
+        return conn
 
     # -- the connection's task ---------------------------------------------------------------------
     async def receive(self) -> None:
@@ -235,7 +244,8 @@ class ConnectionReading:
         assert self._data is not None
         try:
             while True:
-                if self._gone is None and not self._overflow and len(self.h11.trailing_data[0]) > limit:
+                held = self._h11
+                if self._gone is None and not self._overflow and held is not None and len(held.trailing_data[0]) > limit:
                     # Not watching and the task has not consumed what it has: hold off reading
                     # (bounded buffering) until it asks for more.
                     self._resume = trio.Event()

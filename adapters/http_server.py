@@ -375,7 +375,7 @@ class _Connection(ConnectionReading):
             return
         self._written = False
         data, closed = self.h11.trailing_data
-        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=self.config.max_header_bytes)
+        self._h11 = None  # an idle connection holds no state machine: made again with the next bytes
         if data:
             self.h11.receive_data(data)
         if closed:
@@ -393,8 +393,12 @@ class _Connection(ConnectionReading):
         """The next request head, or None when the client closed, idled out or was too slow."""
         if self.server.draining:
             return None
-        buffered = bool(self.h11.trailing_data[0])  # pipelined bytes of this request already read
-        event = self._next_event()
+        event: h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED] = h11.NEED_DATA
+        if self._h11 is None:  # nothing read since the last answer: wait for the first byte
+            buffered = False
+        else:
+            buffered = bool(self._h11.trailing_data[0])  # pipelined bytes of this request already read
+            event = self._next_event()
         if isinstance(event, h11.Request):
             return event  # whole in h11's buffer: no wait, no scope
         if event is not h11.NEED_DATA:
