@@ -111,7 +111,30 @@ class ConnectionReading:
             raise Gone
         self._own_read = True
         try:
-            data = await self._read_some()
+            # One non-blocking read, else a wait for the socket (one frame fewer held while idle
+            # than a method of its own; SocketStream.receive_some would hold four more).
+            sock = self._socket
+            if sock is None:
+                data = await self.stream.receive_some(RECEIVE_BYTES)
+            else:
+                waited = False
+                while True:
+                    fd = sock.fileno()
+                    if fd < 0:
+                        raise trio.ClosedResourceError
+                    try:
+                        read: bytes | None = os.read(fd, RECEIVE_BYTES)
+                    except BlockingIOError:
+                        read = None  # waited for below, not in this block: the error would be kept meanwhile
+                    except OSError as exc:  # reset
+                        raise trio.BrokenResourceError from exc
+                    if read is not None:
+                        data = read
+                        break
+                    await trio.lowlevel.wait_readable(sock)
+                    waited = True
+                if not waited:
+                    await trio.lowlevel.cancel_shielded_checkpoint()  # the bytes are kept: no cancellation here
         except trio.ClosedResourceError as exc:
             if self._expired:
                 raise Expired from None  # expire() woke the wait
@@ -150,33 +173,6 @@ class ConnectionReading:
             self._reader.cancel()
             assert self._data is not None
             await self._data.park()
-
-    async def _read_some(self) -> bytes:
-        """What the client sent (b"" at EOF), waiting for it; a checkpoint either way. Raises
-        ``trio.ClosedResourceError`` when :meth:`expire` or a close ended the wait,
-        ``trio.BrokenResourceError`` on a reset. Lighter than ``SocketStream.receive_some``
-        (four frames fewer held by an idle connection's task)."""
-        sock = self._socket
-        if sock is None:
-            return await self.stream.receive_some(RECEIVE_BYTES)
-        waited = False
-        while True:
-            fd = sock.fileno()
-            if fd < 0:
-                raise trio.ClosedResourceError
-            try:
-                data: bytes | None = os.read(fd, RECEIVE_BYTES)
-            except BlockingIOError:
-                data = None  # waited for below, not in this block: the error would be kept meanwhile
-            except OSError as exc:  # reset
-                raise trio.BrokenResourceError from exc
-            if data is None:
-                await trio.lowlevel.wait_readable(sock)
-                waited = True
-                continue
-            if not waited:
-                await trio.lowlevel.cancel_shielded_checkpoint()  # the bytes are kept: no cancellation here
-            return data
 
     # -- while a response is produced --------------------------------------------------------------
     def arm(self, gone: Callable[[], None] | None) -> None:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -202,23 +202,24 @@ class _HttpServer:
             connection.stop_if_idle()
         self.app.close_streams()
 
-    async def _handle(self, stream: trio.SocketStream) -> None:
+    def _handle(self, stream: trio.SocketStream) -> Awaitable[None]:
+        # Not a coroutine of its own: the connection's task runs what this returns, one frame
+        # fewer held for the connection's whole life.
         if self.draining:
-            return
+            return trio.lowlevel.checkpoint()
         if len(self.connections) >= self.config.max_connections:
-            if self.rejecting < self.config.max_connections:
-                self.rejecting += 1
-                try:
-                    await _Connection(self, stream).reject()
-                finally:
-                    self.rejecting -= 1
-            return
+            return self._reject(stream)
         connection = _Connection(self, stream)
         self.connections.add(connection)
-        try:
-            await connection.run()
-        finally:
-            self.connections.discard(connection)
+        return connection.run()
+
+    async def _reject(self, stream: trio.SocketStream) -> None:
+        if self.rejecting < self.config.max_connections:
+            self.rejecting += 1
+            try:
+                await _Connection(self, stream).reject()
+            finally:
+                self.rejecting -= 1
 
 
 class _Connection(ConnectionReading):
@@ -248,9 +249,11 @@ class _Connection(ConnectionReading):
 
     # -- lifecycle ------------------------------------------------------------------------------
     async def run(self) -> None:
+        """Serve the connection's requests, one at a time, until it closes."""
         try:
             first = True
-            while await self._cycle(first):
+            # The head is read here, not in _cycle: an idle connection holds no _cycle frame.
+            while (request := await self._read_head(first)) is not None and await self._cycle(request):
                 self._next_cycle()
                 first = False
         except (_PeerGone, _Refused):
@@ -261,6 +264,7 @@ class _Connection(ConnectionReading):
             _log.exception("unexpected error on an HTTP connection")
             await self._try_refuse(500, ErrorCode.INTERNAL_ERROR, "Internal error")
         finally:
+            self.server.connections.discard(self)
             await self._close()
 
     async def reject(self) -> None:
@@ -309,12 +313,8 @@ class _Connection(ConnectionReading):
         finally:
             await trio.aclose_forcefully(self.stream)
 
-    async def _cycle(self, first: bool) -> bool:
+    async def _cycle(self, request: h11.Request) -> bool:
         """Serve one request. True when the connection may carry another."""
-        self._plain = False
-        request = await self._read_head(first)
-        if request is None:
-            return False
         # The request's headers, walked once: the head's size, whether the connection stays
         # open (HTTP/1.1 without "Connection: close", RFC 9112 9.3), and the pairs the engine takes,
         # as a tuple: Server.check_head's index of it is reused by receive_http.
@@ -370,6 +370,7 @@ class _Connection(ConnectionReading):
         """Ready h11 for the next request. After an answer written without h11
         (:meth:`_write_plain`), h11 still waits to send one: a fresh state machine takes over
         the bytes the client already sent (a pipelined request), and its end of input."""
+        self._plain = False
         if not self._written:
             self.h11.start_next_cycle()
             return
