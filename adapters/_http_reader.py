@@ -181,6 +181,8 @@ class ConnectionReading:
         self._left_while_sending = False
         if gone is None:
             return
+        if self._resume is not None:
+            self._resume.set()  # a reader holding off (nobody watched) must read again: someone does
         if self._eof:
             # Already gone: noticed from another task, as a watcher would, once the handler has
             # run to its first suspension (not before it starts).
@@ -193,6 +195,8 @@ class ConnectionReading:
         disconnects; this task reads the socket meanwhile unless a reader already runs."""
         self._gone = gone
         self._left_while_sending = False
+        if self._resume is not None:
+            self._resume.set()
         try:
             if self._eof:
                 await self._notice_late(gone)

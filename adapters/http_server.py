@@ -15,10 +15,16 @@ Per connection, one request at a time (HTTP/1.1 persistent connections, RFC 9112
 3. hand the request to the engine and write what it returns: a complete reply; an exchange,
    whose handler runs while the socket is watched (a peer that closes cancels the handler and
    the exchange: on HTTP a disconnect is the cancellation, specification: Basic > Patterns >
-   Cancellation; one reader task per connection reads the socket for the whole connection,
-   feeding h11, so that noticing a departed client costs no task per request); or a listen stream, forwarded as SSE with a ``: keepalive`` comment every
+   Cancellation); or a listen stream, forwarded as SSE with a ``: keepalive`` comment every
    ``sse_keepalive_interval`` (the specification encourages keep-alive comments on listen
    streams: Basic > Transports > Streamable HTTP, Receiving Messages).
+
+Who reads the socket (``_http_reader.ConnectionReading``): while a connection waits for a
+request, its own task; while responses are produced, a reader task feeding h11, so that
+noticing a departed client costs no task per request. The reader starts with the first
+response a connection produces and ends once the connection has been idle for a tick of the
+server's timer: an idle connection is one task, and holds no h11 state machine until the first
+byte of its next request.
 
 Every error this driver answers by itself carries a JSON-RPC error body, never HTML or plain
 text: 400/431 -32600 for malformed HTTP, 408/413 -32600, 500 -32603 for a bug, 503 -32603 at
@@ -264,8 +270,10 @@ class _Connection(ConnectionReading):
             _log.exception("unexpected error on an HTTP connection")
             await self._try_refuse(500, ErrorCode.INTERNAL_ERROR, "Internal error")
         finally:
-            self.server.connections.discard(self)
-            await self._close()
+            try:
+                await self._close()
+            finally:
+                self.server.connections.discard(self)  # counted until closed, lingering included
 
     async def reject(self) -> None:
         """Answer a connection over the limit with 503 and close it."""

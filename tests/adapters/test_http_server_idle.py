@@ -85,9 +85,9 @@ def _subtree(task: trio.lowlevel.Task) -> int:
 
 
 @asynccontextmanager
-async def serving(app: App) -> AsyncIterator[Serving]:
+async def serving(app: App, config: HttpServerConfig = CONFIG) -> AsyncIterator[Serving]:
     async with trio.open_nursery() as nursery:
-        address = await nursery.start(functools.partial(serve_http, app, "127.0.0.1", 0, config=CONFIG))
+        address = await nursery.start(functools.partial(serve_http, app, "127.0.0.1", 0, config=config))
         yield Serving(nursery, address)
         nursery.cancel_scope.cancel()
 
@@ -172,3 +172,32 @@ async def test_a_kept_alive_connection_idles_back_to_one_task_and_still_notices_
         for client in clients:
             await client.aclose()
         await settle(lambda: server.tasks() == baseline, "every connection closed")
+
+
+@run
+async def test_a_reader_holding_off_reads_again_once_a_response_is_armed() -> None:
+    """A reader that stopped reading because the client pipelined more than
+    ``max_header_bytes`` behind a request while nothing watched must read again when that
+    request's handler starts: a client that then leaves still cancels the handler."""
+    probe = Probe()
+    async with serving(make_app(probe), HttpServerConfig(max_header_bytes=4096)) as server:  # a tick of 1 s
+        baseline = server.tasks()
+        client = await Client.connect(server.address)
+        await client.echo(1)
+        assert server.tasks() == baseline + 2  # the connection and the reader its answer started
+        stream = h11.Connection(h11.CLIENT)  # frames the request; the client's own h11 reads the answer
+        body = call_body("stream", 2, token="t")
+        head = h11.Request(method="POST", target="/mcp", headers=[*headers("stream"), ("content-length", str(len(body)))])
+        request = b"".join(stream.send(event) or b"" for event in (head, h11.Data(data=body), h11.EndOfMessage()))
+        pipelined = b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nx-pad: " + b"a" * 8192
+        await client.stream.send_all(request + pipelined)
+        client.conn.send(head)
+        client.conn.send(h11.Data(data=body))
+        client.conn.send(h11.EndOfMessage())
+        answer = await client.next_event()
+        assert isinstance(answer, h11.Response) and answer.status_code == 200, answer
+        data = await client.next_event()
+        assert isinstance(data, h11.Data) and b"notifications/progress" in data.data, data
+        await client.aclose()
+        await settle(lambda: probe.cancelled == 1, "the handler cancelled when its client left")
+        await settle(lambda: server.tasks() == baseline, "the connection's tasks ended")
