@@ -226,13 +226,15 @@ class ConnectionReading:
             with scope:
                 await self._read_loop()
         finally:
+            lot = self._data
+            assert lot is not None
             if self._reader is scope:
                 self._reader = None
+                self._data = None  # nor a parking lot, once no reader runs (woken below)
                 if scope.cancel_called and self._gone is not None and not self._eof:
                     # Stopped just as a response was armed (arm() saw this reader): the next one.
                     self.nursery.start_soon(self._read, self._new_reader())
-            assert self._data is not None
-            self._data.unpark_all()
+            lot.unpark_all()
 
     async def _read_loop(self) -> None:
         """Everything the client sends goes into h11, whether the connection's task is reading

@@ -259,7 +259,11 @@ class _Connection(ConnectionReading):
         try:
             first = True
             # The head is read here, not in _cycle: an idle connection holds no _cycle frame.
-            while (request := await self._read_head(first)) is not None and await self._cycle(request):
+            while True:
+                request = await self._read_head(first)
+                if request is None or not await self._cycle(request):
+                    break
+                del request  # nor the last request, while it waits for the next
                 self._next_cycle()
                 first = False
         except (_PeerGone, _Refused):

@@ -3,13 +3,16 @@
 Each server runs in a process of its own on 127.0.0.1 (``ours``: our trio/h11 server and App,
 with ``max_connections`` and the engine's ``max_listen_streams`` raised past N; ``sdk``: its
 Starlette app under uvicorn, h11 + asyncio). A client process opens N keep-alive connections and
-holds them: idle (nothing sent), or each carrying one ``subscriptions/listen`` whose
-acknowledgement has arrived (an open SSE stream). The figure is the server's resident memory
-(``VmRSS``) with them open minus before, divided by N. The connections are opened 200 at a time.
+holds them: idle (nothing sent), kept alive after one answered small ``tools/call`` (``kept``:
+what a client's pooled connection costs between calls), or each carrying one
+``subscriptions/listen`` whose acknowledgement has arrived (an open SSE stream). The figure is
+the server's resident memory (``VmRSS``) with them open minus before, divided by N, read
+``SETTLE_SECONDS`` after the last connection is ready (enough for our server's timer to end the
+reader task of a kept-alive connection that went idle). The connections are opened 200 at a time.
 
-    python -m tests.bench.bench_conns serve ours|sdk         # prints the port; stdin EOF stops
-    python -m tests.bench.bench_conns hold PORT N idle|listen  # prints "ready", holds until stdin EOF
-    python -m tests.bench.bench_conns [N]                     # both servers, both shapes
+    python -m tests.bench.bench_conns serve ours|sdk                # prints the port; stdin EOF stops
+    python -m tests.bench.bench_conns hold PORT N idle|kept|listen  # prints "ready", holds until stdin EOF
+    python -m tests.bench.bench_conns [N]                            # both servers, every shape
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import Any
 from .bench_e2e import REPO, ServerProcess, _uvicorn, serve_trio
 
 MODULE = "tests.bench.bench_conns"
+SHAPES = ("idle", "kept", "listen")
+SETTLE_SECONDS = 2.5  # our server's timer ticks every second (its default timeouts)
 
 
 def serve(kind: str, n: int = 20000) -> None:
@@ -57,13 +62,34 @@ def _listen_bytes(port: int) -> bytes:
     return b"\r\n".join(head) + b"\r\n\r\n" + LISTEN
 
 
+async def _read_answer(reader: asyncio.StreamReader) -> None:
+    """One whole response (Content-Length or chunked), which must be a 200."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), head[:200]
+    lines = head.lower().split(b"\r\n")
+    if any(line.startswith(b"transfer-encoding:") and b"chunked" in line for line in lines):
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            await reader.readexactly(size + 2)
+            if size == 0:
+                return
+    length = next((int(line.split(b":")[1]) for line in lines if line.startswith(b"content-length:")), -1)
+    assert length >= 0, head[:200]
+    await reader.readexactly(length)
+
+
 async def _hold(port: int, n: int, shape: str) -> None:
-    request = _listen_bytes(port) if shape == "listen" else b""
+    from .bench_e2e import _request_bytes
+
+    request = _listen_bytes(port) if shape == "listen" else _request_bytes(port) if shape == "kept" else b""
     held: list[Any] = []
 
     async def one() -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        if request:
+        if shape == "kept":
+            writer.write(request)
+            await _read_answer(reader)
+        elif request:
             writer.write(request)
             head = await reader.readuntil(b"\r\n\r\n")
             assert head.startswith(b"HTTP/1.1 200"), head[:200]
@@ -90,7 +116,7 @@ def _rss_bytes(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-def measure(kinds: list[str], n: int, shapes: tuple[str, ...] = ("idle", "listen"),
+def measure(kinds: list[str], n: int, shapes: tuple[str, ...] = SHAPES,
             progress: Any = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kind in kinds:
@@ -111,7 +137,7 @@ def measure(kinds: list[str], n: int, shapes: tuple[str, ...] = ("idle", "listen
                     if progress is not None:
                         progress(f"conns {kind} {shape}: {out[f'{kind}.{shape}']}")
                     continue
-                time.sleep(1.0)
+                time.sleep(SETTLE_SECONDS)
                 after = _rss_bytes(server.proc.pid)
                 holder.stdin.close()
                 holder.wait(60)
