@@ -233,7 +233,7 @@ class _Connection(ConnectionReading):
     socket, and when: :class:`ConnectionReading`)."""
 
     __slots__ = (
-        "server", "app", "config", "_send_lock", "_socket", "_plain", "_written", "_body_done",
+        "server", "app", "config", "_send_lock", "_plain", "_written", "_body_done",
         "send_deadline", "alarm_deadline", "_alarm", "_head_request", "_linger",
     )
 
