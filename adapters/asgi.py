@@ -212,8 +212,13 @@ class _Request:
     async def run(self) -> None:
         try:
             self._asyncio = on_asyncio()
-            # The request head read once: the target and the headers the engine takes.
-            method, target, headers = self.scope["method"], request_target(self.scope), _headers(self.scope)
+            # The request head read once: the target and the headers the engine takes (a list, as
+            # servers give them, made the tuple check_head's index is kept for).
+            scope = self.scope
+            method = scope["method"]
+            target = _target(scope.get("path") or "/", scope.get("root_path") or "", scope.get("query_string") or b"")
+            headers = scope.get("headers")
+            headers = tuple(headers) if type(headers) is list else _headers(scope)
             auth = self.config.auth  # OAuth (oauth_server.py): its metadata document, or a 401/403, or the principal set
             denial = auth.metadata_for(method, target) if auth else None
             body = b"" if denial is not None else await self._read_body(method, target, headers)
@@ -324,18 +329,6 @@ class _Request:
         """ResponseHead -> ``http.response.start``; ResponseBody -> ``http.response.body``. The
         sends of one call (a head and its body, or one SSE frame) may block ``send_timeout``
         seconds in all (on asyncio one timer for them)."""
-        try:
-            if self._asyncio:
-                await send_all_bounded(self._send, self._messages(outputs), self.config.send_timeout)
-            else:
-                for message in self._messages(outputs):
-                    with anyio.fail_after(self.config.send_timeout):
-                        await self._send(message)
-        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            # OSError includes TimeoutError (the timeouts) and servers' "client disconnected".
-            raise _PeerGone from exc
-
-    def _messages(self, outputs: Sequence[Output]) -> list[Message]:
         messages: list[Message] = []
         for item in outputs:
             if isinstance(item, ResponseHead):
@@ -343,7 +336,16 @@ class _Request:
                 messages.append({"type": "http.response.start", "status": item.status, "headers": list(item.headers)})
             elif item.data or not item.more:
                 messages.append({"type": "http.response.body", "body": item.data, "more_body": item.more})
-        return messages
+        try:
+            if self._asyncio:
+                await send_all_bounded(self._send, messages, self.config.send_timeout)
+            else:
+                for message in messages:
+                    with anyio.fail_after(self.config.send_timeout):
+                        await self._send(message)
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            # OSError includes TimeoutError (the timeouts) and servers' "client disconnected".
+            raise _PeerGone from exc
 
     async def _refuse(self, status: int, code: int, message: str) -> None:
         head, body = error_reply(RemoteProtocolError(message, code=code, http_status=status))
