@@ -13,13 +13,13 @@ import functools
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 import h11
 import trio
 import trio.testing
-from mcpwire_adapters import App, Context, HttpServerConfig, serve_http
+from mcpwire_adapters import App, HttpServerConfig, serve_http
 
+from _apps import StreamProbe, add_echo_and_stream
 from _wire_helpers import H11Client
 
 VERSION = "2026-07-28"
@@ -42,30 +42,9 @@ def run(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
     return wrapper
 
 
-class Probe:
-    def __init__(self) -> None:
-        self.streaming = 0
-        self.cancelled = 0
-
-
-def make_app(probe: Probe) -> App:
+def make_app(probe: StreamProbe) -> App:
     app = App("idle", "1.0")
-
-    @app.tool(description="Echo the text back")
-    async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
-        return str(arguments.get("text", ""))
-
-    @app.tool(description="Report progress once, then wait until cancelled")
-    async def stream(ctx: Context, arguments: dict[str, Any]) -> str:
-        probe.streaming += 1
-        await ctx.progress(1, total=2)
-        try:
-            await trio.sleep_forever()
-        except trio.Cancelled:
-            probe.cancelled += 1
-            raise
-        raise AssertionError("unreachable")
-
+    add_echo_and_stream(app, probe)
     return app
 
 
@@ -131,7 +110,7 @@ async def connect_all(address: tuple[str, int]) -> list[Client]:
 @run
 async def test_an_idle_connection_is_one_task() -> None:
     """IDLE connections opened and left silent add exactly IDLE tasks: no reader per connection."""
-    async with serving(make_app(Probe())) as server:
+    async with serving(make_app(StreamProbe())) as server:
         baseline = server.tasks()
         clients = await connect_all(server.address)
         await settle(lambda: server.tasks() >= baseline + IDLE, "every connection accepted")
@@ -147,7 +126,7 @@ async def test_a_kept_alive_connection_idles_back_to_one_task_and_still_notices_
     """After a tools/call each (its answer armed a reader) the IDLE kept-alive connections are
     back to one task each once idle; each still answers, and a client that then leaves in the
     middle of a streaming call still gets its handler cancelled and its connection closed."""
-    probe = Probe()
+    probe = StreamProbe()
     async with serving(make_app(probe)) as server:
         baseline = server.tasks()
         clients = await connect_all(server.address)
@@ -179,7 +158,7 @@ async def test_a_reader_holding_off_reads_again_once_a_response_is_armed() -> No
     """A reader that stopped reading because the client pipelined more than
     ``max_header_bytes`` behind a request while nothing watched must read again when that
     request's handler starts: a client that then leaves still cancels the handler."""
-    probe = Probe()
+    probe = StreamProbe()
     async with serving(make_app(probe), HttpServerConfig(max_header_bytes=4096)) as server:  # a tick of 1 s
         baseline = server.tasks()
         client = await Client.connect(server.address)

@@ -32,6 +32,7 @@ import pytest
 import trio
 from mcpwire_adapters import App, Context, HttpServerConfig, serve_http
 
+from _apps import StreamProbe, add_echo_and_stream
 from _wire_helpers import H11Client, StdioChild
 
 from mcpwire import HttpPolicy
@@ -63,12 +64,11 @@ def run(seconds: float) -> Callable[[Callable[[], Awaitable[None]]], Callable[[]
 
 
 # --- the app and the server ----------------------------------------------------------------------
-class Probe:
+class Probe(StreamProbe):
     """Counts kept by the test app's handlers."""
 
     def __init__(self, gate_size: int = 0) -> None:
-        self.streaming = 0  # stream handlers started
-        self.cancelled = 0  # stream handlers that observed cancellation
+        super().__init__()
         self.gate_size = gate_size  # gate handlers answer once this many are waiting together
         self.gated = 0
         self.gate = trio.Event()
@@ -76,10 +76,7 @@ class Probe:
 
 def make_app(probe: Probe, max_body: int = MAX_BODY) -> App:
     app = App("resilience", "1.0", http=HttpPolicy(max_body_bytes=max_body))
-
-    @app.tool(description="Echo the text back")
-    async def echo(ctx: Context, arguments: dict[str, Any]) -> str:
-        return str(arguments.get("text", ""))
+    add_echo_and_stream(app, probe)
 
     @app.tool(description="Wait until gate_size calls are in flight together, then echo")
     async def gate(ctx: Context, arguments: dict[str, Any]) -> str:
@@ -88,17 +85,6 @@ def make_app(probe: Probe, max_body: int = MAX_BODY) -> App:
             probe.gate.set()
         await probe.gate.wait()
         return str(arguments.get("text", ""))
-
-    @app.tool(description="Report progress once, then wait until cancelled")
-    async def stream(ctx: Context, arguments: dict[str, Any]) -> str:
-        probe.streaming += 1
-        await ctx.progress(1, total=2)
-        try:
-            await trio.sleep_forever()
-        except trio.Cancelled:
-            probe.cancelled += 1
-            raise
-        raise AssertionError("unreachable")
 
     return app
 
