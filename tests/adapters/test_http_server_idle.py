@@ -140,10 +140,7 @@ async def test_a_kept_alive_connection_idles_back_to_one_task_and_still_notices_
 
         leaving = clients.pop()
         await leaving.request(call_body("stream", 1, token="t"), headers("stream"))
-        head = await leaving.next_event()
-        assert isinstance(head, h11.Response) and head.status_code == 200, head
-        data = await leaving.next_event()
-        assert isinstance(data, h11.Data) and b"notifications/progress" in data.data, data
+        await streaming_started(leaving)
         await leaving.aclose()
         await settle(lambda: probe.cancelled == 1, "the handler cancelled when its client left")
         await settle(lambda: server.tasks() == baseline + IDLE - 1, "the departed connection's tasks ended")
@@ -151,6 +148,14 @@ async def test_a_kept_alive_connection_idles_back_to_one_task_and_still_notices_
         for client in clients:
             await client.aclose()
         await settle(lambda: server.tasks() == baseline, "every connection closed")
+
+
+async def streaming_started(client: Client) -> None:
+    """Read the ``stream`` tool's 200 head and its progress notification (the handler now waits)."""
+    head = await client.next_event()
+    assert isinstance(head, h11.Response) and head.status_code == 200, head
+    data = await client.next_event()
+    assert isinstance(data, h11.Data) and b"notifications/progress" in data.data, data
 
 
 @run
@@ -173,10 +178,7 @@ async def test_a_reader_holding_off_reads_again_once_a_response_is_armed() -> No
         client.conn.send(head)
         client.conn.send(h11.Data(data=body))
         client.conn.send(h11.EndOfMessage())
-        answer = await client.next_event()
-        assert isinstance(answer, h11.Response) and answer.status_code == 200, answer
-        data = await client.next_event()
-        assert isinstance(data, h11.Data) and b"notifications/progress" in data.data, data
+        await streaming_started(client)
         await client.aclose()
         await settle(lambda: probe.cancelled == 1, "the handler cancelled when its client left")
         await settle(lambda: server.tasks() == baseline, "the connection's tasks ended")
