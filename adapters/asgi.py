@@ -33,11 +33,12 @@ Any other scope type raises, as the ASGI specification asks.
 A send the server refuses (``OSError``: the client is gone) or that blocks for
 ``send_timeout`` ends the response like a disconnect.
 
-On asyncio the body and send timeouts are asyncio's own (``asyncio.timeout``: a timer handle,
-not an anyio cancel scope), and an exchange's ``receive()`` watcher task is started only once
-its handler suspends (``loop.call_soon``): a handler that answers at once costs no task, and a
-client that leaves is noticed as soon as the handler waits, as the watcher did before. On trio
-every request keeps anyio's task group and cancel scopes.
+On asyncio (``_on_asyncio.py``) the body and send timeouts are asyncio's own
+(``asyncio.timeout``, armed only when a read or send actually waits), the handler's cancel
+scope is its task's own ``Task.cancel``, and an exchange's ``receive()`` watcher task is
+started only once its handler suspends: a handler that answers at once costs no task and no
+timer, and a client that leaves is noticed as soon as the handler waits. On trio every request
+keeps anyio's task group and cancel scopes.
 """
 
 from __future__ import annotations
@@ -216,7 +217,7 @@ class _Request:
             # servers give them, made the tuple check_head's index is kept for).
             scope = self.scope
             method = scope["method"]
-            target = _target(scope.get("path") or "/", scope.get("root_path") or "", scope.get("query_string") or b"")
+            target = request_target(scope)
             headers = scope.get("headers")
             headers = tuple(headers) if type(headers) is list else _headers(scope)
             auth = self.config.auth  # OAuth (oauth_server.py): its metadata document, or a 401/403, or the principal set
