@@ -1,15 +1,24 @@
 """Tools the driver tests' apps share: ``echo`` (the text back), ``progress`` (three
 progress notifications, then ``done``) and ``stream`` (one progress notification, then a
-wait until cancelled, counted by a :class:`StreamProbe`)."""
+wait until cancelled, counted by a :class:`StreamProbe`); and the task tools of the apps that
+``mcpwire serve`` runs in the task and cluster tests: ``hold`` and ``confirm``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import anyio
 import trio
-from mcpwire_adapters import App, Context
+from mcpwire_adapters import App, Context, NeedInput
 
-__all__ = ["StreamProbe", "add_echo_and_progress", "add_echo_and_stream"]
+from mcpwire.types import CallToolResult
+
+__all__ = ["CONFIRM", "StreamProbe", "add_echo_and_progress", "add_echo_and_stream", "add_hold_and_confirm"]
+
+CONFIRM = {"method": "elicitation/create", "params": {"mode": "form", "message": "Go on?", "requestedSchema": {
+    "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}}
+"""The one elicitation the apps' tools ask (a yes/no ``ok``)."""
 
 
 def add_echo_and_progress(app: App, *, messages: bool = False) -> None:
@@ -51,3 +60,23 @@ def add_echo_and_stream(app: App, probe: StreamProbe) -> None:
             probe.cancelled += 1
             raise
         raise AssertionError("unreachable")
+
+
+def add_hold_and_confirm(app: App, text: Callable[[str], CallToolResult]) -> None:
+    """Register the task tools ``hold`` (works until cancelled or the server stops) and
+    ``confirm`` (asks :data:`CONFIRM`, then answers ``confirmed: <ok>``), each answering through
+    ``text``."""
+
+    @app.tool("hold", description="Works until cancelled or the server stops", task_support="required")
+    async def hold(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
+        await ctx.start_task(status_message="holding")
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    @app.tool("confirm", description="Asks whether to go on, then answers", task_support="required")
+    async def confirm(ctx: Context, arguments: dict[str, Any]) -> CallToolResult | NeedInput:
+        await ctx.start_task()
+        answer = ctx.input_responses.get("confirm")
+        if answer is None:
+            return NeedInput(requests={"confirm": CONFIRM})
+        return text(f"confirmed: {answer.get('content', {}).get('ok')}")

@@ -14,10 +14,10 @@ from typing import Any
 import anyio
 from mcpwire_adapters import App, Context, NeedInput
 
+from _apps import CONFIRM, add_hold_and_confirm
+
 from mcpwire.types import CallToolResult, TextContent
 
-_CONFIRM = {"method": "elicitation/create", "params": {"mode": "form", "message": "Go on?", "requestedSchema": {
-    "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}}
 
 app = App("cluster-app", "1.0", tasks=True, page_size=2, resource_subscribe=True)
 
@@ -41,7 +41,7 @@ async def echo(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
 async def ask_name(ctx: Context, arguments: dict[str, Any]) -> CallToolResult | NeedInput:
     answer = ctx.input_responses.get("name")
     if answer is None:
-        return NeedInput(requests={"name": _CONFIRM}, state={"asked_by": os.getpid()})
+        return NeedInput(requests={"name": CONFIRM}, state={"asked_by": os.getpid()})
     return _text(f"hello {answer.get('content', {}).get('ok')} asked by {ctx.state['asked_by']}")
 
 
@@ -63,20 +63,7 @@ async def quick(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
     return _text("quick")
 
 
-@app.tool("hold", description="Works until cancelled or the server stops", task_support="required")
-async def hold(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
-    await ctx.start_task(status_message="holding")
-    await anyio.sleep_forever()
-    raise AssertionError("unreachable")
-
-
-@app.tool("confirm", description="Asks whether to go on, then answers", task_support="required")
-async def confirm(ctx: Context, arguments: dict[str, Any]) -> CallToolResult | NeedInput:
-    await ctx.start_task()
-    answer = ctx.input_responses.get("confirm")
-    if answer is None:
-        return NeedInput(requests={"confirm": _CONFIRM})
-    return _text(f"confirmed: {answer.get('content', {}).get('ok')}")
+add_hold_and_confirm(app, _text)
 
 
 @app.tool("slow", description="A task that works `seconds` (default 1), then answers", task_support="optional")

@@ -8,14 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from mcpwire_adapters import App, Context, NeedInput
+from mcpwire_adapters import App, Context
+
+from _apps import add_hold_and_confirm
 
 from mcpwire import HttpPolicy
 from mcpwire.types import CallToolResult, TextContent
 
 MAX_BODY = 64 * 1024
-_CONFIRM = {"method": "elicitation/create", "params": {"mode": "form", "message": "Go on?", "requestedSchema": {
-    "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}}
 
 app = App("tasks-app", "1.0", tasks=True, http=HttpPolicy(max_body_bytes=MAX_BODY))
 
@@ -31,17 +31,4 @@ async def slow_compute(ctx: Context, arguments: dict[str, Any]) -> CallToolResul
     return _text(f"computed {arguments.get('label', '')}")
 
 
-@app.tool("hold", description="Works until the server stops", task_support="required")
-async def hold(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
-    await ctx.start_task(status_message="holding")
-    await anyio.sleep_forever()
-    raise AssertionError("unreachable")
-
-
-@app.tool("confirm", description="Asks whether to go on, then answers", task_support="required")
-async def confirm(ctx: Context, arguments: dict[str, Any]) -> CallToolResult | NeedInput:
-    await ctx.start_task()
-    answer = ctx.input_responses.get("confirm")
-    if answer is None:
-        return NeedInput(requests={"confirm": _CONFIRM})
-    return _text(f"confirmed: {answer.get('content', {}).get('ok')}")
+add_hold_and_confirm(app, _text)
