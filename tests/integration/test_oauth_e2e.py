@@ -249,12 +249,9 @@ async def test_the_typescript_sdk_auth_client_against_our_resource_server() -> N
     registered dynamically, authorized with PKCE and the resource indicator, its token
     accepted by our guard and its principal seen by the tool."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
-    from _node import NpmError, node_setup
+    from _node import node_or_skip
 
-    try:
-        node = node_setup()
-    except NpmError as exc:  # pragma: no cover - a machine without npm
-        pytest.skip(f"Node 22 and the TypeScript SDK cannot be installed: {exc}")
+    node = node_or_skip()
     auth = AuthServer()
     async with trio.open_nursery() as nursery:
         await nursery.start(auth.serve)

@@ -8,10 +8,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "conformance"))
@@ -50,7 +51,16 @@ def node_setup_v2() -> NodeSetup:
     return NodeSetup(ensure_node(), PREFIX2 / "node_modules")
 
 
-__all__ += ["NpmError"]
+def node_or_skip(setup: Callable[[], NodeSetup] = node_setup) -> NodeSetup:
+    """``setup()``, or the test skipped when Node 22 and the package cannot be installed (a
+    machine without npm)."""
+    try:
+        return setup()
+    except NpmError as exc:  # pragma: no cover - a machine without npm
+        pytest.skip(f"Node 22 and the TypeScript SDK ({setup.__name__}) cannot be installed: {exc}")
+
+
+__all__ += ["NpmError", "node_or_skip"]
 
 
 @asynccontextmanager

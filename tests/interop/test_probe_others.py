@@ -14,7 +14,7 @@ from contextlib import AbstractAsyncContextManager
 
 import pytest
 import trio
-from _node import PEERS, NodeSetup, NpmError, node_setup_v2, url_printed_by
+from _node import PEERS, NodeSetup, node_or_skip, node_setup_v2, url_printed_by
 from _peers import SDK_SERVER, served
 
 from mcpwire_adapters.probe import Finding, probe
@@ -37,10 +37,7 @@ PY_DIVERGENCES = {
 
 @pytest.fixture(scope="module")
 def node2() -> NodeSetup:
-    try:
-        return node_setup_v2()
-    except NpmError as exc:  # pragma: no cover - a machine without npm
-        pytest.skip(f"Node 22 and the TypeScript SDK v2 cannot be installed: {exc}")
+    return node_or_skip(node_setup_v2)
 
 
 def ts2_server(node: NodeSetup) -> AbstractAsyncContextManager[str]:

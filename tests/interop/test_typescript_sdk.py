@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import trio
 
-from _node import TS_SDK_VERSION, NodeSetup, NpmError, node_setup, url_printed_by
+from _node import TS_SDK_VERSION, NodeSetup, node_or_skip, url_printed_by
 from _peers import OUR_SERVER, ping_status, served
 from mcpwire import Client, LogMessage, Progress, ResourceUpdated
 from mcpwire.tasks import Task
@@ -38,10 +38,7 @@ TIMEOUT = 60.0
 
 @pytest.fixture(scope="module")
 def node() -> NodeSetup:
-    try:
-        return node_setup()
-    except NpmError as exc:  # pragma: no cover - a machine without npm
-        pytest.skip(f"Node 22 and the TypeScript SDK cannot be installed: {exc}")
+    return node_or_skip()
 
 
 @pytest.fixture
