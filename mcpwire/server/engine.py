@@ -22,7 +22,7 @@ from msgspec import UNSET, Raw
 
 from ..types import Implementation, Prompt, Resource, ResourceTemplate, Tool
 from ..wire.envelope import (
-    Notification, Request, Response, UnansweredMessage, decode_message, encode_error, encode_result,
+    Request, UnansweredMessage, decode_message, encode_error, encode_result,
 )
 from ..wire.capabilities import TASKS_EXTENSION, declares_extension, extension_required
 from ..wire.errors import ErrorCode, LocalProtocolError, MissingCapability, ProtocolError, RemoteProtocolError
@@ -387,8 +387,8 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
                 refused = admit_target(request, self.http, view)
                 return refused or refuse(400, "Bad Request: Mcp-Session-Id header is required")
         body = admit_body(request, self.http) if head_admitted else admit(request, self.http, view)
-        if not isinstance(body, bytes):
-            return body
+        if type(body) is not bytes:
+            return body  # type: ignore[return-value]
         if body[:1] == b"[" and self._batches_allowed(view):
             return self._batch_http(request, body, now)
         try:
@@ -401,7 +401,7 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
             routed = self._route_era(message, view, now, request.principal)
             if routed is not None:
                 return routed
-        if isinstance(message, (Response, Notification)):
+        if type(message) is not Request:
             # Never answered (JSON-RPC 2.0: no reply to a notification; a response answers
             # nothing we asked): the header checks are for requests only.
             return empty_reply(202)
@@ -409,14 +409,14 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
             admitted = self._admit(message, view, now, request.principal)
         except ProtocolError as exc:
             return error_reply(exc, message.id)
+        if type(admitted) is tuple:  # the host answers it
+            return HttpExchange(self._context, admitted[0], admitted[1], now)
         if isinstance(admitted, bytes):
             return json_reply(200, admitted)
         if isinstance(admitted, TaskChanged):
             return msgspec.structs.replace(admitted, reply=json_reply(200, admitted.reply))
-        if isinstance(admitted, Listen):
-            return HttpListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
-        event, params = admitted
-        return HttpExchange(self._context, event, params, now)
+        assert isinstance(admitted, Listen)
+        return HttpListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
 
     def check_head(self, method: str | bytes, target: str | bytes, headers: HeaderInput) -> HttpReply | None:
         """Decide from the request head alone, before reading the body, whether to refuse it.

@@ -141,7 +141,7 @@ class EraEngine:
             return None  # the stateless admission answers it (-32020)
         if header_version is not None and header_version not in INITIALIZE_ERA:
             if (
-                self._sessions_on and view.first(MCP_SESSION_ID) is not None
+                view.first(MCP_SESSION_ID) is not None and self._sessions_on
                 and header_version not in self._stateless_versions
             ):
                 # A session's request naming a revision nobody speaks (2025-11-25: Streamable

@@ -308,13 +308,14 @@ def admit(
         return _too_large(policy)
     content_type = view.first(b"content-type")
     if (
-        content_type is None
-        or view.repeated(b"content-type")
-        or (content_type != b"application/json" and content_type.split(b";", 1)[0].strip().lower() != b"application/json")
-    ):
+        content_type != b"application/json"
+        and (content_type is None or content_type.split(b";", 1)[0].strip().lower() != b"application/json")
+    ) or view.repeated(b"content-type"):
         return _refuse(415, "Expected application/json")
-    accept = view.all(b"accept")
-    if not _accept_ok(accept[0] if len(accept) == 1 else b",".join(accept)):
+    accept = view.first(b"accept")
+    if accept is None or view.repeated(b"accept"):
+        accept = b",".join(view.all(b"accept"))
+    if not _accept_ok(accept):
         return _refuse(406, "Accept must list application/json and text/event-stream")
     return body[3:] if body[:3] == _BOM else body
 

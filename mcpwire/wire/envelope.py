@@ -149,7 +149,9 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
     error's ``request_id`` attribute holds the id when it could be read, else ``None``. A
     malformed notification or response raises the subclass :class:`UnansweredMessage`.
     """
-    if not data.isascii() if isinstance(data, bytes) else not bytes(data).isascii():
+    if type(data) is not bytes:
+        data = bytes(data)
+    if not data.isascii():
         # msgspec validates UTF-8 only where it decodes strings, not inside members it skips
         # or keeps as Raw; JSON text must be UTF-8 throughout (RFC 8259 section 8.1).
         try:
@@ -180,6 +182,13 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
         raise _error(ErrorCode.PARSE_ERROR, "Parse error: JSON nested too deeply", None) from None
 
     method = env.method
+    params = env.params
+    if type(method) is str and env.id is not UNSET:
+        # The common case, a request, checked in the order below (the response branch needs
+        # no method): an id in bounds, version 2.0, params absent or an object.
+        request_id = check_request_id(env.id)
+        if request_id is not None and env.jsonrpc == "2.0" and (params is UNSET or memoryview(params)[0] == 0x7B):
+            return Request(id=request_id, method=method, params=params)
     if env.id is UNSET:
         if type(method) is str and env.jsonrpc == "2.0":
             if not isinstance(env.params, UnsetType) and not _is_object(env.params):

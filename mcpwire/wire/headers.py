@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import binascii
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any, Final, Literal, TypeAlias, cast
 
 import msgspec
@@ -114,6 +115,7 @@ class InvalidParamHeader(ProtocolError):
 
 _lower: Final = bytes.lower
 _NO_REPEATS: Final[dict[bytes, list[bytes]]] = {}  # shared by every view whose names all come once; never written
+_NONE_REPEATED: Final = _NO_REPEATS.__contains__
 
 
 class HeaderView:
@@ -127,7 +129,13 @@ class HeaderView:
     :class:`LocalProtocolError` when it cannot be.
     """
 
-    __slots__ = ("_first", "_more")
+    __slots__ = ("_first", "_more", "first", "repeated")
+
+    first: Callable[[bytes], bytes | None]
+    """``first(name)``: the first raw value of ``name`` (lowercase), untrimmed, or None (the
+    index's own ``dict.get``: a lookup is one C call)."""
+    repeated: Callable[[bytes], bool]
+    """``repeated(name)``: whether ``name`` (lowercase) comes more than once."""
 
     def __init__(self, headers: Any) -> None:
         first: dict[bytes, bytes] = {}
@@ -142,6 +150,8 @@ class HeaderView:
                 if len(first) == len(headers):
                     self._first = first
                     self._more = more
+                    self.first = first.get
+                    self.repeated = _NONE_REPEATED
                     return
                 first = {}
             more = {}
@@ -167,13 +177,11 @@ class HeaderView:
                     first[name] = value
         self._first = first
         self._more = more
+        self.first = first.get
+        self.repeated = more.__contains__
 
     def __contains__(self, name: bytes) -> bool:
         return name.lower() in self._first
-
-    def first(self, name: bytes) -> bytes | None:
-        """The first raw value of ``name`` (lowercase), untrimmed, or None."""
-        return self._first.get(name)
 
     def all(self, name: bytes) -> list[bytes]:
         """Every raw value of ``name`` (lowercase), in order."""
@@ -182,9 +190,6 @@ class HeaderView:
             value = self._first.get(name)
             return [] if value is None else [value]
         return list(values)
-
-    def repeated(self, name: bytes) -> bool:
-        return name in self._more
 
     def get_one(self, name: bytes, label: str | None = None) -> bytes | None:
         """The value of ``name``, trimmed of SP/HTAB, or None when absent.
@@ -513,11 +518,11 @@ def check_request_headers(
     failure. Body fields of the wrong JSON type are skipped here; params validation
     reports them as -32602.
     """
-    expected_method = method.encode("utf-8")
+    expected_method = _METHOD_BYTES.get(method) or method.encode("utf-8")
     # Exact and case-sensitive: the runner sends "TOOLS/LIST" for tools/list and expects -32020.
     # The common case (one value, already trimmed) is one lookup; the rest takes require_one.
     if (
-        (view._first.get(MCP_METHOD) != expected_method or MCP_METHOD in view._more)
+        (view.first(MCP_METHOD) != expected_method or view.repeated(MCP_METHOD))
         and view.require_one(MCP_METHOD, "Mcp-Method") != expected_method
     ):
         raise HeaderMismatch("Mcp-Method does not match the request body")
@@ -526,8 +531,10 @@ def check_request_headers(
         return
     expected = params.get(field)
     if isinstance(expected, str):
-        raw = view.require_one(MCP_NAME, "Mcp-Name")
-        if decode_param_value(raw, header="Mcp-Name") != expected:
+        raw = view.first(MCP_NAME)
+        if raw is None or view.repeated(MCP_NAME):
+            raw = view.require_one(MCP_NAME, "Mcp-Name")
+        if _name_value(raw) != expected:
             raise HeaderMismatch("Mcp-Name does not match the request body")
     if method != "tools/call" or not param_headers:
         return
@@ -551,6 +558,15 @@ def check_request_headers(
         text = decode_param_value(view.require_one(key, label), header=label)
         if not _matches(text, value):
             raise HeaderMismatch(f"{label} does not match the request body")
+
+
+_METHOD_BYTES: Final = {name: name.encode() for name in METHODS}
+
+
+@lru_cache(maxsize=1024)
+def _name_value(raw: bytes) -> str:
+    # Clients send the same few names over and over (a tool's, a resource's): decode each once.
+    return decode_param_value(raw, header="Mcp-Name")
 
 
 _KNOWN_VERSIONS: dict[bytes, str] = {version.encode(): version for version in REVISIONS}

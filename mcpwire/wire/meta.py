@@ -177,7 +177,8 @@ def parse_request_meta(
     caps = meta.get(CLIENT_CAPABILITIES_META_KEY, msgspec.UNSET)  # step 9
     if caps is msgspec.UNSET:
         raise _invalid_params("Missing required client capabilities metadata")
-    check_client_capabilities(caps)
+    if type(caps) is not dict or caps:  # {} (no capabilities) is valid as it is
+        check_client_capabilities(caps)
     return RequestMeta(
         protocol_version=version,
         client_capabilities=caps,

@@ -115,7 +115,7 @@ def decode_params(
     for the caller to answer.
     """
     try:
-        return decoder.decode(_EMPTY if isinstance(raw, UnsetType) else raw)
+        return decoder.decode(_EMPTY if raw is UNSET else raw)
     except msgspec.ValidationError:
         if typed:
             raise
