@@ -534,7 +534,7 @@ def check_request_headers(
         raw = view.first(MCP_NAME)
         if raw is None or view.repeated(MCP_NAME):
             raw = view.require_one(MCP_NAME, "Mcp-Name")
-        if _name_value(raw) != expected:
+        if (_name_value(raw) if len(raw) <= _CACHED_NAME else decode_param_value(raw, header="Mcp-Name")) != expected:
             raise HeaderMismatch("Mcp-Name does not match the request body")
     if method != "tools/call" or not param_headers:
         return
@@ -561,6 +561,9 @@ def check_request_headers(
 
 
 _METHOD_BYTES: Final = {name: name.encode() for name in METHODS}
+
+
+_CACHED_NAME: Final = 256  # bytes: the cache below holds at most 1024 values of at most this size
 
 
 @lru_cache(maxsize=1024)
