@@ -633,6 +633,21 @@ def test_repeated_standard_headers() -> None:
         check_request_headers(hv(*std("tools/call", TOOL), ("MCP-NAME", TOOL)), method="tools/call", params=CALL)
 
 
+@pytest.mark.parametrize("size", [1, 255, 256, 257, 4096])
+def test_name_of_any_length_is_compared_every_time(size: int) -> None:
+    # Values up to 256 bytes are decoded once and remembered, longer ones each time: the answer
+    # must not depend on which, nor on what an earlier request sent.
+    name = "n" * size
+    params = {"name": name, "arguments": {}}
+    for _ in range(2):
+        check_request_headers(hv(*std("tools/call", name)), method="tools/call", params=params)
+        check_request_headers(hv(*std("tools/call", b64(name).decode())), method="tools/call", params=params)
+        with mismatch("Mcp-Name does not match the request body"):
+            check_request_headers(hv(*std("tools/call", name + "x")), method="tools/call", params=params)
+        with mismatch("Mcp-Name is malformed"):
+            check_request_headers(hv(*std("tools/call", name + "\x7f")), method="tools/call", params=params)
+
+
 def test_name_for_resources_read_and_prompts_get() -> None:
     uri = "file:///path/to/file%20name.txt"
     check_request_headers(hv(*std("resources/read", uri)), method="resources/read", params={"uri": uri})
