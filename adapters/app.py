@@ -33,7 +33,7 @@ import typing
 import warnings
 from types import MappingProxyType
 from collections.abc import AsyncIterator
-from typing import Any, Callable, Coroutine, Mapping, TypeVar
+from typing import Any, Callable, Coroutine, Final, Mapping, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -67,6 +67,7 @@ OnError = Callable[[Exchange[Any], BaseException], None]
 F = TypeVar("F", bound=Callable[..., Any])
 
 _INTERNAL_ERROR = mcpwire.ProtocolError("Internal error", code=mcpwire.ErrorCode.INTERNAL_ERROR)
+_TASK: Final = mcpwire.ExchangeState.TASK  # a module constant: an Enum member read through its class costs a call
 
 
 class App:
@@ -681,7 +682,7 @@ def _is_instance(value: Any, declared: type[Any]) -> bool:
 def _clock(exchange: Exchange[Any]) -> float | None:
     """The time a task's outcome is recorded at; ``None`` (no clock read) for the ordinary
     answer of a request, which needs none."""
-    return time.time() if exchange.state is mcpwire.ExchangeState.TASK else None
+    return time.time() if exchange.state is _TASK else None
 
 
 def _contents(uri: str, answer: Any) -> Any:

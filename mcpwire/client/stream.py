@@ -85,6 +85,7 @@ MAX_ENDED: Final = 256
 one are dropped, and ``state_of`` can still answer for recent ones."""
 _SESSION_TASK_METHODS: Final = frozenset({"tasks/get", "tasks/cancel"})  # 2025-11-25: each answers a Task
 _NOT_CACHED: Final = {"ttlMs": 0, "cacheScope": "private"}  # what an initialize-era result means
+_IN_FLIGHT: Final = frozenset({RequestState.AWAITING, RequestState.RECEIVING})  # built once: Enum member reads cost calls
 
 
 class Engine(Protocol):
@@ -134,7 +135,7 @@ class _Tracker:
         """Move ``request`` through the table; a final move takes it out of flight."""
         key = _key(request.id)
         state = REQUEST.move(self.states[key], verb)
-        if state in (RequestState.AWAITING, RequestState.RECEIVING):
+        if state in _IN_FLIGHT:
             self.states[key] = state
             return
         self.requests.pop(key, None)
@@ -618,7 +619,7 @@ class ClientStdioConnection:
 
     def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes:
         """The ``notifications/cancelled`` line for ``request``; its late messages are then dropped."""
-        if self._tracker.state_of(request.id) in (RequestState.AWAITING, RequestState.RECEIVING):
+        if self._tracker.state_of(request.id) in _IN_FLIGHT:
             self._tracker.move(request, "cancel")
         return self.client.cancel(request, reason)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from types import MappingProxyType
-from typing import Any, Generic, Mapping, TypeVar
+from typing import Any, Final, Generic, Mapping, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -58,6 +58,14 @@ MAX_SESSION_TASKS = 10_000
 def resource_not_found(uri: str) -> RemoteProtocolError:
     """The SEP-2164 resource-not-found error: -32602 with ``data.uri`` (Server > Resources, error handling)."""
     return RemoteProtocolError("Resource not found", code=ErrorCode.INVALID_PARAMS, data={"uri": uri})
+
+
+_MOVES: Final = EXCHANGE.table  # read on every verb: the table itself, without a call to EXCHANGE.move
+# The states as module constants: an Enum member read through its class costs a lookup in Python code.
+_OPEN, _STREAMING, _AWAITING, _DONE, _CANCELLED, _TASK = (
+    ExchangeState.OPEN, ExchangeState.STREAMING, ExchangeState.AWAITING, ExchangeState.DONE, ExchangeState.CANCELLED,
+    ExchangeState.TASK,
+)
 
 
 def _encode(encoder: Any, *args: Any) -> bytes:
@@ -132,16 +140,16 @@ class Exchange(Generic[O]):
         (a cancelled exchange, a log level or progress the client did not ask for, a missing
         capability), so a bug shows in every test, not only with some clients.
         """
-        nxt = EXCHANGE.move(self.state, verb)
-        return None if nxt is ExchangeState.CANCELLED or nxt is ExchangeState.TASK else nxt
+        nxt = _MOVES.get((self.state, verb)) or EXCHANGE.move(self.state, verb)  # move() raises the refusal
+        return None if nxt is _CANCELLED or nxt is _TASK else nxt
 
     def _notify(self, message: bytes, nxt: ExchangeState) -> O:
-        first = self.state is ExchangeState.OPEN
+        first = self.state is _OPEN
         self.state = nxt
         return self._notify_out(message, first)
 
     def _finish(self, message: bytes, status: int, nxt: ExchangeState) -> O:
-        streaming = self.state is ExchangeState.STREAMING or self.state is ExchangeState.AWAITING
+        streaming = self.state is _STREAMING or self.state is _AWAITING
         self.state = nxt
         if self.session is not None:
             # Initialize era: an answered request is HTTP 200 whatever the JSON-RPC outcome
@@ -214,7 +222,7 @@ class Exchange(Generic[O]):
             result = shape_result(self._context, self.event, result)
         except RemoteProtocolError as exc:  # e.g. output failed the tool's outputSchema
             return self.fail(exc, now=now)
-        if self.state is ExchangeState.TASK:
+        if self.state is _TASK:
             tasks, task_id, at = self._task(now)
             plain = msgspec.to_builtins(result)
             plain.pop("_meta", None)  # the task's result is the call's, without the server's identity again
@@ -223,7 +231,7 @@ class Exchange(Generic[O]):
             return self._empty()
         if self.session is not None:
             result = session_result(self.revision, self.event.method, result)
-        message = _encode(encode_result, self.request_id, result)
+        message = _encode(encode_result, self.event.request_id, result)
         if nxt is None:
             return self._empty()
         return self._finish(message, 200, nxt)
@@ -254,11 +262,11 @@ class Exchange(Generic[O]):
             raise LocalProtocolError(f"{self.event.method} may not answer input_required")
         if state is UNSET:
             state = None
-        if self.session is not None and self.state is ExchangeState.TASK:
+        if self.session is not None and self.state is _TASK:
             return self._session_task_ask(requests or {}, state, now)
         if self.session is not None:
             return self._ask(requests or {}, state)
-        if self.state is ExchangeState.TASK:
+        if self.state is _TASK:
             return self._task_ask(requests or {}, state, now)
         if not requests and state is None:
             raise LocalProtocolError("An input_required result needs input requests or a state")
@@ -300,12 +308,12 @@ class Exchange(Generic[O]):
         every answer and the host calls :meth:`resume`."""
         plain, missing = self._session_round(requests, state)
         nxt = EXCHANGE.move(self.state, "ask")
-        if nxt is ExchangeState.CANCELLED:
+        if nxt is _CANCELLED:
             return self._empty()
         if missing:
             return self.fail(MissingCapability(missing))
         frames = list(self._send_round(plain, state, {}).values())
-        first = self.state is ExchangeState.OPEN
+        first = self.state is _OPEN
         self.state = nxt
         return self._requests_out(frames, first)
 
@@ -379,7 +387,7 @@ class Exchange(Generic[O]):
     @property
     def awaiting_input(self) -> bool:
         """Initialize era: requests went to the client and not every answer is in yet."""
-        waiting = self.state is ExchangeState.AWAITING or (self._task_asking and self.state is ExchangeState.TASK)
+        waiting = self.state is _AWAITING or (self._task_asking and self.state is _TASK)
         return waiting and bool(self._asked) and self._input_error is None
 
     def relay(self, messages: list[bytes]) -> O:
@@ -390,7 +398,7 @@ class Exchange(Generic[O]):
         nxt = self._next("notify")
         if nxt is None or not messages:
             return self._empty()
-        first = self.state is ExchangeState.OPEN
+        first = self.state is _OPEN
         self.state = nxt
         return self._requests_out(messages, first)
 
@@ -402,7 +410,7 @@ class Exchange(Generic[O]):
             self._task_messages.pop(rid, None)
         kind = self._asked.pop(rid, None) if type(rid) is int else None
         key = self._answer_keys.pop(rid, None) if type(rid) is int else None
-        if kind is None or key is None or not (self.state is ExchangeState.AWAITING or self._task_asking):
+        if kind is None or key is None or not (self.state is _AWAITING or self._task_asking):
             return False
         if not isinstance(response.error, msgspec.UnsetType):
             error = response.error
@@ -463,7 +471,7 @@ class Exchange(Generic[O]):
         nxt = self._next("finish")
         if not isinstance(error, ProtocolError) or error.code == ErrorCode.INTERNAL_ERROR:
             self.internal_error = error
-        if self.state is ExchangeState.TASK:
+        if self.state is _TASK:
             tasks, task_id, at = self._task(now)
             if not isinstance(error, ProtocolError) or error.code == ErrorCode.INTERNAL_ERROR:
                 error = ProtocolError("Internal error", code=ErrorCode.INTERNAL_ERROR)  # the cause is never sent
@@ -488,7 +496,7 @@ class Exchange(Generic[O]):
         :meth:`create_task` the task goes on (only ``tasks/cancel`` stops it): a 2025-11-25 task
         still waits for its client's answers, until the task has ended."""
         self.state = EXCHANGE.move(self.state, "cancel")
-        if self.state is ExchangeState.TASK:
+        if self.state is _TASK:
             if not self._task_asking:
                 return  # nothing waits for the client: no store read for a request that merely ended
             tasks = self._context.tasks
@@ -518,7 +526,7 @@ class Exchange(Generic[O]):
         if tasks is None or not getattr(event, "task_allowed", False):
             raise LocalProtocolError("Only a tools/call with task_allowed may become a task")
         nxt = EXCHANGE.move(self.state, "task")
-        if self.state is ExchangeState.CANCELLED:
+        if self.state is _CANCELLED:
             return self._empty()
         record = tasks.create(
             event.name, now, ttl_ms=ttl_ms, poll_interval_ms=poll_interval_ms,  # type: ignore[union-attr]
@@ -578,7 +586,7 @@ class Exchange(Generic[O]):
         (:class:`TaskChanged` with a working ``task``): the event to run the work again on, with
         ``input_responses`` (every answer the task got so far, each checked against what its key
         asked) and the ``state`` given with the latest requests."""
-        if self.state is not ExchangeState.TASK or task.task_id != self.task_id:
+        if self.state is not _TASK or task.task_id != self.task_id:
             raise LocalProtocolError("resume_task takes the task this exchange created")
         # Every answer of the task so far, as a session's rounds give them (keys are never reused).
         answers = dict(getattr(self.event, "input_responses", None) or {})
@@ -653,7 +661,7 @@ class HttpExchange(Exchange[HttpOutput]):
         nxt = self._next("notify")
         if nxt is None:
             return []
-        out = self._open() if self.state is ExchangeState.OPEN else []
+        out = self._open() if self.state is _OPEN else []
         self._key()
         self.state = nxt
         self.detached = True

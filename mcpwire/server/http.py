@@ -127,7 +127,7 @@ HttpReply = tuple[ResponseHead, ResponseBody]
 
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
-_JSON_HEADERS: Final = ((b"content-type", b"application/json"),)
+_JSON_TYPE: Final = (b"content-type", b"application/json")
 _SSE_HEADERS: Final = (
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache"),
@@ -153,8 +153,8 @@ class HttpPolicy(msgspec.Struct, frozen=True, kw_only=True):
 
 def json_reply(status: int, body: bytes, extra: tuple[tuple[bytes, bytes], ...] = ()) -> HttpReply:
     """A complete ``application/json`` response."""
-    headers = _JSON_HEADERS + ((b"content-length", b"%d" % len(body)),) + extra
-    return ResponseHead(status=status, headers=headers), ResponseBody(data=body)
+    headers = (_JSON_TYPE, (b"content-length", b"%d" % len(body)))
+    return ResponseHead(status=status, headers=headers + extra if extra else headers), ResponseBody(data=body)
 
 
 def error_reply(
