@@ -30,6 +30,7 @@ import re
 from typing import Any, Final, Literal, Mapping
 
 import msgspec
+from msgspec import UNSET
 
 from .envelope import check_request_id
 from ..types._meta import (
@@ -120,12 +121,12 @@ def log_level_enabled(threshold: str | None, level: str) -> bool:
     return threshold is not None and _LEVEL_RANK[level] >= _LEVEL_RANK[threshold]
 
 
-def _invalid_params(message: str, data: Any = msgspec.UNSET) -> RemoteProtocolError:
+def _invalid_params(message: str, data: Any = UNSET) -> RemoteProtocolError:
     return RemoteProtocolError(message, code=ErrorCode.INVALID_PARAMS, data=data)
 
 
 def _check_meta_object(meta: Any) -> dict[str, Any]:
-    if meta is msgspec.UNSET:  # absent is {}; null is not an object (step 1 of mcpwire's order)
+    if meta is UNSET:  # absent is {}; null is not an object (step 1 of mcpwire's order)
         return {}
     if type(meta) is not dict:
         raise _invalid_params("_meta must be an object")
@@ -133,11 +134,11 @@ def _check_meta_object(meta: Any) -> dict[str, Any]:
         for key in meta:
             if key not in _KNOWN_KEYS and _KEY_RE.fullmatch(key) is None:
                 raise _invalid_params("_meta contains an invalid key or non-JSON value")
-    token = meta.get(PROGRESS_TOKEN_META_KEY, msgspec.UNSET)
-    if token is not msgspec.UNSET and check_request_id(token) is None:
+    token = meta.get(PROGRESS_TOKEN_META_KEY, UNSET)
+    if token is not UNSET and check_request_id(token) is None:
         raise _invalid_params("progressToken must be a string of at most 256 bytes or an int64 integer")
-    level = meta.get(LOG_LEVEL_META_KEY, msgspec.UNSET)
-    if level is not msgspec.UNSET and (type(level) is not str or level not in _LEVEL_RANK):
+    level = meta.get(LOG_LEVEL_META_KEY, UNSET)
+    if level is not UNSET and (type(level) is not str or level not in _LEVEL_RANK):
         raise _invalid_params("Invalid MCP request log level")
     return meta
 
@@ -152,13 +153,13 @@ def parse_request_meta(
     docstring's steps 1-5 and 7-9). A -32022 names ``offered_versions`` (by default
     ``supported_versions``) as the supported ones.
 
-    ``meta`` is ``msgspec.UNSET`` when the request had none (``None``, a JSON ``null``, is
+    ``meta`` is ``UNSET`` when the request had none (``None``, a JSON ``null``, is
     -32602 like any other non-object, as a ``null`` clientCapabilities is). Raises
     :class:`RemoteProtocolError`: -32602 for shape errors, -32022 for an unsupported version.
     """
     meta = _check_meta_object(meta)  # steps 1-4
-    version = meta.get(PROTOCOL_VERSION_META_KEY, msgspec.UNSET)  # step 5
-    if version is msgspec.UNSET:
+    version = meta.get(PROTOCOL_VERSION_META_KEY, UNSET)  # step 5
+    if version is UNSET:
         raise _invalid_params("Missing required io.modelcontextprotocol/protocolVersion metadata")
     if type(version) is not str:
         raise _invalid_params("io.modelcontextprotocol/protocolVersion must be a string")
@@ -171,18 +172,18 @@ def parse_request_meta(
             data={"requested": version, "supported": list(supported_versions if offered_versions is None
                                                           else offered_versions)},
         )
-    info = meta.get(CLIENT_INFO_META_KEY, msgspec.UNSET)  # step 8
-    if info is not msgspec.UNSET:
+    info = meta.get(CLIENT_INFO_META_KEY, UNSET)  # step 8
+    if info is not UNSET:
         _check_implementation(info)
-    caps = meta.get(CLIENT_CAPABILITIES_META_KEY, msgspec.UNSET)  # step 9
-    if caps is msgspec.UNSET:
+    caps = meta.get(CLIENT_CAPABILITIES_META_KEY, UNSET)  # step 9
+    if caps is UNSET:
         raise _invalid_params("Missing required client capabilities metadata")
     if type(caps) is not dict or caps:  # {} (no capabilities) is valid as it is
         check_client_capabilities(caps)
     return RequestMeta(
         protocol_version=version,
         client_capabilities=caps,
-        client_info=None if info is msgspec.UNSET else info,
+        client_info=None if info is UNSET else info,
         log_level=meta.get(LOG_LEVEL_META_KEY),
         progress_token=meta.get(PROGRESS_TOKEN_META_KEY),
         raw=meta,
@@ -201,11 +202,11 @@ def _check_implementation(info: Any) -> None:
     for key in ("title", "description"):
         if key in info and type(info[key]) is not str:
             raise bad
-    site = info.get("websiteUrl", msgspec.UNSET)
-    if site is not msgspec.UNSET and not _is_uri(site):
+    site = info.get("websiteUrl", UNSET)
+    if site is not UNSET and not _is_uri(site):
         raise bad
-    icons = info.get("icons", msgspec.UNSET)
-    if icons is not msgspec.UNSET and not _valid_icons(icons):
+    icons = info.get("icons", UNSET)
+    if icons is not UNSET and not _valid_icons(icons):
         raise bad
 
 
