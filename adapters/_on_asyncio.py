@@ -117,7 +117,8 @@ async def send_all_bounded(send: Callable[[_M], Awaitable[None]], messages: Sequ
     after), with a timer only from the first send that waits (a transport that takes every
     message at once makes none). ``send`` may return any awaitable; a coroutine is run at once
     up to its first wait."""
-    for i, message in enumerate(messages):
+    remaining = iter(messages)
+    for message in remaining:
         step: Awaitable[None] = send(message)
         if type(step) is CoroutineType:
             try:
@@ -127,6 +128,6 @@ async def send_all_bounded(send: Callable[[_M], Awaitable[None]], messages: Sequ
             step = _Rest(step, pending)
         async with asyncio.timeout(seconds):
             await step
-            for rest in messages[i + 1:]:
+            for rest in remaining:
                 await send(rest)
         return
