@@ -201,6 +201,8 @@ def asgi_app(app: App, *, config: AsgiConfig = _DEFAULT_CONFIG) -> AsgiApp:
 class _Request:
     """One ``http`` scope: read the body, ask the engine, write its answer."""
 
+    __slots__ = ("app", "config", "scope", "receive", "_send", "started", "_asyncio", "_gone", "_watcher")
+
     def __init__(self, owner: AsgiApp, scope: Scope, receive: Receive, send: Send) -> None:
         self.app = owner.app
         self.config = owner.config
@@ -209,6 +211,8 @@ class _Request:
         self._send = send
         self.started = False
         self._asyncio = False  # running on asyncio: its own timeouts, a watcher only when needed
+        self._gone: Callable[[], None] | None = None  # asyncio: what a disconnect calls while the handler runs
+        self._watcher: asyncio.Task[None] | None = None  # asyncio: the disconnect watcher, once started
 
     async def run(self) -> None:
         try:
@@ -360,20 +364,19 @@ class _Request:
         if not self._asyncio:
             await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
             return
-        armed: list[Callable[[], None] | None] = [None]
-        watcher: list[asyncio.Task[None]] = []
+        await on_suspension(self.app.run_exchange_armed(exchange, self._emit, self._arm, TaskScope()), self._watch)
 
-        def arm(gone: Callable[[], None] | None) -> None:
-            armed[0] = gone
-            if gone is None and watcher:
-                watcher[0].cancel()
+    def _arm(self, gone: Callable[[], None] | None) -> None:
+        # run_exchange_armed's arm(): what a disconnect calls (None: the exchange is over).
+        self._gone = gone
+        if gone is None and self._watcher is not None:
+            self._watcher.cancel()
 
-        def watch() -> None:
-            gone = armed[0]
-            if gone is not None:
-                watcher.append(asyncio.get_running_loop().create_task(self._watch_alone(gone)))
-
-        await on_suspension(self.app.run_exchange_armed(exchange, self._emit, arm, TaskScope()), watch)
+    def _watch(self) -> None:
+        # The handler began to wait: from now on a disconnect cancels it.
+        gone = self._gone
+        if gone is not None:
+            self._watcher = asyncio.get_running_loop().create_task(self._watch_alone(gone))
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
         """Forward a listen stream as SSE (``App.forward_listen``) until it ends, the app drops
