@@ -37,7 +37,7 @@ from .context import ServerContext
 from .events import ServerEvent, TaskResultWanted
 from ..wire.versions import SSE_PRIMING
 from .http import HttpOutput, ResponseBody, json_reply, sse_head
-from .states import EXCHANGE, ExchangeState
+from .states import EXCHANGE, SENDING, ExchangeState
 from .era import session_result, shape_request
 from .mrtr import ANSWER_TYPES, round_data
 from .session import Session
@@ -60,19 +60,24 @@ def resource_not_found(uri: str) -> RemoteProtocolError:
     return RemoteProtocolError("Resource not found", code=ErrorCode.INVALID_PARAMS, data={"uri": uri})
 
 
-_MOVES: Final = EXCHANGE.table  # read on every verb: the table itself, without a call to EXCHANGE.move
 # The states as module constants: an Enum member read through its class costs a lookup in Python code.
 _OPEN, _STREAMING, _AWAITING, _DONE, _CANCELLED, _TASK = (
     ExchangeState.OPEN, ExchangeState.STREAMING, ExchangeState.AWAITING, ExchangeState.DONE, ExchangeState.CANCELLED,
     ExchangeState.TASK,
 )
+_FINISH: Final = SENDING["finish"]  # read in place by complete, the verb every answer takes
+_NOT_JSON: Final = (TypeError, ValueError, msgspec.EncodeError)  # what msgspec raises for a value it cannot encode
+
+
+def _not_json(exc: Exception) -> LocalProtocolError:
+    return LocalProtocolError(f"The answer cannot be encoded as JSON: {exc}")
 
 
 def _encode(encoder: Any, *args: Any) -> bytes:
     try:
         return encoder(*args)  # type: ignore[no-any-return]
-    except (TypeError, ValueError, msgspec.EncodeError) as exc:
-        raise LocalProtocolError(f"The answer cannot be encoded as JSON: {exc}") from exc
+    except _NOT_JSON as exc:
+        raise _not_json(exc) from exc
 
 
 class Exchange(Generic[O]):
@@ -89,6 +94,10 @@ class Exchange(Generic[O]):
     """
 
     internal_error: BaseException | None = None
+
+    # Progress so far: the class's until the first update (most exchanges send none).
+    _progress_count = 0
+    _last_progress: float | None = None
 
     # Initialize era: the server-to-client requests out (id -> kind, id -> input key), their
     # answers, and the state the handler gave with them. Until a round is sent these are the
@@ -112,8 +121,6 @@ class Exchange(Generic[O]):
         self._context = context
         self._params = params  # the request's params (Raw), for the requestState scope
         self._now = now
-        self._progress_count = 0
-        self._last_progress: float | None = None
 
     @property
     def request_id(self) -> str | int:
@@ -140,8 +147,10 @@ class Exchange(Generic[O]):
         (a cancelled exchange, a log level or progress the client did not ask for, a missing
         capability), so a bug shows in every test, not only with some clients.
         """
-        nxt = _MOVES.get((self.state, verb)) or EXCHANGE.move(self.state, verb)  # move() raises the refusal
-        return None if nxt is _CANCELLED or nxt is _TASK else nxt
+        row = SENDING[verb]
+        if self.state not in row:
+            EXCHANGE.move(self.state, verb)  # raises the table's refusal
+        return row[self.state]
 
     def _notify(self, message: bytes, nxt: ExchangeState) -> O:
         first = self.state is _OPEN
@@ -217,7 +226,8 @@ class Exchange(Generic[O]):
         CompleteResult matching the event (a str is shorthand for one text block of a tool).
         The result is checked and encoded even on a cancelled exchange (then nothing is sent).
         After :meth:`create_task` the result completes the task instead (``now`` required)."""
-        nxt = self._next("finish")
+        state = self.state
+        nxt = _FINISH[state] if state in _FINISH else self._next("finish")  # _next raises the refusal
         try:
             result = shape_result(self._context, self.event, result)
         except RemoteProtocolError as exc:  # e.g. output failed the tool's outputSchema
@@ -231,7 +241,10 @@ class Exchange(Generic[O]):
             return self._empty()
         if self.session is not None:
             result = session_result(self.revision, self.event.method, result)
-        message = _encode(encode_result, self.event.request_id, result)
+        try:
+            message = encode_result(self.event.request_id, result)
+        except _NOT_JSON as exc:
+            raise _not_json(exc) from exc
         if nxt is None:
             return self._empty()
         return self._finish(message, 200, nxt)

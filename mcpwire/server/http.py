@@ -151,10 +151,27 @@ class HttpPolicy(msgspec.Struct, frozen=True, kw_only=True):
     max_body_bytes: int = 4 * 1024 * 1024
 
 
+# The heads of 200 JSON responses up to _SHARED_HEADS_BELOW bytes, each built once: answers come
+# in few sizes, and a head is frozen, so every response of one size can share it (at most that
+# many heads are kept).
+_SHARED_HEADS_BELOW: Final = 4096
+_shared_heads: dict[int, ResponseHead] = {}
+
+
 def json_reply(status: int, body: bytes, extra: tuple[tuple[bytes, bytes], ...] = ()) -> HttpReply:
     """A complete ``application/json`` response."""
-    headers = (_JSON_TYPE, (b"content-length", b"%d" % len(body)))
+    length = len(body)
+    if status == 200 and not extra and length < _SHARED_HEADS_BELOW:
+        head = _shared_heads.get(length)
+        if head is None:
+            head = _shared_heads[length] = ResponseHead(status=200, headers=_json_headers(length))
+        return head, ResponseBody(data=body)
+    headers = _json_headers(length)
     return ResponseHead(status=status, headers=headers + extra if extra else headers), ResponseBody(data=body)
+
+
+def _json_headers(length: int) -> tuple[tuple[bytes, bytes], ...]:
+    return _JSON_TYPE, (b"content-length", b"%d" % length)
 
 
 def error_reply(

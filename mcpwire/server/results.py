@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 from msgspec import UNSET
+from msgspec.structs import replace
 
 from ..types import CallToolResult, TextContent
 from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
@@ -32,7 +33,7 @@ def shape_result(context: ServerContext, event: ServerEvent, result: Any) -> Any
         entry = context.tools.get(event.name)
         if entry is None or entry.output_check is None or result.is_error is True:
             meta = result.meta
-            return msgspec.structs.replace(
+            return replace(
                 result, meta=context.result_meta if meta is UNSET else {**meta, SERVER_INFO_META_KEY: context.info})
     expected: type[Any] = METHODS[event.method].result  # type: ignore[assignment]
     if isinstance(event, ToolCall) and isinstance(result, str):
@@ -66,7 +67,7 @@ def shape_result(context: ServerContext, event: ServerEvent, result: Any) -> Any
     # one prebuilt mapping: the result is encoded at once and then dropped.
     meta = result.meta
     changes["meta"] = context.result_meta if meta is UNSET else {**meta, SERVER_INFO_META_KEY: context.info}
-    return msgspec.structs.replace(result, **changes)
+    return replace(result, **changes)
 
 
 def error_object(error: ProtocolError) -> dict[str, Any]:

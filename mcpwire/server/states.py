@@ -14,7 +14,7 @@ from typing import Final
 
 from ..wire.statemachine import StateMachine
 
-__all__ = ["ExchangeState", "ListenState", "SessionState", "TaskStatus", "EXCHANGE", "LISTEN", "SESSION", "TASK"]
+__all__ = ["ExchangeState", "ListenState", "SessionState", "TaskStatus", "EXCHANGE", "LISTEN", "SENDING", "SESSION", "TASK"]
 
 
 class ExchangeState(Enum):
@@ -62,6 +62,13 @@ EXCHANGE: Final = StateMachine("Request exchange", _E.OPEN, {
     # Cancelled: the host may still be finishing, its output is dropped. Task: the response is
     # out and the work goes on, its outcome recorded in the task (a disconnect stops nothing).
 }, absorbing=(_E.CANCELLED, _E.TASK))
+# The moves of the verbs that send, read from EXCHANGE once (Exchange reads them on every answer):
+# for each state the table allows the verb in, the state it leads to, or None when nothing is to
+# be sent (cancelled, or a task's outcome). A state the table forbids the verb in is absent.
+SENDING: Final = {
+    verb: {src: None if dst in (_E.CANCELLED, _E.TASK) else dst for (src, name), dst in EXCHANGE.table.items() if name == verb}
+    for verb in ("notify", "finish")
+}
 
 class SessionState(Enum):
     """The state of one initialize-era session: ``Session.state``."""

@@ -14,7 +14,7 @@ import mcpwire
 from mcpwire import ExchangeState, ListenState, LocalProtocolError, RequestState
 from mcpwire.auth import FLOW
 from mcpwire.client.states import REQUEST
-from mcpwire.server.states import EXCHANGE, LISTEN
+from mcpwire.server.states import EXCHANGE, LISTEN, SENDING
 from mcpwire.types import CallToolResult, Implementation, TextContent, Tool
 from mcpwire.wire.statemachine import StateMachine
 
@@ -52,6 +52,19 @@ def test_a_move_not_in_the_table_raises(machine: StateMachine[Any]) -> None:
         assert not machine.allows(state, verb)
         with pytest.raises(LocalProtocolError, match=f"cannot {verb} in state {state.name}"):
             machine.move(state, verb)
+
+
+def test_the_sending_rows_are_the_exchange_table() -> None:
+    # The exchange reads its notify and finish moves from SENDING: each must say what the table
+    # says (None where the table keeps a cancelled or task exchange where it is: nothing is sent).
+    silent = {ExchangeState.CANCELLED, ExchangeState.TASK}
+    for verb, row in SENDING.items():
+        for state in ExchangeState:
+            if EXCHANGE.allows(state, verb):
+                nxt = EXCHANGE.move(state, verb)
+                assert row[state] is (None if nxt in silent else nxt), (state, verb)
+            else:
+                assert state not in row, (state, verb)
 
 
 def _server() -> mcpwire.Server:

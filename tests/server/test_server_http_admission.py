@@ -29,6 +29,7 @@ from schema_check import (
 )
 
 import mcpwire
+from mcpwire.server.http import json_reply
 
 SERVER = make_server(validator=mcpwire.UNCHECKED)  # admission tests: arguments pass unchecked
 SERVER.add_tool(mcpwire.types.Tool(name="echo", description="Echo", input_schema={"type": "object"}))
@@ -531,3 +532,18 @@ def test_notification_still_goes_through_transport_admission() -> None:
     body = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
     refuse(answer(body, method="GET"), 405)
     refuse(answer(body, drop=[b"accept"]), 406)
+
+
+@pytest.mark.parametrize("length", [0, 1, 170, 4095, 4096, 70_000])
+@pytest.mark.parametrize("status", [200, 400])
+@pytest.mark.parametrize("extra", [(), ((b"allow", b"POST"),)])
+def test_json_reply_head_is_the_same_whether_shared_or_built(
+    length: int, status: int, extra: tuple[tuple[bytes, bytes], ...]
+) -> None:
+    # 200 heads of small bodies are built once per length and shared: each must still be
+    # exactly the head of its own body, on every call.
+    for body in (b"x" * length, b"y" * length):
+        head, out = json_reply(status, body, extra)
+        assert out.data is body and out.more is False
+        assert head.status == status
+        assert head.headers == ((b"content-type", b"application/json"), (b"content-length", str(length).encode()), *extra)
