@@ -41,6 +41,24 @@ def run(main: Callable[[], Awaitable[None]], backend: str, timeout: float = TIME
     anyio.run(bounded, backend=backend)
 
 
+def trio_test(seconds: float) -> Callable[[Callable[[], Awaitable[None]]], Callable[[], None]]:
+    """An async test body run under trio alone (the trio server's own tests), failing with
+    ``trio.TooSlowError`` after ``seconds``."""
+
+    def decorate(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+        @functools.wraps(test)
+        def wrapper() -> None:
+            async def limited() -> None:
+                with trio.fail_after(seconds):
+                    await test()
+
+            trio.run(limited)
+
+        return wrapper
+
+    return decorate
+
+
 def both(test: Callable[[], Awaitable[None]]) -> Callable[[str], None]:
     """An async test body as a test over the ``backend`` fixture."""
     def wrapper(backend: str) -> None:

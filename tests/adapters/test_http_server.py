@@ -21,6 +21,7 @@ from _wire_helpers import H11Client
 
 from mcpwire import HttpPolicy
 from mcpwire.framing import SSEReader
+from _backends import trio_test
 
 TIMEOUT = 10.0
 VERSION = "2026-07-28"
@@ -28,18 +29,7 @@ META = {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprot
 MAX_BODY = 1024
 
 
-def run(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
-    """Run an async test under trio with a hard time limit."""
-
-    @functools.wraps(test)
-    def wrapper() -> None:
-        async def limited() -> None:
-            with trio.fail_after(TIMEOUT):
-                await test()
-
-        trio.run(limited)
-
-    return wrapper
+run = trio_test(TIMEOUT)  # every test under trio, with a hard time limit
 
 
 class Probe:

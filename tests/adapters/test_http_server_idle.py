@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import h11
@@ -21,6 +21,7 @@ from mcpwire_adapters import App, HttpServerConfig, serve_http
 
 from _apps import StreamProbe, add_echo_and_stream
 from _wire_helpers import H11Client
+from _backends import trio_test
 
 VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}}
@@ -30,16 +31,7 @@ IDLE = 40  # connections held idle at once
 CONFIG = HttpServerConfig(header_timeout=1.0, max_connections=IDLE + 10)
 
 
-def run(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
-    @functools.wraps(test)
-    def wrapper() -> None:
-        async def limited() -> None:
-            with trio.fail_after(20):
-                await test()
-
-        trio.run(limited)
-
-    return wrapper
+run = trio_test(20)
 
 
 def make_app(probe: StreamProbe) -> App:

@@ -36,6 +36,7 @@ from _apps import StreamProbe, add_echo_and_stream
 from _wire_helpers import H11Client, StdioChild
 
 from mcpwire import HttpPolicy
+from _backends import trio_test
 
 VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}}
@@ -46,21 +47,7 @@ HOLD_APP = HERE / "resilience_stdio_app.py"
 Address = tuple[str, int]
 
 
-def run(seconds: float) -> Callable[[Callable[[], Awaitable[None]]], Callable[[], None]]:
-    """Run an async test under trio with a hard time limit."""
-
-    def decorate(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
-        @functools.wraps(test)
-        def wrapper() -> None:
-            async def limited() -> None:
-                with trio.fail_after(seconds):
-                    await test()
-
-            trio.run(limited)
-
-        return wrapper
-
-    return decorate
+run = trio_test  # run(seconds): a test under trio with a hard time limit
 
 
 # --- the app and the server ----------------------------------------------------------------------

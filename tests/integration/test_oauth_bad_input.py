@@ -47,6 +47,7 @@ from mcpwire_adapters.oauth import OAuth, follow_redirect
 from mcpwire_adapters.oauth_store import MemoryTokenStore
 from mcpwire_adapters.oauth_jose import DPoPVerifier, JwtVerifier
 from mcpwire_adapters.oauth_server import IntrospectionVerifier, OAuthResource, TokenVerifier
+from _backends import trio_test
 
 VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}}
@@ -516,16 +517,7 @@ async def test_an_unreachable_introspection_endpoint_refuses_the_token(driver: s
 
 
 # -- the client: a tampered redirect, mixed-up issuers, malformed documents and challenges -------------
-def client_scenario(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
-    @functools.wraps(test)
-    def wrapper() -> None:
-        async def limited() -> None:
-            with trio.fail_after(60):
-                await test()
-
-        trio.run(limited)
-
-    return wrapper
+client_scenario = trio_test(60)
 
 
 async def refused_by_the_client(url: str, issuer: str, redirect: Callable[[OAuth, Authorize], Awaitable[str]] | None = None

@@ -8,7 +8,6 @@ import functools
 import json
 import socket
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,20 +32,12 @@ from mcpwire_adapters.http_server import HttpServerConfig, serve_http
 from mcpwire_adapters.oauth import OAuth, follow_redirect
 from mcpwire_adapters.oauth_jose import DPoPKey, DPoPVerifier, JwtVerifier
 from mcpwire_adapters.oauth_server import IntrospectionVerifier, OAuthResource, TokenVerifier
+from _backends import trio_test
 
 REDIRECT = "http://127.0.0.1:1/callback"  # never reached: the test follows the redirect itself
 
 
-def run(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
-    @functools.wraps(test)
-    def wrapper() -> None:
-        async def limited() -> None:
-            with trio.fail_after(30):
-                await test()
-
-        trio.run(limited)
-
-    return wrapper
+run = trio_test(30)
 
 
 def free_port() -> int:
