@@ -182,13 +182,6 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
         raise _error(ErrorCode.PARSE_ERROR, "Parse error: JSON nested too deeply", None) from None
 
     method = env.method
-    params = env.params
-    if type(method) is str and env.id is not UNSET:
-        # The common case, a request, checked in the order below (the response branch needs
-        # no method): an id in bounds, version 2.0, params absent or an object.
-        request_id = check_request_id(env.id)
-        if request_id is not None and env.jsonrpc == "2.0" and (params is UNSET or memoryview(params)[0] == 0x7B):
-            return Request(id=request_id, method=method, params=params)
     if env.id is UNSET:
         if type(method) is str and env.jsonrpc == "2.0":
             if not isinstance(env.params, UnsetType) and not _is_object(env.params):
@@ -226,9 +219,10 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
         raise _invalid("Expected a JSON-RPC 2.0 request", request_id)
     if type(method) is not str:
         raise _invalid("Invalid Request: method must be a string", request_id)
-    if not isinstance(env.params, UnsetType) and not _is_object(env.params):
+    params = env.params
+    if params is not UNSET and not _is_object(params):
         raise _error(ErrorCode.INVALID_PARAMS, "Request params must be an object", request_id)
-    return Request(id=request_id, method=method, params=env.params)
+    return Request(id=request_id, method=method, params=params)
 
 
 def _is_object(raw: Raw) -> bool:
