@@ -65,7 +65,6 @@ _OPEN, _STREAMING, _AWAITING, _DONE, _CANCELLED, _TASK = (
     ExchangeState.OPEN, ExchangeState.STREAMING, ExchangeState.AWAITING, ExchangeState.DONE, ExchangeState.CANCELLED,
     ExchangeState.TASK,
 )
-_FINISH: Final = SENDING["finish"]  # read in place by complete, the verb every answer takes
 _NOT_JSON: Final = (TypeError, ValueError, msgspec.EncodeError)  # what msgspec raises for a value it cannot encode
 
 
@@ -226,8 +225,7 @@ class Exchange(Generic[O]):
         CompleteResult matching the event (a str is shorthand for one text block of a tool).
         The result is checked and encoded even on a cancelled exchange (then nothing is sent).
         After :meth:`create_task` the result completes the task instead (``now`` required)."""
-        state = self.state
-        nxt = _FINISH[state] if state in _FINISH else self._next("finish")  # _next raises the refusal
+        nxt = self._next("finish")
         try:
             result = shape_result(self._context, self.event, result)
         except RemoteProtocolError as exc:  # e.g. output failed the tool's outputSchema
