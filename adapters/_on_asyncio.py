@@ -1,5 +1,7 @@
-"""asyncio's own primitives for a driver that runs there (the ASGI app on asyncio): a timeout
-armed only when a wait happens, and a cancel scope that is one task's ``cancel()``.
+"""asyncio's own primitives for a driver that runs there (the ASGI app on asyncio): timeouts
+armed only when a wait happens (:func:`bounded`, or :class:`LateTimeout` for a step already
+under way), a cancel scope that is one task's ``cancel()``, and running a coroutine by hand up
+to its first wait (:func:`on_suspension`).
 
 anyio's cancel scopes and ``fail_after`` work on both loops, but on asyncio each one costs a
 backend lookup and a handful of objects per use; a request that never waits pays that for
@@ -9,42 +11,42 @@ nothing. These do what asyncio's ``asyncio.timeout`` does, with nothing made unt
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
-from types import CoroutineType, TracebackType
+from collections.abc import Callable, Coroutine, Generator
+from types import TracebackType
 from typing import Any, TypeVar
 
-__all__ = ["TaskScope", "bounded", "on_asyncio", "on_suspension", "send_all_bounded"]
+__all__ = ["LateTimeout", "TaskScope", "asyncio_task", "bounded", "on_suspension"]
 
 _T = TypeVar("_T")
-_M = TypeVar("_M")
 
 
-def on_asyncio() -> bool:
-    """Whether the caller runs in an asyncio task (else on trio, through anyio)."""
+def asyncio_task() -> asyncio.Task[Any] | None:
+    """The current asyncio task, or None when the caller does not run on asyncio (on trio,
+    through anyio). One lookup of the running loop answers both (on CPython 3.11 each lookup
+    costs a ``getpid`` system call)."""
     try:
-        asyncio.get_running_loop()
+        return asyncio.current_task()
     except RuntimeError:  # no running asyncio loop: trio
-        return False
-    return True
+        return None
 
 
 class TaskScope:
-    """A cancel scope for the current asyncio task, used as ``with TaskScope() as scope:``:
-    ``scope.cancel()`` cancels the task (``Task.cancel``), and the ``CancelledError`` that this
-    raises where the task next waits ends at the scope's exit, as ``asyncio.timeout`` ends its
-    own (``Task.uncancel``: a cancellation of the task from elsewhere, before or during the
-    scope, still propagates). Whoever calls :meth:`cancel` from inside the task must then reach
-    an ``await`` before the scope exits, so that the cancellation is delivered there."""
+    """A cancel scope for the asyncio task ``task`` (the current one), used as
+    ``with TaskScope(task) as scope:``: ``scope.cancel()`` cancels the task (``Task.cancel``),
+    and the ``CancelledError`` that this raises where the task next waits ends at the scope's
+    exit, as ``asyncio.timeout`` ends its own (``Task.uncancel``: a cancellation of the task
+    from elsewhere, before or during the scope, still propagates). Whoever calls :meth:`cancel`
+    from inside the task must then reach an ``await`` before the scope exits, so that the
+    cancellation is delivered there."""
 
     __slots__ = ("_task", "_cancelling", "cancel_called")
 
-    def __enter__(self) -> TaskScope:
-        task = asyncio.current_task()
-        if task is None:
-            raise RuntimeError("TaskScope needs a running asyncio task")
+    def __init__(self, task: asyncio.Task[Any]) -> None:
         self._task = task
-        self._cancelling = task.cancelling()
         self.cancel_called = False
+
+    def __enter__(self) -> TaskScope:
+        self._cancelling = self._task.cancelling()
         return self
 
     def cancel(self) -> None:
@@ -58,6 +60,35 @@ class TaskScope:
         if not self.cancel_called:
             return False
         return self._task.uncancel() <= self._cancelling and kind is asyncio.CancelledError
+
+
+class LateTimeout:
+    """``asyncio.timeout(seconds)`` for a step of ``task`` (the current one) already under way:
+    made where the step's first wait begins (a step that never waits makes none). When it
+    expires it cancels the task; :meth:`end`, called as the step ends (with whether it ended
+    by ``CancelledError``), disarms it and tells whether that cancellation was its own, as
+    ``asyncio.timeout`` decides (``Task.uncancel``: a cancellation of the task from elsewhere
+    still propagates)."""
+
+    __slots__ = ("_task", "_cancelling", "_handle", "_expired")
+
+    def __init__(self, task: asyncio.Task[Any], seconds: float) -> None:
+        self._task = task
+        self._cancelling = task.cancelling()
+        self._expired = False
+        self._handle = task.get_loop().call_later(seconds, self._expire)
+
+    def _expire(self) -> None:
+        self._expired = True
+        self._task.cancel()
+
+    def end(self, cancelled: bool) -> bool:
+        """Disarm; True when the step ended (``cancelled``) by this timeout's own cancellation."""
+        self._handle.cancel()
+        if not self._expired:
+            return False
+        self._expired = False  # counted once
+        return self._task.uncancel() <= self._cancelling and cancelled
 
 
 class _Rest:
@@ -110,24 +141,3 @@ async def bounded(coro: Coroutine[Any, Any, _T], seconds: float) -> _T:
         return stop.value  # type: ignore[no-any-return]
     async with asyncio.timeout(seconds):
         return await _Rest(coro, pending)
-
-
-async def send_all_bounded(send: Callable[[_M], Awaitable[None]], messages: Sequence[_M], seconds: float) -> None:
-    """``await send(message)`` for each message in turn, within ``seconds`` in all (TimeoutError
-    after), with a timer only from the first send that waits (a transport that takes every
-    message at once makes none). ``send`` may return any awaitable; a coroutine is run at once
-    up to its first wait."""
-    remaining = iter(messages)
-    for message in remaining:
-        step: Awaitable[None] = send(message)
-        if type(step) is CoroutineType:
-            try:
-                pending = step.send(None)
-            except StopIteration:
-                continue
-            step = _Rest(step, pending)
-        async with asyncio.timeout(seconds):
-            await step
-            for rest in remaining:
-                await send(rest)
-        return

@@ -33,12 +33,14 @@ Any other scope type raises, as the ASGI specification asks.
 A send the server refuses (``OSError``: the client is gone) or that blocks for
 ``send_timeout`` ends the response like a disconnect.
 
-On asyncio (``_on_asyncio.py``) the body and send timeouts are asyncio's own
-(``asyncio.timeout``, armed only when a read or send actually waits), the handler's cancel
-scope is its task's own ``Task.cancel``, and an exchange's ``receive()`` watcher task is
-started only once its handler suspends: a handler that answers at once costs no task and no
-timer, and a client that leaves is noticed as soon as the handler waits. On trio every request
-keeps anyio's task group and cancel scopes.
+On asyncio (``_on_asyncio.py``) a request runs by hand up to its first wait. One that never
+waits (the usual case under uvicorn: the body is already held, the handler answers at once, the
+transport takes the answer at once) arms no timer and starts no task. Where the first wait
+begins, the step under way gets what it needs from then on: the body or send timeout
+(``LateTimeout``), and for a handler the ``receive()`` watcher, so that a client that leaves is
+noticed as soon as the handler waits. Every later step arms its own (``asyncio.timeout``, only
+if it waits). The handler's cancel scope is its task's own ``Task.cancel``. On trio every
+request keeps anyio's task group and cancel scopes.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ import logging
 import os
 import time
 from functools import lru_cache
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import anyio
@@ -60,7 +62,7 @@ from mcpwire.sessions import HttpBatch
 from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
-from ._on_asyncio import TaskScope, bounded, on_asyncio, on_suspension, send_all_bounded
+from ._on_asyncio import LateTimeout, TaskScope, asyncio_task, bounded, on_suspension
 from .app import App, PeerGone
 from .context import principal_key
 
@@ -70,6 +72,7 @@ if TYPE_CHECKING:
 __all__ = ["AsgiApp", "AsgiConfig", "asgi_app", "request_target"]
 
 _log = logging.getLogger("mcpwire_adapters.asgi")
+_T = TypeVar("_T")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -201,7 +204,10 @@ def asgi_app(app: App, *, config: AsgiConfig = _DEFAULT_CONFIG) -> AsgiApp:
 class _Request:
     """One ``http`` scope: read the body, ask the engine, write its answer."""
 
-    __slots__ = ("app", "config", "scope", "receive", "_send", "started", "_asyncio", "_gone", "_watcher")
+    __slots__ = (
+        "app", "config", "scope", "receive", "_send", "started", "_task", "_driving", "_bound", "_timer",
+        "_gone", "_watcher",
+    )
 
     def __init__(self, owner: AsgiApp, scope: Scope, receive: Receive, send: Send) -> None:
         self.app = owner.app
@@ -210,13 +216,60 @@ class _Request:
         self.receive = receive
         self._send = send
         self.started = False
-        self._asyncio = False  # running on asyncio: its own timeouts, a watcher only when needed
+        # On asyncio, its task: its own timeouts, armed (and a watcher started) only on a wait; None on trio.
+        self._task = asyncio_task()
+        self._driving = False  # asyncio: run() has not waited yet (the steps arm nothing: _suspended does)
+        self._bound: float | None = None  # asyncio, driving: the timeout of the body read or send under way
+        self._timer: LateTimeout | None = None  # ... armed when that step waited first
         self._gone: Callable[[], None] | None = None  # asyncio: what a disconnect calls while the handler runs
         self._watcher: asyncio.Task[None] | None = None  # asyncio: the disconnect watcher, once started
 
     async def run(self) -> None:
+        """Serve the request. On asyncio it runs by hand up to its first wait: a request that
+        never waits (a body the server already holds, a handler that answers at once, sends
+        the transport takes at once) arms no timer and starts no watcher; when it does wait,
+        :meth:`_suspended` arms what the step under way needs, and every later step arms its own."""
+        if self._task is None:
+            await self._serve()
+            return
+        self._driving = True
         try:
-            self._asyncio = on_asyncio()
+            await on_suspension(self._serve(), self._suspended)
+        finally:
+            self._driving = False
+
+    def _suspended(self) -> None:
+        # run()'s first wait began: in the body read or a send (its timeout starts now), and/or
+        # in the handler (from now on a disconnect cancels it).
+        self._driving = False
+        if self._bound is not None:
+            assert self._task is not None  # only asyncio is driven
+            self._timer = LateTimeout(self._task, self._bound)
+        self._watch()
+
+    async def _within(self, step: Coroutine[Any, Any, _T], seconds: float) -> _T:
+        """``await step`` within ``seconds`` (TimeoutError after), with a timer only if it waits."""
+        if not self._driving:
+            return await bounded(step, seconds)
+        self._bound = seconds  # armed by _suspended if the first wait happens in this step
+        try:
+            return await step
+        except asyncio.CancelledError:
+            if self._end_step(True):
+                raise TimeoutError from None
+            raise
+        finally:
+            self._bound = None
+            if self._timer is not None:
+                self._end_step(False)
+
+    def _end_step(self, cancelled: bool) -> bool:
+        # The bounded step that waited ended: disarm its timer; True when the timer cancelled it.
+        timer, self._timer = self._timer, None
+        return timer is not None and timer.end(cancelled)
+
+    async def _serve(self) -> None:
+        try:
             # The request head read once: the target and the headers the engine takes (a list, as
             # servers give them, made the tuple check_head's index is kept for).
             scope = self.scope
@@ -279,9 +332,9 @@ class _Request:
             return None
         chunks: list[bytes] = []
         size: int | None = None  # None: the body timed out
-        if self._asyncio:
+        if self._task is not None:
             try:
-                size = await bounded(self._receive_body(chunks, limit), self.config.body_timeout)
+                size = await self._within(self._receive_body(chunks, limit), self.config.body_timeout)
             except TimeoutError:
                 pass
         else:
@@ -342,8 +395,8 @@ class _Request:
             elif item.data or not item.more:
                 messages.append({"type": "http.response.body", "body": item.data, "more_body": item.more})
         try:
-            if self._asyncio:
-                await send_all_bounded(self._send, messages, self.config.send_timeout)
+            if self._task is not None:
+                await self._within(self._send_all(messages), self.config.send_timeout)
             else:
                 for message in messages:
                     with anyio.fail_after(self.config.send_timeout):
@@ -351,6 +404,10 @@ class _Request:
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             # OSError includes TimeoutError (the timeouts) and servers' "client disconnected".
             raise _PeerGone from exc
+
+    async def _send_all(self, messages: list[Message]) -> None:
+        for message in messages:
+            await self._send(message)
 
     async def _refuse(self, status: int, code: int, message: str) -> None:
         head, body = error_reply(RemoteProtocolError(message, code=code, http_status=status))
@@ -361,10 +418,14 @@ class _Request:
         """Run the handler while watching for ``http.disconnect``, which cancels both (on HTTP a
         disconnect is the cancellation). On asyncio the watcher task starts only once the handler
         suspends (a handler that answers at once never does, and costs no task)."""
-        if not self._asyncio:
+        if self._task is None:
             await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
             return
-        await on_suspension(self.app.run_exchange_armed(exchange, self._emit, self._arm, TaskScope()), self._watch)
+        handler = self.app.run_exchange_armed(exchange, self._emit, self._arm, TaskScope(self._task))
+        if self._driving:  # a first wait in the handler is run()'s: _suspended starts the watcher
+            await handler
+        else:
+            await on_suspension(handler, self._watch)
 
     def _arm(self, gone: Callable[[], None] | None) -> None:
         # run_exchange_armed's arm(): what a disconnect calls (None: the exchange is over).
@@ -376,7 +437,8 @@ class _Request:
         # The handler began to wait: from now on a disconnect cancels it.
         gone = self._gone
         if gone is not None:
-            self._watcher = asyncio.get_running_loop().create_task(self._watch_alone(gone))
+            assert self._task is not None  # only asyncio watches this way
+            self._watcher = self._task.get_loop().create_task(self._watch_alone(gone))
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
         """Forward a listen stream as SSE (``App.forward_listen``) until it ends, the app drops

@@ -13,6 +13,7 @@ Two halves:
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import importlib
 import json
@@ -29,6 +30,7 @@ from typing import Any
 import anyio
 import pytest
 from mcpwire_adapters import App, AsgiApp, AsgiConfig, Context, asgi_app
+import mcpwire_adapters.asgi as asgi_module
 from mcpwire_adapters.asgi import request_target
 
 from mcpwire import HttpPolicy, ListenStream
@@ -785,3 +787,85 @@ async def test_an_answer_given_at_once_starts_no_disconnect_watcher_on_asyncio(a
     test_disconnect_cancels_the_handler)."""
     call = await request(AsgiApp(app), call_tool("echo", {"text": "x"}), tool_headers("echo"))
     assert call.status == 200 and call.receives == 1
+
+
+# -- asyncio: a request runs by hand up to its first wait ------------------------------------------------
+class AtOnce(Call):
+    """A server that already holds what the client sent (as uvicorn holds a body it has read):
+    ``receive()`` answers a queued message without waiting, and waits only when none is queued.
+    The request's first wait then comes wherever the test puts it."""
+
+    async def receive(self) -> Message:
+        self.receives += 1
+        try:
+            return self._inbox.receive_nowait()
+        except anyio.WouldBlock:
+            return await self._inbox.receive()
+
+
+def no_cancellation_left() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() == 0
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_request_that_never_waits_arms_nothing(
+    app: App, anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    armed: list[float] = []
+    monkeypatch.setattr(asgi_module, "LateTimeout", lambda task, seconds: armed.append(seconds))
+    monkeypatch.setattr(asgi_module, "bounded", lambda step, seconds: armed.append(seconds))  # a step after a wait
+    call = AtOnce(http_scope(tool_headers("echo")))
+    call.push_body(call_tool("echo", {"text": "x"}))
+    await call.run(AsgiApp(app))
+    assert call.json()["result"]["content"] == [{"type": "text", "text": "x"}]
+    assert armed == [] and call.receives == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_body_whose_rest_is_the_first_wait_times_out_408(app: App, anyio_backend: str) -> None:
+    call = AtOnce(http_scope(tool_headers("echo")))
+    call.push_body(b"{", more=True)  # the first piece at once, the rest never
+    with anyio.fail_after(TIMEOUT):
+        await call.run(AsgiApp(app, config=AsgiConfig(body_timeout=0.1)))
+    assert call.status == 408 and call.json()["error"]["code"] == INVALID_REQUEST
+    assert no_cancellation_left()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("report", [False, True], ids=["before-head", "after-sse-head"])
+async def test_a_handler_whose_wait_is_the_first_is_cancelled_by_a_disconnect(
+    app: App, probe: Probe, anyio_backend: str, report: bool
+) -> None:
+    call = AtOnce(http_scope(tool_headers("slow")))
+    call.push_body(call_tool("slow", {"key": "w", "report": report}, token="tok"))
+    with anyio.fail_after(TIMEOUT):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(call.run, AsgiApp(app))
+            await until(probe.event("w:started").is_set)
+            assert call.receives == 2  # the body, then the watcher started at the handler's wait
+            call.push({"type": "http.disconnect"})
+            await until(lambda: call.done)
+    assert probe.event("w:cancelled").is_set() and not call.complete
+    if report:
+        assert call.status == 200 and len(sse_messages(call.body)) == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_send_that_is_the_first_wait_is_bounded(app: App, anyio_backend: str) -> None:
+    class Stalled(AtOnce):
+        async def send(self, message: MutableMapping[str, Any]) -> None:
+            self.sent.append(dict(message))
+            if message["type"] == "http.response.body":
+                await anyio.sleep_forever()
+
+    call = Stalled(http_scope(tool_headers("echo")))
+    call.push_body(call_tool("echo", {"text": "x"}))
+    with anyio.fail_after(TIMEOUT):
+        await call.run(AsgiApp(app, config=AsgiConfig(send_timeout=0.1)))
+    assert call.status == 200 and call.done
+    assert no_cancellation_left()

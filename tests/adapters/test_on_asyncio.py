@@ -1,4 +1,4 @@
-"""The ASGI driver's asyncio primitives: TaskScope ends only its own cancellation."""
+"""The ASGI driver's asyncio primitives: TaskScope and LateTimeout end only their own cancellation."""
 
 from __future__ import annotations
 
@@ -6,12 +6,27 @@ import asyncio
 
 import pytest
 
-from mcpwire_adapters._on_asyncio import TaskScope, bounded, on_suspension, send_all_bounded
+from mcpwire_adapters._on_asyncio import LateTimeout, TaskScope, asyncio_task, bounded, on_suspension
+
+
+def this_task() -> asyncio.Task[object]:
+    task = asyncio_task()
+    assert task is not None
+    return task
+
+
+def test_asyncio_task_is_none_off_asyncio() -> None:
+    assert asyncio_task() is None  # no running loop (a trio task, say)
+
+    async def main() -> bool:
+        return asyncio_task() is asyncio.current_task()
+
+    assert asyncio.run(main())
 
 
 def test_a_cancel_from_inside_ends_at_the_scope() -> None:
     async def main() -> str:
-        with TaskScope() as scope:
+        with TaskScope(this_task()) as scope:
             scope.cancel()
             await asyncio.sleep(0)  # the cancellation is delivered here
             return "not reached"
@@ -27,7 +42,7 @@ def test_a_cancel_from_another_task_ends_at_the_scope() -> None:
         scopes: list[TaskScope] = []
 
         async def handler() -> str:
-            with TaskScope() as scope:
+            with TaskScope(this_task()) as scope:
                 scopes.append(scope)
                 await asyncio.Event().wait()
             await asyncio.sleep(0)
@@ -46,7 +61,7 @@ def test_a_cancellation_from_outside_still_propagates() -> None:
         scopes: list[TaskScope] = []
 
         async def handler() -> None:
-            with TaskScope() as scope:
+            with TaskScope(this_task()) as scope:
                 scopes.append(scope)
                 await asyncio.Event().wait()
 
@@ -62,7 +77,7 @@ def test_a_cancellation_from_outside_still_propagates() -> None:
 
 def test_a_scope_left_uncancelled_changes_nothing() -> None:
     async def main() -> int:
-        with TaskScope():
+        with TaskScope(this_task()):
             await asyncio.sleep(0)
         task = asyncio.current_task()
         assert task is not None
@@ -100,28 +115,48 @@ def test_on_suspension_is_told_only_of_a_wait() -> None:
     assert asyncio.run(main()) == ["waits"]
 
 
-def test_send_all_bounded_sends_in_order_and_times_out_only_a_wait() -> None:
-    sent: list[str] = []
-
-    async def at_once(message: str) -> None:
-        sent.append(message)
-
-    def a_future(message: str) -> asyncio.Future[None]:  # any awaitable, not only a coroutine
-        sent.append(message)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        done.set_result(None)
-        return done
-
-    async def stalls(message: str) -> None:
-        sent.append(message)
-        if message == "body":
+def test_a_late_timeout_that_expires_ends_its_step() -> None:
+    async def main() -> int:
+        timer = LateTimeout(this_task(), 0.01)
+        try:
             await asyncio.sleep(1)
+        except asyncio.CancelledError:
+            assert timer.end(True)  # its own: the step timed out
+        else:
+            raise AssertionError("not cancelled")
+        await asyncio.sleep(0)  # nothing left pending on the task
+        return this_task().cancelling()
 
+    assert asyncio.run(main()) == 0
+
+
+def test_a_late_timeout_disarmed_in_time_changes_nothing() -> None:
+    async def main() -> int:
+        timer = LateTimeout(this_task(), 0.05)
+        await asyncio.sleep(0)
+        assert not timer.end(False)
+        await asyncio.sleep(0.1)  # past the deadline: disarmed, nothing fires
+        return this_task().cancelling()
+
+    assert asyncio.run(main()) == 0
+
+
+def test_a_cancellation_from_outside_during_a_late_timeout_still_propagates() -> None:
     async def main() -> None:
-        await send_all_bounded(at_once, ["head", "body"], 0.0)
-        await send_all_bounded(a_future, ["head", "body"], 1.0)
-        with pytest.raises(TimeoutError):
-            await send_all_bounded(stalls, ["head", "body", "never"], 0.01)
+        ended: list[bool] = []
+        task = this_task()
+
+        async def step() -> None:
+            timer = LateTimeout(task, 0.01)
+            asyncio.get_running_loop().call_later(0.01, task.cancel)  # the server's own, as the timer fires
+            try:
+                await asyncio.sleep(1)
+            except asyncio.CancelledError:
+                ended.append(timer.end(True))
+                raise
+
+        with pytest.raises(asyncio.CancelledError):
+            await step()
+        assert ended == [False] and task.cancelling() == 1  # the timer took back its own only
 
     asyncio.run(main())
-    assert sent == ["head", "body", "head", "body", "head", "body"]
