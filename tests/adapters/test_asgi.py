@@ -203,6 +203,19 @@ class Call:
         return message
 
 
+class AtOnce(Call):
+    """A server that already holds what the client sent (as uvicorn holds a body it has read):
+    ``receive()`` answers a queued message without waiting, and waits only when none is queued.
+    The request's first wait then comes wherever the test puts it."""
+
+    async def receive(self) -> Message:
+        self.receives += 1
+        try:
+            return self._inbox.receive_nowait()
+        except anyio.WouldBlock:
+            return await self._inbox.receive()
+
+
 async def until(predicate: Callable[[], bool]) -> None:
     while not predicate():
         await anyio.sleep(0.005)
@@ -343,8 +356,10 @@ async def test_disconnect_while_reading_the_body_answers_nothing(app: App) -> No
 # -- in-process: cancellation ------------------------------------------------------------------------
 @pytest.mark.anyio
 @pytest.mark.parametrize("report", [False, True], ids=["before-head", "after-sse-head"])
-async def test_disconnect_cancels_the_handler(app: App, probe: Probe, report: bool) -> None:
-    call = Call(http_scope(tool_headers("slow")))
+@pytest.mark.parametrize("kind", [Call, AtOnce], ids=["body-waits", "body-at-once"])
+async def test_disconnect_cancels_the_handler(app: App, probe: Probe, report: bool, kind: type[Call]) -> None:
+    # body-at-once: on asyncio the handler's wait is the request's first (the watcher starts there)
+    call = kind(http_scope(tool_headers("slow")))
     call.push_body(call_tool("slow", {"key": "k", "report": report}, token="tok"))
     with anyio.fail_after(TIMEOUT):
         async with anyio.create_task_group() as tasks:
@@ -790,19 +805,6 @@ async def test_an_answer_given_at_once_starts_no_disconnect_watcher_on_asyncio(a
 
 
 # -- asyncio: a request runs by hand up to its first wait ------------------------------------------------
-class AtOnce(Call):
-    """A server that already holds what the client sent (as uvicorn holds a body it has read):
-    ``receive()`` answers a queued message without waiting, and waits only when none is queued.
-    The request's first wait then comes wherever the test puts it."""
-
-    async def receive(self) -> Message:
-        self.receives += 1
-        try:
-            return self._inbox.receive_nowait()
-        except anyio.WouldBlock:
-            return await self._inbox.receive()
-
-
 def no_cancellation_left() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() == 0
@@ -832,26 +834,6 @@ async def test_a_body_whose_rest_is_the_first_wait_times_out_408(app: App, anyio
         await call.run(AsgiApp(app, config=AsgiConfig(body_timeout=0.1)))
     assert call.status == 408 and call.json()["error"]["code"] == INVALID_REQUEST
     assert no_cancellation_left()
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-@pytest.mark.parametrize("report", [False, True], ids=["before-head", "after-sse-head"])
-async def test_a_handler_whose_wait_is_the_first_is_cancelled_by_a_disconnect(
-    app: App, probe: Probe, anyio_backend: str, report: bool
-) -> None:
-    call = AtOnce(http_scope(tool_headers("slow")))
-    call.push_body(call_tool("slow", {"key": "w", "report": report}, token="tok"))
-    with anyio.fail_after(TIMEOUT):
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(call.run, AsgiApp(app))
-            await until(probe.event("w:started").is_set)
-            assert call.receives == 2  # the body, then the watcher started at the handler's wait
-            call.push({"type": "http.disconnect"})
-            await until(lambda: call.done)
-    assert probe.event("w:cancelled").is_set() and not call.complete
-    if report:
-        assert call.status == 200 and len(sse_messages(call.body)) == 1
 
 
 @pytest.mark.anyio
