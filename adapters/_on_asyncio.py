@@ -64,31 +64,21 @@ class TaskScope:
 
 class LateTimeout:
     """``asyncio.timeout(seconds)`` for a step of ``task`` (the current one) already under way:
-    made where the step's first wait begins (a step that never waits makes none). When it
-    expires it cancels the task; :meth:`end`, called as the step ends (with whether it ended
-    by ``CancelledError``), disarms it and tells whether that cancellation was its own, as
-    ``asyncio.timeout`` decides (``Task.uncancel``: a cancellation of the task from elsewhere
-    still propagates)."""
+    made where the step's first wait begins (a step that never waits makes none). It is a
+    :class:`TaskScope` entered now and cancelled by a timer: :meth:`end`, called as the step
+    ends (with whether it ended by ``CancelledError``), disarms the timer and tells whether that
+    cancellation was the timer's own (one from elsewhere still propagates)."""
 
-    __slots__ = ("_task", "_cancelling", "_handle", "_expired")
+    __slots__ = ("_scope", "_handle")
 
     def __init__(self, task: asyncio.Task[Any], seconds: float) -> None:
-        self._task = task
-        self._cancelling = task.cancelling()
-        self._expired = False
-        self._handle = task.get_loop().call_later(seconds, self._expire)
-
-    def _expire(self) -> None:
-        self._expired = True
-        self._task.cancel()
+        self._scope = TaskScope(task).__enter__()
+        self._handle = task.get_loop().call_later(seconds, self._scope.cancel)
 
     def end(self, cancelled: bool) -> bool:
         """Disarm; True when the step ended (``cancelled``) by this timeout's own cancellation."""
         self._handle.cancel()
-        if not self._expired:
-            return False
-        self._expired = False  # counted once
-        return self._task.uncancel() <= self._cancelling and cancelled
+        return self._scope.__exit__(asyncio.CancelledError if cancelled else None, None, None)
 
 
 class _Rest:
