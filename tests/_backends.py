@@ -42,17 +42,13 @@ def run(main: Callable[[], Awaitable[None]], backend: str, timeout: float = TIME
 
 
 def trio_test(seconds: float) -> Callable[[Callable[[], Awaitable[None]]], Callable[[], None]]:
-    """An async test body run under trio alone (the trio server's own tests), failing with
-    ``trio.TooSlowError`` after ``seconds``."""
+    """An async test body run under trio alone (the trio server's own tests): :func:`run` on
+    trio, a TimeoutError after ``seconds``."""
 
     def decorate(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
         @functools.wraps(test)
         def wrapper() -> None:
-            async def limited() -> None:
-                with trio.fail_after(seconds):
-                    await test()
-
-            trio.run(limited)
+            run(test, "trio", seconds)
 
         return wrapper
 
