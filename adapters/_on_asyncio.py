@@ -1,7 +1,7 @@
 """asyncio's own primitives for a driver that runs there (the ASGI app on asyncio): timeouts
 armed only when a wait happens (:func:`bounded`, or :class:`LateTimeout` for a step already
 under way), a cancel scope that is one task's ``cancel()``, and running a coroutine by hand up
-to its first wait (:func:`on_suspension`).
+to its first wait (:func:`run_until_wait`).
 
 anyio's cancel scopes and ``fail_after`` work on both loops, but on asyncio each one costs a
 backend lookup and a handful of objects per use; a request that never waits pays that for
@@ -11,11 +11,11 @@ nothing. These do what asyncio's ``asyncio.timeout`` does, with nothing made unt
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from types import TracebackType
 from typing import Any, TypeVar
 
-__all__ = ["LateTimeout", "TaskScope", "asyncio_task", "bounded", "on_suspension"]
+__all__ = ["LateTimeout", "TaskScope", "asyncio_task", "bounded", "run_until_wait"]
 
 _T = TypeVar("_T")
 
@@ -109,15 +109,18 @@ class _Rest:
                     return stop.value  # type: ignore[no-any-return]
 
 
-async def on_suspension(coro: Coroutine[Any, Any, _T], suspended: Callable[[], None]) -> _T:
-    """``await coro``, calling ``suspended()`` once if it suspends, right after its first wait
-    began (a coroutine that finishes without waiting never calls it)."""
+def run_until_wait(coro: Coroutine[Any, Any, Any], suspended: Callable[[], None]) -> Awaitable[Any] | None:
+    """Run ``coro`` by hand up to its first wait, in the calling task. ``None`` when it finished
+    without waiting (its value is dropped, its exception raised here). Otherwise ``suspended()``
+    is called, right after the wait began, and the rest of ``coro`` is returned: the caller
+    awaits it at once (``rest = run_until_wait(...)``, then ``if rest is not None: await rest``).
+    A plain function, not a coroutine: a coroutine that never waits costs no second frame."""
     try:
         pending = coro.send(None)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+    except StopIteration:
+        return None
     suspended()
-    return await _Rest(coro, pending)
+    return _Rest(coro, pending)
 
 
 async def bounded(coro: Coroutine[Any, Any, _T], seconds: float) -> _T:

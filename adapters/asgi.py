@@ -50,8 +50,8 @@ import logging
 import os
 import time
 from functools import lru_cache
-from collections.abc import Awaitable, Callable, Coroutine, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import anyio
@@ -62,7 +62,7 @@ from mcpwire.sessions import HttpBatch
 from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
-from ._on_asyncio import LateTimeout, TaskScope, asyncio_task, bounded, on_suspension
+from ._on_asyncio import LateTimeout, TaskScope, asyncio_task, bounded, run_until_wait
 from .app import App, PeerGone
 from .context import principal_key
 
@@ -72,7 +72,6 @@ if TYPE_CHECKING:
 __all__ = ["AsgiApp", "AsgiConfig", "asgi_app", "request_target"]
 
 _log = logging.getLogger("mcpwire_adapters.asgi")
-_T = TypeVar("_T")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -141,7 +140,17 @@ class AsgiApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await _Request(self, scope, receive, send).run()
+            request = _Request(self, scope, receive, send)
+            if request._task is None:
+                await request._serve()
+            else:
+                # On asyncio the request runs by hand up to its first wait: a request that never
+                # waits (a body the server already holds, a handler that answers at once, sends
+                # the transport takes at once) arms no timer and starts no watcher; when it does
+                # wait, _suspended arms what the step under way needs, and every later step arms its own.
+                rest = run_until_wait(request._serve(), request._suspended)
+                if rest is not None:
+                    await rest
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         elif kind == "websocket":
@@ -218,28 +227,14 @@ class _Request:
         self.started = False
         # On asyncio, its task: its own timeouts, armed (and a watcher started) only on a wait; None on trio.
         self._task = asyncio_task()
-        self._driving = False  # asyncio: run() has not waited yet (the steps arm nothing: _suspended does)
+        self._driving = self._task is not None  # asyncio: no wait yet (the steps arm nothing: _suspended does)
         self._bound: float | None = None  # asyncio, driving: the timeout of the body read or send under way
         self._timer: LateTimeout | None = None  # ... armed when that step waited first
         self._gone: Callable[[], None] | None = None  # asyncio: what a disconnect calls while the handler runs
         self._watcher: asyncio.Task[None] | None = None  # asyncio: the disconnect watcher, once started
 
-    async def run(self) -> None:
-        """Serve the request. On asyncio it runs by hand up to its first wait: a request that
-        never waits (a body the server already holds, a handler that answers at once, sends
-        the transport takes at once) arms no timer and starts no watcher; when it does wait,
-        :meth:`_suspended` arms what the step under way needs, and every later step arms its own."""
-        if self._task is None:
-            await self._serve()
-            return
-        self._driving = True
-        try:
-            await on_suspension(self._serve(), self._suspended)
-        finally:
-            self._driving = False
-
     def _suspended(self) -> None:
-        # run()'s first wait began: in the body read or a send (its timeout starts now), and/or
+        # the request's first wait began: in the body read or a send (its timeout starts now), and/or
         # in the handler (from now on a disconnect cancels it).
         self._driving = False
         if self._bound is not None:
@@ -247,26 +242,18 @@ class _Request:
             self._timer = LateTimeout(self._task, self._bound)
         self._watch()
 
-    async def _within(self, step: Coroutine[Any, Any, _T], seconds: float) -> _T:
-        """``await step`` within ``seconds`` (TimeoutError after), with a timer only if it waits."""
-        if not self._driving:
-            return await bounded(step, seconds)
-        self._bound = seconds  # armed by _suspended if the first wait happens in this step
-        try:
-            return await step
-        except asyncio.CancelledError:
-            if self._end_step(True):
-                raise TimeoutError from None
-            raise
-        finally:
-            self._bound = None
-            if self._timer is not None:
-                self._end_step(False)
-
     def _end_step(self, cancelled: bool) -> bool:
-        # The bounded step that waited ended: disarm its timer; True when the timer cancelled it.
-        timer, self._timer = self._timer, None
-        return timer is not None and timer.end(cancelled)
+        """The bounded step under way while driving (``_bound``) ended, by ``CancelledError`` when
+        ``cancelled``: disarm its timer if its wait armed one; True when that timer cancelled it
+        (the step timed out). Each step is ``self._bound = seconds``, then ``await`` it, and
+        this, written in place (a ``finally`` calls it when nothing else did), so that a step
+        that never waits costs no coroutine of its own."""
+        self._bound = None
+        timer = self._timer
+        if timer is None:
+            return False
+        self._timer = None
+        return timer.end(cancelled)
 
     async def _serve(self) -> None:
         try:
@@ -292,7 +279,9 @@ class _Request:
                 now=time.time(),
             )
             if isinstance(reply, HttpExchange):
-                await self._run_exchange(reply)
+                run = self._run_exchange(reply)
+                if run is not None:
+                    await run
             elif isinstance(reply, HttpListenStream):
                 await self._run_listen(reply)
             elif isinstance(reply, InputArrived):
@@ -332,9 +321,19 @@ class _Request:
             return None
         chunks: list[bytes] = []
         size: int | None = None  # None: the body timed out
-        if self._task is not None:
+        if self._driving:
+            self._bound = self.config.body_timeout
             try:
-                size = await self._within(self._receive_body(chunks, limit), self.config.body_timeout)
+                size = await self._receive_body(chunks, limit)
+            except asyncio.CancelledError:
+                if not self._end_step(True):
+                    raise
+            finally:
+                if self._bound is not None:
+                    self._end_step(False)
+        elif self._task is not None:
+            try:
+                size = await bounded(self._receive_body(chunks, limit), self.config.body_timeout)
             except TimeoutError:
                 pass
         else:
@@ -395,8 +394,20 @@ class _Request:
             elif item.data or not item.more:
                 messages.append({"type": "http.response.body", "body": item.data, "more_body": item.more})
         try:
-            if self._task is not None:
-                await self._within(self._send_all(messages), self.config.send_timeout)
+            if self._driving:
+                self._bound = self.config.send_timeout
+                try:
+                    for message in messages:
+                        await self._send(message)
+                except asyncio.CancelledError:
+                    if self._end_step(True):
+                        raise TimeoutError from None
+                    raise
+                finally:
+                    if self._bound is not None:
+                        self._end_step(False)
+            elif self._task is not None:
+                await bounded(self._send_all(messages), self.config.send_timeout)
             else:
                 for message in messages:
                     with anyio.fail_after(self.config.send_timeout):
@@ -414,18 +425,17 @@ class _Request:
         await self._emit([head, body])
 
     # -- the two long-lived shapes ----------------------------------------------------------------
-    async def _run_exchange(self, exchange: HttpExchange) -> None:
-        """Run the handler while watching for ``http.disconnect``, which cancels both (on HTTP a
-        disconnect is the cancellation). On asyncio the watcher task starts only once the handler
-        suspends (a handler that answers at once never does, and costs no task)."""
+    def _run_exchange(self, exchange: HttpExchange) -> Awaitable[Any] | None:
+        """The run of the handler, to await at once (``None``: it already ended), while
+        ``http.disconnect`` is watched, which cancels both (on HTTP a disconnect is the
+        cancellation). On asyncio the watcher task starts only once the handler suspends (a
+        handler that answers at once never does, and costs no task)."""
         if self._task is None:
-            await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
-            return
+            return self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
         handler = self.app.run_exchange_armed(exchange, self._emit, self._arm, TaskScope(self._task))
-        if self._driving:  # a first wait in the handler is run()'s: _suspended starts the watcher
-            await handler
-        else:
-            await on_suspension(handler, self._watch)
+        if self._driving:  # a first wait in the handler is the request's: _suspended starts the watcher
+            return handler
+        return run_until_wait(handler, self._watch)
 
     def _arm(self, gone: Callable[[], None] | None) -> None:
         # run_exchange_armed's arm(): what a disconnect calls (None: the exchange is over).

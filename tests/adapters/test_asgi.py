@@ -851,3 +851,53 @@ async def test_a_send_that_is_the_first_wait_is_bounded(app: App, anyio_backend:
         await call.run(AsgiApp(app, config=AsgiConfig(send_timeout=0.1)))
     assert call.status == 200 and call.done
     assert no_cancellation_left()
+
+
+def add_pause(app: App) -> None:
+    @app.tool(description="Report progress once, then answer after longer than the tests' timeouts")
+    async def pause(ctx: Context, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1, total=2)  # sent only when the request carries a progressToken
+        await anyio.sleep(0.3)
+        return "late"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_body_that_waited_and_came_in_time_leaves_no_timer(app: App, anyio_backend: str) -> None:
+    """The body's wait (the request's first) armed its timeout; the body came in time, so that
+    timer is gone: a handler then running past body_timeout still answers."""
+    add_pause(app)
+    call = AtOnce(http_scope(tool_headers("pause")))
+    body = call_tool("pause")
+    call.push_body(body[:1], more=True)
+    with anyio.fail_after(TIMEOUT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call.run, AsgiApp(app, config=AsgiConfig(body_timeout=0.1)))
+            await anyio.sleep(0.02)
+            call.push_body(body[1:])
+    assert call.status == 200 and call.json()["result"]["content"] == [{"type": "text", "text": "late"}]
+    assert no_cancellation_left()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_send_that_waited_and_went_in_time_leaves_no_timer(app: App, anyio_backend: str) -> None:
+    """The progress event's send (the request's first wait) armed the send timeout; it went in
+    time, so that timer is gone: the handler then running past send_timeout still answers."""
+
+    class SlowFirstSend(AtOnce):
+        async def send(self, message: MutableMapping[str, Any]) -> None:
+            self.sent.append(dict(message))
+            if len(self.sent) == 1:
+                await anyio.sleep(0.02)
+
+    add_pause(app)
+    call = SlowFirstSend(http_scope(tool_headers("pause")))
+    call.push_body(call_tool("pause", token="p"))
+    with anyio.fail_after(TIMEOUT):
+        await call.run(AsgiApp(app, config=AsgiConfig(send_timeout=0.1)))
+    assert call.status == 200 and call.complete
+    events = [json.loads(line[6:]) for line in call.body.decode().splitlines() if line.startswith("data: ")]
+    assert [e.get("method") for e in events] == ["notifications/progress", None]
+    assert events[-1]["result"]["content"] == [{"type": "text", "text": "late"}]
+    assert no_cancellation_left()

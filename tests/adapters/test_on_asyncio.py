@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from mcpwire_adapters._on_asyncio import LateTimeout, TaskScope, asyncio_task, bounded, on_suspension
+from mcpwire_adapters._on_asyncio import LateTimeout, TaskScope, asyncio_task, bounded, run_until_wait
 
 
 def this_task() -> asyncio.Task[object]:
@@ -98,18 +98,28 @@ def test_bounded_times_out_only_a_wait() -> None:
     asyncio.run(main())
 
 
-def test_on_suspension_is_told_only_of_a_wait() -> None:
+def test_run_until_wait_is_told_only_of_a_wait() -> None:
     async def at_once() -> str:
         return "at once"
 
-    async def waits() -> str:
+    async def waits(done: list[str]) -> None:
+        done.append("before the wait")
         await asyncio.sleep(0)
-        return "after a wait"
+        done.append("after the wait")
+
+    async def fails() -> None:
+        raise ValueError("at once")
 
     async def main() -> list[str]:
         told: list[str] = []
-        assert await on_suspension(at_once(), lambda: told.append("at once")) == "at once"
-        assert await on_suspension(waits(), lambda: told.append("waits")) == "after a wait"
+        assert run_until_wait(at_once(), lambda: told.append("at once")) is None  # finished: nothing to await
+        done: list[str] = []
+        rest = run_until_wait(waits(done), lambda: told.append("waits"))
+        assert rest is not None and done == ["before the wait"] and told == ["waits"]  # told as the wait began
+        await rest
+        assert done == ["before the wait", "after the wait"]
+        with pytest.raises(ValueError):
+            run_until_wait(fails(), lambda: told.append("fails"))
         return told
 
     assert asyncio.run(main()) == ["waits"]
