@@ -4,6 +4,8 @@
     .venv/bin/python tests/bench/run.py --fuzz [--fuzz-seconds S]   (the fuzzer's cases/s instead: bench_fuzz.py)
     .venv/bin/python tests/bench/run.py --scale [--quick] [--no-sdk]   (1, 2, 4 processes on Redis against the
                                                                         SDK's workers, and fan-out: bench_scale.py)
+    .venv/bin/python tests/bench/run.py --instructions [--quick]   (AsgiApp and the raw ASGI app under uvicorn's
+                          protocol without a socket, and instructions per request under valgrind: bench_instructions.py)
 
 Stages, in order: in-process timings (the msgspec floor, our engines, the SDK's ASGI app and
 types, all interleaved in the same rounds), memory per in-flight request / listen stream,
@@ -54,6 +56,9 @@ FULL = {"rounds": 41, "target_ms": 50.0, "mem_n": 2000, "import_samples": 11,
 # --scale (issue 17): per server the same load as the end-to-end rows, six servers interleaved
 SCALE_QUICK = {"conns": 16, "requests": 1000, "seconds": 3.0, "rounds": 3, "warmup": 200, "trials": 30}
 SCALE_FULL = {"conns": 16, "requests": 20000, "seconds": 15.0, "rounds": 3, "warmup": 1000, "trials": 200}
+# --instructions (issue 16): rounds of the timed rows under uvicorn; the two counted runs' sizes
+INSTRUCTIONS_QUICK = {"rounds": 5, "n1": 200, "n2": 600}
+INSTRUCTIONS_FULL = {"rounds": 21, "n1": 1000, "n2": 3000}
 
 # Targets of the issue: (key, description, threshold text)
 TARGETS = [
@@ -569,9 +574,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="only scaling out: mcpwire serve --redis with 1, 2, 4 processes against the SDK under "
                              "uvicorn --workers 1, 2, 4, and the notification fan-out latency across processes")
     parser.add_argument("--scale-trials", type=int, help="fan-out trials per path (default 200; --quick 30)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="only the ASGI apps under uvicorn's protocol without a socket, and instructions per "
+                             "request counted by valgrind (the engine, the floor, both ASGI apps)")
     args = parser.parse_args(argv)
     if args.fuzz:
         return _fuzz_mode(args.fuzz_seconds, args.json)
+    if args.instructions:
+        return _instructions_mode(INSTRUCTIONS_QUICK if args.quick else INSTRUCTIONS_FULL, args.json)
     if args.scale:
         cfg_scale = dict(SCALE_QUICK if args.quick else SCALE_FULL)
         if args.conns:
@@ -636,6 +646,25 @@ def _fuzz_mode(seconds: float, where: Path) -> int:
     where = where.with_name("fuzz.json") if where == DEFAULT_JSON else where
     where.parent.mkdir(parents=True, exist_ok=True)
     where.write_text(json.dumps({"mode": "fuzz", "machine": machine(), "fuzz": result}, indent=1, default=str))
+    log(f"results written to {where}")
+    return 0
+
+
+def _instructions_mode(cfg: dict[str, int], where: Path) -> int:
+    from tests.bench import bench_instructions
+
+    log(f"AsgiApp and the raw ASGI app under uvicorn's protocol, {cfg['rounds']} interleaved rounds; then "
+        + (f"instructions per operation ({cfg['n1']} and {cfg['n2']} operations under valgrind)"
+           if bench_instructions.VALGRIND else "no instruction counts (valgrind is not installed)"))
+    started = time.perf_counter()
+    info = machine()
+    result = bench_instructions.measure(rounds=cfg["rounds"], n1=cfg["n1"], n2=cfg["n2"], progress=log)
+    print(bench_instructions.render(result))
+    print(f"\n(wall time {time.perf_counter() - started:.0f} s; load average {_load(info)}; {info.get('nproc')} CPUs, {info.get('cpu_model')}, Python {info.get('python')})")
+    where = where.with_name("instructions.json") if where == DEFAULT_JSON else where
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_text(json.dumps({"mode": "instructions", "config": cfg, "machine": info, "instructions": result},
+                                indent=1, default=str))
     log(f"results written to {where}")
     return 0
 
