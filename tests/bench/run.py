@@ -659,6 +659,7 @@ def _instructions_mode(cfg: dict[str, int], where: Path) -> int:
     started = time.perf_counter()
     info = machine()
     result = bench_instructions.measure(rounds=cfg["rounds"], n1=cfg["n1"], n2=cfg["n2"], progress=log)
+    info["loadavg_at_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
     print(bench_instructions.render(result))
     print(f"\n(wall time {time.perf_counter() - started:.0f} s; load average {_load(info)}; {info.get('nproc')} CPUs, {info.get('cpu_model')}, Python {info.get('python')})")
     where = where.with_name("instructions.json") if where == DEFAULT_JSON else where
