@@ -279,9 +279,7 @@ class _Request:
                 now=time.time(),
             )
             if isinstance(reply, HttpExchange):
-                run = self._run_exchange(reply)
-                if run is not None:
-                    await run
+                await self._run_exchange(reply)
             elif isinstance(reply, HttpListenStream):
                 await self._run_listen(reply)
             elif isinstance(reply, InputArrived):
@@ -425,17 +423,20 @@ class _Request:
         await self._emit([head, body])
 
     # -- the two long-lived shapes ----------------------------------------------------------------
-    def _run_exchange(self, exchange: HttpExchange) -> Awaitable[Any] | None:
-        """The run of the handler, to await at once (``None``: it already ended), while
-        ``http.disconnect`` is watched, which cancels both (on HTTP a disconnect is the
-        cancellation). On asyncio the watcher task starts only once the handler suspends (a
-        handler that answers at once never does, and costs no task)."""
+    async def _run_exchange(self, exchange: HttpExchange) -> None:
+        """Run the handler while watching for ``http.disconnect``, which cancels both (on HTTP a
+        disconnect is the cancellation). On asyncio the watcher task starts only once the handler
+        suspends (a handler that answers at once never does, and costs no task)."""
         if self._task is None:
-            return self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
+            await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
+            return
         handler = self.app.run_exchange_armed(exchange, self._emit, self._arm, TaskScope(self._task))
         if self._driving:  # a first wait in the handler is the request's: _suspended starts the watcher
-            return handler
-        return run_until_wait(handler, self._watch)
+            await handler
+            return
+        rest = run_until_wait(handler, self._watch)
+        if rest is not None:
+            await rest
 
     def _arm(self, gone: Callable[[], None] | None) -> None:
         # run_exchange_armed's arm(): what a disconnect calls (None: the exchange is over).

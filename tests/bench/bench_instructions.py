@@ -187,23 +187,33 @@ def child(kind: str, n: int) -> None:
     os._exit(0)
 
 
-def _instructions(kind: str, n: int) -> int:
-    assert VALGRIND is not None
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _child(kind: str, n: int, wrapper: list[str]) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        [VALGRIND, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-         sys.executable, "-m", "tests.bench.bench_instructions", "child", kind, str(n)],
-        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-        env={**os.environ, "PYTHONHASHSEED": "0"}, capture_output=True, text=True, timeout=900,
+        [*wrapper, sys.executable, "-m", "tests.bench.bench_instructions", "child", kind, str(n)],
+        cwd=_REPO, env={**os.environ, "PYTHONHASHSEED": "0"}, capture_output=True, text=True, timeout=900,
     )
-    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
-    if done.returncode != 0 or found is None:
-        raise RuntimeError(f"valgrind run of {kind} failed: {done.stderr[-1500:]}")
-    return int(found.group(1).replace(",", ""))
+    if done.returncode != 0:
+        raise RuntimeError(f"the run of {kind} failed: {done.stderr[-1500:]}")
+    return done
 
 
 def count(kind: str, n1: int, n2: int) -> float:
-    """Instructions per operation of ``kind``: the difference of two counted runs."""
-    return (_instructions(kind, n2) - _instructions(kind, n1)) / (n2 - n1)
+    """Instructions per operation of ``kind``: the difference of two counted runs. A first run
+    outside valgrind writes the bytecode caches (where Python may), so that neither counted run
+    compiles a module the other loads compiled."""
+    assert VALGRIND is not None
+    _child(kind, 1, [])
+    counted = []
+    for n in (n1, n2):
+        done = _child(kind, n, [VALGRIND, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"])
+        found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+        if found is None:
+            raise RuntimeError(f"valgrind printed no count for {kind}: {done.stderr[-1500:]}")
+        counted.append(int(found.group(1).replace(",", "")))
+    return (counted[1] - counted[0]) / (n2 - n1)
 
 
 def measure(*, rounds: int, n1: int, n2: int, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
