@@ -13,7 +13,7 @@ not depend on the load generator or the kernel:
 - **instructions per request**: each kind runs in a child process under
   ``valgrind --tool=cachegrind --cache-sim=no`` twice, with ``N1`` and ``N2`` requests after
   the same warm-up and with ``PYTHONHASHSEED=0``; ``(I(N2) - I(N1)) / (N2 - N1)`` is the count
-  per request, free of start-up and teardown. Two runs of one kind agree to about 0.1%. Needs
+  per request, free of start-up and teardown. Two invocations agree within 0.3%. Needs
   valgrind (Debian: ``apt-get install valgrind``); without it only the timed rows are printed.
 
 Instructions are not time: the drivers' Python code runs fewer instructions per nanosecond than
