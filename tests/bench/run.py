@@ -48,7 +48,7 @@ QUICK = {"rounds": 15, "target_ms": 10.0, "mem_n": 300, "import_samples": 3,
          "stdio": {"n": 1000, "rounds": 1, "window": 128},
          "stdio_p99": {"conns": 64, "seconds": 1.0, "rounds": 1, "warmup": 0.3}}
 FULL = {"rounds": 41, "target_ms": 50.0, "mem_n": 2000, "import_samples": 11,
-        "e2e": {"conns": 8, "requests": 20000, "seconds": 25.0, "rounds": 3, "warmup": 1000},
+        "e2e": {"conns": 8, "requests": 20000, "seconds": 25.0, "rounds": 5, "warmup": 1000},
         "parallel": {"n": 8, "sleep_ms": 50.0, "repeats": 15, "seconds": 4.0, "rounds": 3},
         "stdio": {"n": 5000, "rounds": 3, "window": 128},
         "stdio_p99": {"conns": 64, "seconds": 3.0, "rounds": 3, "warmup": 1.0}}
