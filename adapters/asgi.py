@@ -143,11 +143,7 @@ class AsgiApp:
             request = _Request(self, scope, receive, send)
             if request._task is None:
                 await request._serve()
-            else:
-                # On asyncio the request runs by hand up to its first wait: a request that never
-                # waits (a body the server already holds, a handler that answers at once, sends
-                # the transport takes at once) arms no timer and starts no watcher; when it does
-                # wait, _suspended arms what the step under way needs, and every later step arms its own.
+            else:  # asyncio: by hand up to the first wait (see the module docstring)
                 rest = run_until_wait(request._serve(), request._suspended)
                 if rest is not None:
                     await rest
@@ -395,8 +391,7 @@ class _Request:
             if self._driving:
                 self._bound = self.config.send_timeout
                 try:
-                    for message in messages:
-                        await self._send(message)
+                    await self._send_all(messages)
                 except asyncio.CancelledError:
                     if self._end_step(True):
                         raise TimeoutError from None

@@ -39,17 +39,11 @@ from time import perf_counter_ns
 from typing import Any
 
 from ._harness import Variant, run_interleaved
-from ._workload import CALL, CALL_HEADERS
+from .bench_e2e import _request_bytes
 
 VALGRIND = shutil.which("valgrind")
 KINDS = ("floor.call", "ours.call", "uvicorn.raw", "uvicorn.ours")
 WARMUP = 300  # requests before counting: first-call paths, caches, the lru caches filled
-
-
-def request_bytes() -> bytes:
-    """The benchmark's tools/call as an HTTP/1.1 request, as wrk sends it."""
-    head = [b"POST /mcp HTTP/1.1"] + [name + b": " + value for name, value in CALL_HEADERS]
-    return b"\r\n".join(head) + b"\r\n\r\n" + CALL
 
 
 class _Transport(asyncio.Transport):
@@ -95,7 +89,7 @@ class UvicornFeed:
         self.transport = _Transport()
         self.protocol = HttpToolsProtocol(config, ServerState(), {}, _loop=loop)
         self.protocol.connection_made(self.transport)
-        self.request = request_bytes()
+        self.request = _request_bytes(8000)  # the port the transport says it listens on
 
     async def serve(self, n: int) -> int:
         """``n`` requests; the ns they took. Each one's app runs within the ``sleep(0)`` after it."""

@@ -659,14 +659,7 @@ def _instructions_mode(cfg: dict[str, int], where: Path) -> int:
     started = time.perf_counter()
     info = machine()
     result = bench_instructions.measure(rounds=cfg["rounds"], n1=cfg["n1"], n2=cfg["n2"], progress=log)
-    info["loadavg_at_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
-    print(bench_instructions.render(result))
-    print(f"\n(wall time {time.perf_counter() - started:.0f} s; load average {_load(info)}; {info.get('nproc')} CPUs, {info.get('cpu_model')}, Python {info.get('python')})")
-    where = where.with_name("instructions.json") if where == DEFAULT_JSON else where
-    where.parent.mkdir(parents=True, exist_ok=True)
-    where.write_text(json.dumps({"mode": "instructions", "config": cfg, "machine": info, "instructions": result},
-                                indent=1, default=str))
-    log(f"results written to {where}")
+    _finish_mode("instructions", bench_instructions.render(result), cfg, result, started, info, where)
     return 0
 
 
@@ -681,15 +674,21 @@ def _scale_mode(cfg: dict[str, Any], with_sdk: bool, where: Path) -> int:
     result = bench_scale.measure(conns=cfg["conns"], requests=cfg["requests"], seconds=cfg["seconds"],
                                  rounds=cfg["rounds"], warmup=cfg["warmup"], trials=cfg["trials"],
                                  with_sdk=with_sdk, progress=log)
-    info["loadavg_at_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
-    print(bench_scale.render(result))
-    print(f"\n(wall time {time.perf_counter() - started:.0f} s; load average {_load(info)}; {info.get('nproc')} CPUs, {info.get('cpu_model')}, Python {info.get('python')})")
-    where = where.with_name("scale.json") if where == DEFAULT_JSON else where
-    where.parent.mkdir(parents=True, exist_ok=True)
-    where.write_text(json.dumps({"mode": "scale", "config": cfg, "machine": info, "scale": result}, indent=1,
-                                default=str))
-    log(f"results written to {where}")
+    _finish_mode("scale", bench_scale.render(result), cfg, result, started, info, where)
     return 0
+
+
+def _finish_mode(mode: str, report: str, cfg: dict[str, Any], result: Any, started: float, info: dict[str, Any],
+                 where: Path) -> None:
+    """The end of a mode run on its own: its report with the wall time and the machine under it,
+    and its JSON (``MODE.json`` beside the default results file unless ``--json`` named one)."""
+    info["loadavg_at_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
+    print(report)
+    print(f"\n(wall time {time.perf_counter() - started:.0f} s; load average {_load(info)}; {info.get('nproc')} CPUs, {info.get('cpu_model')}, Python {info.get('python')})")
+    where = where.with_name(f"{mode}.json") if where == DEFAULT_JSON else where
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_text(json.dumps({"mode": mode, "config": cfg, "machine": info, mode: result}, indent=1, default=str))
+    log(f"results written to {where}")
 
 
 if __name__ == "__main__":
