@@ -22,11 +22,13 @@ from msgspec import UNSET, Raw
 
 from ..types import Implementation, Prompt, Resource, ResourceTemplate, Tool
 from ..wire.envelope import (
-    Request, UnansweredMessage, decode_message, encode_error, encode_result,
+    Request, UnansweredMessage, decode_message, decode_request_as, encode_error, encode_result,
 )
 from ..wire.capabilities import TASKS_EXTENSION, declares_extension, extension_required
 from ..wire.errors import ErrorCode, LocalProtocolError, MissingCapability, ProtocolError, RemoteProtocolError
-from ..wire.headers import MCP_SESSION_ID, HeaderMismatch, HeaderView, check_request_headers, protocol_version_header
+from ..wire.headers import (
+    MCP_SESSION_ID, HeaderMismatch, HeaderView, check_request_headers, index_headers, protocol_version_header, single_index,
+)
 from ..wire.meta import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, parse_request_meta
 from ..wire.methods import CACHEABLE_METHODS, GENERIC_DECODER, METHODS, MethodSpec
 from ..wire.params import check_cursor, decode_params, is_object
@@ -36,7 +38,7 @@ from .catalog import (
 )
 from .context import CachePolicy, ServerContext
 from .era import listing_shapes
-from .events import TaskChanged
+from .events import TaskChanged, ToolCall
 from .exchange import HttpExchange, StdioExchange
 from .http import (
     HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, admit_body, admit_target, as_text, content_length, empty_reply,
@@ -52,7 +54,8 @@ from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, chec
 from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
 from .admitted import Admitted, Handler, HttpAnswer, Listen, refuse
 from .era_engine import EraEngine
-from .host_requests import HostRequests
+from .host_requests import HostRequests, may_be_task
+from .lanes import CallLanes, Key, Lane
 from .listen_engine import ListenEngine
 from .task_engine import TasksEngine
 
@@ -90,7 +93,9 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
     :meth:`add_tool`) need no validator. ``list_changed`` (default ``False``: advertise only
     what you send) advertises ``listChanged`` (and serves subscriptions/listen for it) on
     every list (``True``), or only on the kinds named (``{"tools", "prompts"}``); call
-    :meth:`list_changed` when such a list changes.
+    :meth:`list_changed` when such a list changes. ``call_memo``: how many heads of admitted
+    ``tools/call`` requests to remember, so that a call with the same head goes straight to
+    its body (``mcpwire/server/lanes.py``; 0 remembers none).
     """
 
     def __init__(
@@ -117,9 +122,12 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         sessions: SessionStore | None = None,
         event_store: Callable[[], EventStore] = MemoryEventStore,
         tasks: Tasks | None = None,
+        call_memo: int = 256,
     ) -> None:
         if page_size < 1:
             raise LocalProtocolError("page_size must be at least 1")
+        if type(call_memo) is not int or call_memo < 0:
+            raise LocalProtocolError("call_memo must be a non-negative int")
         self.info = info
         self.instructions = instructions
         self.http = http
@@ -132,7 +140,9 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         self._era = tuple(v for v in supported_versions if v in INITIALIZE_ERA)
         # check_head's index of a tuple of headers it passed, for receive_http to reuse when the
         # same (immutable) tuple comes back: one entry, matched by identity.
-        self._head_view: tuple[Any, HeaderView, Any, Any] | None = None
+        # (headers, view, method, target, lane key): method and target when it admitted the head.
+        self._head_view: tuple[Any, HeaderView, Any, Any, Key | None] | None = None
+        self._lanes = CallLanes(call_memo)
         # What a -32022 names: a server of the initialize era only names those revisions, so
         # the client knows to open a session (and a person reading it, why).
         self._offered = self._stateless_versions or self._era
@@ -369,14 +379,28 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         headers = request.headers
         cached = self._head_view
         head_admitted = False
+        method = request.method
+        view: HeaderView | None = None
+        index = None
+        key = None
         if cached is not None and cached[0] is headers:
             view = cached[1]  # check_head indexed this very tuple
             self._head_view = None
             # ... and admitted its head, for this method and target: only the body is left to check
-            head_admitted = cached[2] is not None and cached[2] == request.method and cached[3] == request.target
+            head_admitted = cached[2] is not None and cached[2] == method and cached[3] == request.target
+            key = cached[4] if head_admitted else None
         else:
-            view = HeaderView(headers)
-        method = request.method
+            index = index_headers(headers)
+            if index is not None:
+                key = self._lanes.key(method, request.target, index)
+        if key is not None:
+            lane = self._lanes.find(key)
+            if lane is not None:
+                exchange = self._by_lane(lane, request, now)
+                if exchange is not None:
+                    return exchange
+        if view is None:
+            view = HeaderView(headers, index)
         if method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE"):
             if view.first(MCP_SESSION_ID) is not None:
                 return self._session_request(request, view, now)
@@ -410,13 +434,48 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         except ProtocolError as exc:
             return error_reply(exc, message.id)
         if type(admitted) is tuple:  # the host answers it
-            return HttpExchange(self._context, admitted[0], admitted[1], now)
+            event = admitted[0]
+            if key is not None and type(event) is ToolCall and event.input_responses is None and event.state is None:
+                entry = self._tools.get(event.name)
+                if entry is not None:
+                    self._lanes.learn(key, entry, event.meta.protocol_version, self.http)
+            return HttpExchange(self._context, event, admitted[1], now)
         if isinstance(admitted, bytes):
             return json_reply(200, admitted)
         if isinstance(admitted, TaskChanged):
             return msgspec.structs.replace(admitted, reply=json_reply(200, admitted.reply))
         assert isinstance(admitted, Listen)
         return HttpListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
+
+    def _by_lane(self, lane: Lane, request: HttpRequest, now: float) -> HttpExchange | None:
+        """A call whose head was admitted before for this tool (``lanes.py``), admitted on its
+        body; ``None`` when the body is not exactly such a call: it then goes the full way."""
+        entry = lane.entry
+        if lane.policy is not self.http or self._tools.get(entry.tool.name) is not entry:
+            return None
+        body = admit_body(request, self.http)
+        if type(body) is not bytes:
+            return None
+        message = decode_request_as(lane.decoder, body)
+        if message is None or message.method != "tools/call":
+            return None
+        params = message.params
+        try:
+            # A first round (the task member is the initialize era's, ignored here).
+            if params.name != entry.tool.name or params.input_responses is not UNSET or params.request_state is not UNSET:
+                return None
+            meta = parse_request_meta(params.meta, supported_versions=self._stateless_versions,
+                                      offered_versions=self._offered)
+            if meta.protocol_version != lane.version:
+                return None
+            task_allowed = entry.task_support != "forbidden" and may_be_task(entry, meta)
+        except ProtocolError:
+            return None
+        event = ToolCall(
+            request_id=message.id, name=entry.tool.name, arguments=params.arguments, tool=entry.tool, meta=meta,
+            task_allowed=task_allowed, owner=request.principal if task_allowed else None,
+        )
+        return HttpExchange(self._context, event, body, now)
 
     def check_head(self, method: str | bytes, target: str | bytes, headers: HeaderInput) -> HttpReply | None:
         """Decide from the request head alone, before reading the body, whether to refuse it.
@@ -430,21 +489,32 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         it all again. Takes what :class:`HttpRequest` takes. When ``headers`` is a ``tuple``
         and the same tuple object is the next :class:`HttpRequest`'s ``headers``,
         :meth:`receive_http` reuses the index of the headers built here instead of building it again.
+        A head whose call was admitted before (``server/lanes.py``) passes from the memo, its
+        ``Content-Length`` checked.
         """
         view = HeaderView(headers)
         kept = type(headers) is tuple
-        head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
         if (
             method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE")
             and view.first(MCP_SESSION_ID) is not None
         ):
-            self._head_view = (headers, view, None, None) if kept else None
+            self._head_view = (headers, view, None, None, None) if kept else None
+            head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
             return admit_target(head, self.http, view)  # the rest is receive_http's
-        refusal = admit(head, self.http, view, content_length(view) or 0)
-        if isinstance(refusal, bytes):
-            self._head_view = (headers, view, method, target) if kept else None
+        length = content_length(view) or 0
+        index = single_index(view)
+        key = None if index is None else self._lanes.key(method, target, index)
+        lane = None if key is None else self._lanes.find(key)
+        if lane is not None and lane.policy is self.http and length <= self.http.max_body_bytes:
+            # A head whose call was admitted before (lanes.py): every step but the size passes again.
+            self._head_view = (headers, view, method, target, key) if kept else None
             return None
-        self._head_view = (headers, view, None, None) if kept else None
+        head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
+        refusal = admit(head, self.http, view, length)
+        if isinstance(refusal, bytes):
+            self._head_view = (headers, view, method, target, key) if kept else None
+            return None
+        self._head_view = (headers, view, None, None, None) if kept else None
         return refusal
 
     def admit_line(

@@ -50,6 +50,13 @@ __all__ = ["Exchange", "HttpExchange", "StdioExchange", "resource_not_found"]
 O = TypeVar("O")
 _params_dict: msgspec.json.Decoder[dict[str, Any]] = msgspec.json.Decoder(dict[str, Any])
 
+
+class _ParamsMember(msgspec.Struct):
+    params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
+_params_member: Final = msgspec.json.Decoder(_ParamsMember)
+
 MAX_PROGRESS_UPDATES = 1000
 MAX_PROGRESS_MESSAGE = 4096
 MAX_SESSION_TASKS = 10_000
@@ -118,7 +125,7 @@ class Exchange(Generic[O]):
         self.revision = revision if revision is not None else event.meta.protocol_version
         """The protocol revision the answer is shaped for."""
         self._context = context
-        self._params = params  # the request's params (Raw), for the requestState scope
+        self._params = params  # the request's params (Raw) or its whole bytes, for the requestState scope
         self._now = now
 
     @property
@@ -472,7 +479,10 @@ class Exchange(Generic[O]):
     def _scope_params(self) -> dict[str, Any]:
         # The whole params, members admission skipped included (a number out of range there
         # is -32602 now, answered by input_required).
-        return decode_params(_params_dict, self._params, self.request_id)  # type: ignore[no-any-return]
+        params = self._params
+        if type(params) is bytes:  # the whole message (a call admitted by its lane): its params member
+            params = _params_member.decode(params).params
+        return decode_params(_params_dict, params, self.request_id)  # type: ignore[no-any-return]
 
     def fail(self, error: BaseException, *, now: float | None = None) -> O:
         """Send an error response. A ProtocolError keeps its code and data; anything else is

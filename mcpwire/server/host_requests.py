@@ -29,9 +29,19 @@ from .events import CompletionRequest, PromptGet, ResourceRead, ToolCall
 from .mrtr import check_answers, check_input_responses, check_request_state, open_round
 from .tokens import RequestStateCodec, request_scope
 
-__all__ = ["HostRequests"]
+__all__ = ["HostRequests", "may_be_task"]
 
 _dict_decoder: Final = msgspec.json.Decoder(dict[str, Any])
+
+
+def may_be_task(entry: ToolEntry, meta: RequestMeta) -> bool:
+    """Whether a stateless call of ``entry`` may become a task (tasks extension): the tool
+    supports tasks and the request declares the extension. Raises :class:`MissingCapability`
+    (-32021) for a tool that is only served as a task (Capability Negotiation)."""
+    allowed = entry.task_support != "forbidden" and declares_extension(meta.client_capabilities, TASKS_EXTENSION)
+    if entry.task_support == "required" and not allowed:
+        raise MissingCapability(extension_required(TASKS_EXTENSION))
+    return allowed
 
 
 class HostRequests:
@@ -82,11 +92,7 @@ class HostRequests:
             task_ttl = task_ttl or None
         else:
             task_requested = False
-            task_allowed = (entry.task_support != "forbidden"
-                            and declares_extension(meta.client_capabilities, TASKS_EXTENSION))
-            if entry.task_support == "required" and not task_allowed:
-                # Tasks extension, Capability Negotiation: a call the server can only serve as a task.
-                raise MissingCapability(extension_required(TASKS_EXTENSION))
+            task_allowed = may_be_task(entry, meta)
         responses, state = self._mrtr(message, params, now)
         try:
             if entry.arguments_decoder is not None:

@@ -112,7 +112,7 @@ class ResponseHead(msgspec.Struct, frozen=True, kw_only=True):
     headers: tuple[tuple[bytes, bytes], ...]
 
 
-class ResponseBody(msgspec.Struct, frozen=True, kw_only=True):
+class ResponseBody(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A piece of the response body. ``more=False`` ends the response."""
 
     data: bytes

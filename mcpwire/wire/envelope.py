@@ -45,6 +45,7 @@ __all__ = [
     "UnansweredMessage",
     "MAX_ID_BYTES",
     "decode_message",
+    "decode_request_as",
     "check_request_id",
     "encode_request",
     "encode_notification",
@@ -151,13 +152,8 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
     """
     if type(data) is not bytes:
         data = bytes(data)
-    if not data.isascii():
-        # msgspec validates UTF-8 only where it decodes strings, not inside members it skips
-        # or keeps as Raw; JSON text must be UTF-8 throughout (RFC 8259 section 8.1).
-        try:
-            str(data, "utf-8")
-        except UnicodeDecodeError:
-            raise _error(ErrorCode.PARSE_ERROR, "Parse error: invalid UTF-8", None) from None
+    if not data.isascii() and not _utf8(data):
+        raise _error(ErrorCode.PARSE_ERROR, "Parse error: invalid UTF-8", None)
     try:
         env = _envelope_decoder.decode(data)
     except msgspec.ValidationError:
@@ -225,6 +221,35 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
     return Request(id=request_id, method=method, params=params)
 
 
+def decode_request_as(decoder: msgspec.json.Decoder[Any], data: bytes) -> Any:
+    """Stages one and two in one decode, for a request whose method and params type the
+    caller knows ahead (``server/lanes.py``): ``decoder`` reads the whole message into a
+    Struct with ``jsonrpc``, ``id`` and ``method`` (loosely typed) and ``params``. Returns it
+    when :func:`decode_message` would read a request with this ``id`` and the params are of
+    that type, else ``None`` (:func:`decode_message` then says what is wrong). The caller
+    checks ``method``."""
+    if not data.isascii() and not _utf8(data):
+        return None
+    try:
+        message = decoder.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    if check_request_id(message.id) is None or message.jsonrpc != "2.0":
+        return None
+    return message
+
+
+def _utf8(data: bytes) -> bool:
+    # msgspec validates UTF-8 only where it decodes strings, not inside members it skips
+    # or keeps as Raw; JSON text must be UTF-8 throughout (RFC 8259 section 8.1). Callers
+    # try isascii() first: most messages are ASCII.
+    try:
+        str(data, "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _is_object(raw: Raw) -> bool:
     # msgspec strips leading whitespace, so a Raw object starts with '{'.
     return memoryview(raw)[0] == 0x7B  # "{"
@@ -271,7 +296,8 @@ class _NotificationOut(msgspec.Struct, omit_defaults=True):
     params: Any = None
 
 
-class _ResultOut(msgspec.Struct):
+class _ResultOut(msgspec.Struct, gc=False):
+    # Built, encoded and dropped at once: the garbage collector need not track it.
     jsonrpc: str
     id: RequestId
     result: Any

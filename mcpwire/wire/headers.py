@@ -56,6 +56,8 @@ __all__ = [
     "protocol_version_header",
     "request_headers",
     "session_headers",
+    "index_headers",
+    "single_index",
 ]
 
 # Lowercase, as looked up; emitted names use the display case below.
@@ -114,6 +116,7 @@ class InvalidParamHeader(ProtocolError):
 
 
 _lower: Final = bytes.lower
+_islower: Final = bytes.islower
 _NO_REPEATS: Final[dict[bytes, list[bytes]]] = {}  # shared by every view whose names all come once; never written
 _NONE_REPEATED: Final = _NO_REPEATS.__contains__
 
@@ -123,10 +126,11 @@ class HeaderView:
 
     Keeps the first value of each name (lowercased) and every value of the names that
     repeat, so each lookup is one dict access. ``headers`` are ``(name, value)`` pairs of
-    ``bytes``, indexed as they are: the loop checks their types as it goes (``bytes.lower``
-    checks each name at no cost). Anything else (``str`` pairs, a mapping, other iterables
-    of pairs) is converted by :func:`normalise_headers` and indexed again;
-    :class:`LocalProtocolError` when it cannot be.
+    ``bytes``, indexed as they are: the loop checks their types as it goes. The common case,
+    a list or tuple with every name once, is :func:`index_headers` (pass its ``index`` when
+    you have it). Anything else (``str`` pairs, a mapping, other iterables of pairs) is
+    converted by :func:`normalise_headers` and indexed again; :class:`LocalProtocolError`
+    when it cannot be.
     """
 
     __slots__ = ("_first", "_more", "first", "repeated")
@@ -137,24 +141,18 @@ class HeaderView:
     repeated: Callable[[bytes], bool]
     """``repeated(name)``: whether ``name`` (lowercase) comes more than once."""
 
-    def __init__(self, headers: Any) -> None:
+    def __init__(self, headers: Any, index: dict[bytes, bytes] | None = None) -> None:
+        if index is None:
+            index = index_headers(headers)
+        if index is not None:  # the common case, every name once
+            self._first = index
+            self._more = _NO_REPEATS
+            self.first = index.get
+            self.repeated = _NONE_REPEATED
+            return
         first: dict[bytes, bytes] = {}
-        more: dict[bytes, list[bytes]] = _NO_REPEATS
+        more: dict[bytes, list[bytes]] = {}
         try:
-            if type(headers) is tuple or type(headers) is list:
-                # The common case, every name once: one store per header, repeats told by the count.
-                for raw_name, value in headers:
-                    if type(value) is not bytes:
-                        raise TypeError(value)
-                    first[_lower(raw_name)] = value
-                if len(first) == len(headers):
-                    self._first = first
-                    self._more = more
-                    self.first = first.get
-                    self.repeated = _NONE_REPEATED
-                    return
-                first = {}
-            more = {}
             for raw_name, value in headers:
                 name = _lower(raw_name)
                 if type(value) is not bytes:
@@ -209,6 +207,31 @@ class HeaderView:
         if value is None:
             raise _missing(label or name.decode("latin-1"))
         return value
+
+
+def index_headers(headers: Any) -> dict[bytes, bytes] | None:
+    """:class:`HeaderView`'s common case without the view: ``headers`` a list or tuple of
+    ``bytes`` pairs, each name once (in any case). Their index, lowercase name to raw value;
+    ``None`` for anything else (the view then indexes them the general way)."""
+    if type(headers) is not tuple and type(headers) is not list:
+        return None
+    index: dict[bytes, bytes] = {}
+    try:
+        for raw_name, value in headers:
+            if type(value) is not bytes:
+                return None
+            # One store per header; names mostly come lowercase (h11, ASGI): those are kept.
+            # bytes.islower and bytes.lower refuse any other type of name.
+            index[raw_name if _islower(raw_name) else _lower(raw_name)] = value
+    except (TypeError, ValueError):
+        return None
+    return index if len(index) == len(headers) else None
+
+
+def single_index(view: HeaderView) -> dict[bytes, bytes] | None:
+    """The view's index, lowercase name to raw value, when no header of the request comes more
+    than once, else ``None``. Read it, never change it."""
+    return None if view._more else view._first
 
 
 def _header_bytes(value: Any) -> bytes:

@@ -1,0 +1,108 @@
+"""Calls whose head was admitted before go straight to their body.
+
+Owns: the memo of admitted ``tools/call`` heads (a "lane" each), and each tool's typed
+decoder of the whole message.
+
+Why it is exact. Before the body, a stateless POST is admitted on its method, its target, the
+values of :data:`LANE_HEADS` and the server's configuration: transport admission (405, 404,
+403, 415, 406), era routing, and the header checks. Three checks compare a header with
+the body: Mcp-Method with its method, Mcp-Name with its name, MCP-Protocol-Version with the
+version its ``_meta`` names; each is an equality. When no header repeats, every one of these
+checks is a function of those inputs, so a head equal to one whose call was admitted passes
+again, and the body must only say the same three things. The lane keeps what they were (the
+tool, the version) and reads the whole message in one typed decode, the tool's arguments
+inside, with the envelope's rules (``decode_request_as``).
+Mcp-Param-* headers are checked against the body too: a tool that has any gets no lane.
+
+What the lane does not take exactly goes the full way, which answers it as ever: another body
+(a retry with ``inputResponses`` or ``requestState``, a wrong name or version, arguments its
+type refuses), any error, a head that repeats a header, a tool that was replaced since, another
+:class:`~mcpwire.HttpPolicy`. The lane itself only ever admits.
+
+Bounded: at most ``bound`` heads (``Server(call_memo=...)``); a full memo starts again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET
+
+from ..wire.headers import MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID
+from ..wire.params import CallToolParams
+from .catalog import ToolEntry
+from .http import HttpPolicy
+
+__all__ = ["LANE_HEADS", "CallLanes", "Key", "Lane"]
+
+LANE_HEADS: Final = (
+    b"host", b"origin", b"content-type", b"accept", MCP_PROTOCOL_VERSION, MCP_METHOD, MCP_NAME, MCP_SESSION_ID,
+)
+"""Every header whose value a stateless POST's admission reads, up to its Mcp-Param-* headers
+(Content-Length aside: the body's own size is checked on every request). A key holds each
+one's value (Mcp-Method's is always tools/call)."""
+
+_CALL: Final = b"tools/call"
+
+Key = tuple[Any, ...]
+
+
+class Lane(msgspec.Struct, frozen=True):
+    """What an admitted call's head was admitted for."""
+
+    entry: ToolEntry
+    version: str
+    """The protocol version the header and ``_meta`` named."""
+    policy: HttpPolicy
+    decoder: msgspec.json.Decoder[Any]
+    """The whole message, for :func:`~mcpwire.wire.envelope.decode_request_as`: its params a
+    :class:`CallToolParams` with the tool's arguments type."""
+
+
+class CallLanes:
+    """The memo: a request head (its method, target and :data:`LANE_HEADS` values) to its lane."""
+
+    __slots__ = ("_bound", "_decoders", "_lanes", "find")
+
+    def __init__(self, bound: int) -> None:
+        self._bound = bound
+        self._lanes: dict[Key, Lane] = {}
+        self.find: Callable[[Key], Lane | None] = self._lanes.get
+        """``find(key)``: the key's lane, or ``None``."""
+        self._decoders: dict[str, tuple[ToolEntry, msgspec.json.Decoder[Any]]] = {}
+
+    def key(self, method: Any, target: Any, index: Mapping[bytes, bytes]) -> Key | None:
+        """The head's key when it may have a lane: a tools/call (by its Mcp-Method); else
+        ``None``. ``index``: its headers, each name once (:func:`index_headers`)."""
+        get = index.get
+        if get(MCP_METHOD) != _CALL:
+            return None
+        # LANE_HEADS, written out: a tuple of calls is a third cheaper than map() over them.
+        return (method, target, get(b"host"), get(b"origin"), get(b"content-type"), get(b"accept"),
+                get(MCP_PROTOCOL_VERSION), get(MCP_NAME), get(MCP_SESSION_ID))
+
+    def learn(self, key: Key, entry: ToolEntry, version: str, policy: HttpPolicy) -> None:
+        """Remember that a call on this head was admitted for ``entry`` and ``version``. Tools
+        whose arguments are not a Struct, or that have Mcp-Param-* headers, get no lane."""
+        arguments = entry.arguments_decoder
+        if arguments is None or entry.param_headers or not self._bound:
+            return
+        lane = self._lanes.get(key)
+        if lane is not None and lane.entry is entry and lane.policy is policy and lane.version == version:
+            return  # the body did not fit the lane, the head did
+        name = entry.tool.name
+        known = self._decoders.get(name)
+        if known is None or known[0] is not entry:
+            params = msgspec.defstruct(
+                f"{name}CallParams", [("arguments", arguments.type)], bases=(CallToolParams,), kw_only=True,
+                gc=False)
+            message = msgspec.defstruct(
+                f"{name}Call", [("jsonrpc", Any, UNSET), ("id", Any, UNSET), ("method", Any, UNSET), ("params", params)],
+                kw_only=True, gc=False)
+            known = self._decoders[name] = (entry, msgspec.json.Decoder(message))
+        if len(self._lanes) >= self._bound:
+            self._lanes.clear()
+            self._decoders = {name: known}
+        self._lanes[key] = Lane(entry, version, policy, known[1])
