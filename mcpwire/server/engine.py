@@ -27,7 +27,7 @@ from ..wire.envelope import (
 from ..wire.capabilities import TASKS_EXTENSION, declares_extension, extension_required
 from ..wire.errors import ErrorCode, LocalProtocolError, MissingCapability, ProtocolError, RemoteProtocolError
 from ..wire.headers import (
-    MCP_SESSION_ID, HeaderMismatch, HeaderView, check_request_headers, index_headers, protocol_version_header, single_index,
+    MCP_SESSION_ID, HeaderMismatch, HeaderView, check_request_headers, index_headers, protocol_version_header,
 )
 from ..wire.meta import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, parse_request_meta
 from ..wire.methods import CACHEABLE_METHODS, GENERIC_DECODER, METHODS, MethodSpec
@@ -140,8 +140,9 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         self._era = tuple(v for v in supported_versions if v in INITIALIZE_ERA)
         # check_head's index of a tuple of headers it passed, for receive_http to reuse when the
         # same (immutable) tuple comes back: one entry, matched by identity.
-        # (headers, view, method, target, lane key): method and target when it admitted the head.
-        self._head_view: tuple[Any, HeaderView, Any, Any, Key | None] | None = None
+        # (headers, view, index, method, target, lane key): method and target when it admitted
+        # the head; no view when it passed from the lanes' memo, whose index it has.
+        self._head_view: tuple[Any, HeaderView | None, dict[bytes, bytes] | None, Any, Any, Key | None] | None = None
         self._lanes = CallLanes(call_memo)
         # What a -32022 names: a server of the initialize era only names those revisions, so
         # the client knows to open a session (and a person reading it, why).
@@ -384,11 +385,11 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         index = None
         key = None
         if cached is not None and cached[0] is headers:
-            view = cached[1]  # check_head indexed this very tuple
+            view, index = cached[1], cached[2]  # check_head indexed this very tuple
             self._head_view = None
             # ... and admitted its head, for this method and target: only the body is left to check
-            head_admitted = cached[2] is not None and cached[2] == method and cached[3] == request.target
-            key = cached[4] if head_admitted else None
+            head_admitted = cached[3] is not None and cached[3] == method and cached[4] == request.target
+            key = cached[5] if head_admitted else None
         else:
             index = index_headers(headers)
             if index is not None:
@@ -492,29 +493,32 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         A head whose call was admitted before (``server/lanes.py``) passes from the memo, its
         ``Content-Length`` checked.
         """
-        view = HeaderView(headers)
         kept = type(headers) is tuple
+        index = index_headers(headers)
+        key = None if index is None else self._lanes.key(method, target, index)
+        if key is not None and index is not None:
+            lane = self._lanes.find(key)
+            if (
+                lane is not None and lane.policy is self.http
+                and (content_length(index.get(b"content-length")) or 0) <= self.http.max_body_bytes
+            ):
+                # A head whose call was admitted before (lanes.py): every step but the size passes again.
+                self._head_view = (headers, None, index, method, target, key) if kept else None
+                return None
+        view = HeaderView(headers, index)
+        head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
         if (
             method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE")
             and view.first(MCP_SESSION_ID) is not None
         ):
-            self._head_view = (headers, view, None, None, None) if kept else None
-            head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
+            self._head_view = (headers, view, None, None, None, None) if kept else None
             return admit_target(head, self.http, view)  # the rest is receive_http's
-        length = content_length(view) or 0
-        index = single_index(view)
-        key = None if index is None else self._lanes.key(method, target, index)
-        lane = None if key is None else self._lanes.find(key)
-        if lane is not None and lane.policy is self.http and length <= self.http.max_body_bytes:
-            # A head whose call was admitted before (lanes.py): every step but the size passes again.
-            self._head_view = (headers, view, method, target, key) if kept else None
-            return None
-        head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
-        refusal = admit(head, self.http, view, length)
+        length = None if view.repeated(b"content-length") else content_length(view.first(b"content-length"))
+        refusal = admit(head, self.http, view, length or 0)
         if isinstance(refusal, bytes):
-            self._head_view = (headers, view, method, target, key) if kept else None
+            self._head_view = (headers, view, None, method, target, key) if kept else None
             return None
-        self._head_view = (headers, view, None, None, None) if kept else None
+        self._head_view = (headers, view, None, None, None, None) if kept else None
         return refusal
 
     def admit_line(

@@ -266,11 +266,11 @@ def _accepts(ranges: list[tuple[str, float]], media: str) -> bool:
 _NO_BODY: Final = ResponseBody(data=b"")
 
 
-def content_length(view: HeaderView) -> int | None:
-    """The request's ``Content-Length`` when it is one run of digits (huge ones capped just
-    past int64), else ``None``: framing errors are the HTTP library's to answer."""
-    value = view.first(b"content-length")
-    if value is None or view.repeated(b"content-length"):
+def content_length(value: bytes | None) -> int | None:
+    """The size a ``Content-Length`` value (``None``: absent or repeated) announces when it is
+    one run of digits (huge ones capped just past int64), else ``None``: framing errors are
+    the HTTP library's to answer."""
+    if value is None:
         return None
     value = value.strip(b" \t")
     if not value.isdigit():

@@ -57,7 +57,6 @@ __all__ = [
     "request_headers",
     "session_headers",
     "index_headers",
-    "single_index",
 ]
 
 # Lowercase, as looked up; emitted names use the display case below.
@@ -226,12 +225,6 @@ def index_headers(headers: Any) -> dict[bytes, bytes] | None:
     except (TypeError, ValueError):
         return None
     return index if len(index) == len(headers) else None
-
-
-def single_index(view: HeaderView) -> dict[bytes, bytes] | None:
-    """The view's index, lowercase name to raw value, when no header of the request comes more
-    than once, else ``None``. Read it, never change it."""
-    return None if view._more else view._first
 
 
 def _header_bytes(value: Any) -> bytes:
