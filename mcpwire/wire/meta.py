@@ -196,18 +196,21 @@ def check_notification_meta(meta: Any) -> dict[str, Any]:
 
 
 def _check_implementation(info: Any) -> None:
-    bad = _invalid_params("Client info must include string name and version")
+    if not _valid_implementation(info):
+        raise _invalid_params("Client info must include string name and version")
+
+
+def _valid_implementation(info: Any) -> bool:
     if type(info) is not dict or type(info.get("name")) is not str or type(info.get("version")) is not str:
-        raise bad
+        return False
     for key in ("title", "description"):
         if key in info and type(info[key]) is not str:
-            raise bad
+            return False
     site = info.get("websiteUrl", UNSET)
     if site is not UNSET and not _is_uri(site):
-        raise bad
+        return False
     icons = info.get("icons", UNSET)
-    if icons is not UNSET and not _valid_icons(icons):
-        raise bad
+    return icons is UNSET or _valid_icons(icons)
 
 
 def _is_uri(value: Any) -> bool:
