@@ -19,7 +19,9 @@ What the lane does not take exactly goes the full way, which answers it as ever:
 type refuses), any error, a head that repeats a header, a tool that was replaced since, another
 :class:`~mcpwire.HttpPolicy`. The lane itself only ever admits.
 
-Bounded: at most ``bound`` heads (``Server(call_memo=...)``); a full memo starts again.
+Bounded: at most ``bound`` heads (``Server(call_memo=...)``), each keeping at most
+:data:`MAX_KEY_BYTES` of method, target and header values (a longer head is not remembered);
+a full memo starts again.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from ..wire.params import CallToolParams
 from .catalog import ToolEntry
 from .http import HttpPolicy
 
-__all__ = ["LANE_HEADS", "CallLanes", "Key", "Lane"]
+__all__ = ["LANE_HEADS", "MAX_KEY_BYTES", "CallLanes", "Key", "Lane"]
 
 LANE_HEADS: Final = (
     b"host", b"origin", b"content-type", b"accept", MCP_PROTOCOL_VERSION, MCP_METHOD, MCP_NAME, MCP_SESSION_ID,
@@ -43,6 +45,9 @@ LANE_HEADS: Final = (
 """Every header whose value a stateless POST's admission reads, up to its Mcp-Param-* headers
 (Content-Length aside: the body's own size is checked on every request). A key holds each
 one's value (Mcp-Method's is always tools/call)."""
+
+MAX_KEY_BYTES: Final = 2048
+"""The most a remembered head keeps: ``call_memo`` heads hold at most that many times this."""
 
 _CALL: Final = b"tools/call"
 
@@ -88,6 +93,8 @@ class CallLanes:
         whose arguments are not a Struct, or that have Mcp-Param-* headers, get no lane."""
         arguments = entry.arguments_decoder
         if arguments is None or entry.param_headers or not self._bound:
+            return
+        if sum(len(part) for part in key if part is not None) > MAX_KEY_BYTES:
             return
         lane = self._lanes.get(key)
         if lane is not None and lane.entry is entry and lane.policy is policy and lane.version == version:

@@ -419,3 +419,13 @@ def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls == [4]
     with pytest.raises(mcpwire.LocalProtocolError, match="call_memo"):
         make_server(-1, sessions=False)
+
+
+def test_a_head_too_long_to_keep_is_not_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    server = make_server(256, sessions=False)
+    calls = _count_admissions(monkeypatch)
+    for query, admissions in ((2000, [2]), (1500, [3])):  # the first head keeps over 2 KiB, the second not
+        request = msgspec.structs.replace(plain_request(), target="/mcp?" + "q" * query)
+        for _ in range(2):
+            assert isinstance(server.receive_http(request, now=NOW), HttpExchange)
+        assert calls == admissions
