@@ -49,13 +49,7 @@ __all__ = ["Exchange", "HttpExchange", "StdioExchange", "resource_not_found"]
 
 O = TypeVar("O")
 _params_dict: msgspec.json.Decoder[dict[str, Any]] = msgspec.json.Decoder(dict[str, Any])
-
-
-class _ParamsMember(msgspec.Struct):
-    params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-
-
-_params_member: Final = msgspec.json.Decoder(_ParamsMember)
+_members: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])  # a message's members, undecoded
 
 MAX_PROGRESS_UPDATES = 1000
 MAX_PROGRESS_MESSAGE = 4096
@@ -481,7 +475,7 @@ class Exchange(Generic[O]):
         # is -32602 now, answered by input_required).
         params = self._params
         if type(params) is bytes:  # the whole message (a call admitted by its lane): its params member
-            params = _params_member.decode(params).params
+            params = _members.decode(params).get("params", UNSET)
         return decode_params(_params_dict, params, self.request_id)  # type: ignore[no-any-return]
 
     def fail(self, error: BaseException, *, now: float | None = None) -> O:
