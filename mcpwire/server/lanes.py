@@ -79,10 +79,10 @@ class CallLanes:
         self._decoders: dict[str, tuple[ToolEntry, msgspec.json.Decoder[Any]]] = {}
 
     def key(self, method: Any, target: Any, index: Mapping[bytes, bytes]) -> Key | None:
-        """The head's key when it may have a lane: a tools/call (by its Mcp-Method); else
-        ``None``. ``index``: its headers, each name once (:func:`index_headers`)."""
+        """The head's key when it may have a lane: a tools/call (by its Mcp-Method), and a memo
+        that keeps any; else ``None``. ``index``: its headers, each name once (:func:`index_headers`)."""
         get = index.get
-        if get(MCP_METHOD) != _CALL:
+        if get(MCP_METHOD) != _CALL or not self._bound:
             return None
         # LANE_HEADS, written out: a tuple of calls is a third cheaper than map() over them.
         return (method, target, get(b"host"), get(b"origin"), get(b"content-type"), get(b"accept"),
@@ -92,7 +92,7 @@ class CallLanes:
         """Remember that a call on this head was admitted for ``entry`` and ``version``. Tools
         whose arguments are not a Struct, or that have Mcp-Param-* headers, get no lane."""
         arguments = entry.arguments_decoder
-        if arguments is None or entry.param_headers or not self._bound:
+        if arguments is None or entry.param_headers:
             return
         if sum(len(part) for part in key if part is not None) > MAX_KEY_BYTES:
             return

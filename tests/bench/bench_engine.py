@@ -184,6 +184,13 @@ def engine_call_variant() -> Variant:
     return Variant("ours.call", _echo_batch(server, req))
 
 
+def engine_call_no_lane_variant() -> Variant:
+    """The same call with ``Server(call_memo=0)``: admitted the full way every time, as a call
+    whose head the server does not remember (mcpwire/server/lanes.py) always is."""
+    server = small_server(call_memo=0)
+    return Variant("ours.call_no_lane", _echo_batch(server, http(CALL, CALL_HEADERS)))
+
+
 def engine_session_call_variant() -> Variant:
     """The same call on an initialize-era session (2025-11-25): opened once, then each call
     finds the session in the store, is admitted for its revision, answered and shaped."""
@@ -474,6 +481,7 @@ def factories(drivers: list[AsgiDriver]) -> list[tuple[str, Callable[[], Variant
     that fails to build can be reported without stopping the others)."""
     return [
         ("floor.call", floor_call_variant), ("ours.call", engine_call_variant),
+        ("ours.call_no_lane", engine_call_no_lane_variant),
         ("ours.session_call", engine_session_call_variant),
         ("ours.call_jsonschema", engine_call_schema_variant), ("ours.app_call", app_call_variant),
         ("ours.asgi_call", lambda: asgi_call_variant(drivers)), ("asgi.null", lambda: null_asgi_variant(drivers)),

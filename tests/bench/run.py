@@ -233,6 +233,8 @@ INPROCESS_ROWS = [
      "response bytes", "us/op", None, ""),
     ("ours.call", "ours: small tools/call, HttpRequest -> Server.receive_http -> HttpExchange.complete -> bytes "
      "(Struct-typed tool)", "us/op", "floor.call", "x floor"),
+    ("ours.call_no_lane", "ours: same call with Server(call_memo=0): every call admitted the full way, no lane",
+     "us/op", "floor.call", "x floor"),
     ("ours.session_call", "ours: same call on a 2025-11-25 session (Mcp-Session-Id; store lookup, era shaping)",
      "us/op", "floor.call", "x floor"),
     ("ours.call_jsonschema", "ours: same call, tool declared by raw JSON Schema (jsonschema validator)", "us/op",
