@@ -469,6 +469,7 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
                                       offered_versions=self._offered)
             if meta.protocol_version != lane.version:
                 return None
+            # may_be_task is False for a tool without tasks: the common case skips the call.
             task_allowed = entry.task_support != "forbidden" and may_be_task(entry, meta)
         except ProtocolError:
             return None

@@ -161,7 +161,6 @@ class HeaderView:
                 else:
                     first[name] = value
         except (TypeError, ValueError):
-            more = {}
             if isinstance(headers, Iterator):  # one-shot: the pairs read are gone
                 raise LocalProtocolError("HTTP headers that are not bytes pairs must come in a list or a mapping") from None
             first.clear()
