@@ -1,7 +1,8 @@
 """asyncio's own primitives for a driver that runs there (the ASGI app on asyncio): timeouts
 armed only when a wait happens (:func:`bounded`, or :class:`LateTimeout` for a step already
-under way), a cancel scope that is one task's ``cancel()``, and running a coroutine by hand up
-to its first wait (:func:`run_until_wait`).
+under way), a cancel scope that is one task's ``cancel()`` (its task found only when needed),
+running a coroutine by hand up to its first wait (:func:`run_until_wait`), and telling trio
+from asyncio without looking up the running loop (:func:`on_trio`).
 
 anyio's cancel scopes and ``fail_after`` work on both loops, but on asyncio each one costs a
 backend lookup and a handful of objects per use; a request that never waits pays that for
@@ -11,23 +12,23 @@ nothing. These do what asyncio's ``asyncio.timeout`` does, with nothing made unt
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from types import TracebackType
 from typing import Any, TypeVar
 
-__all__ = ["LateTimeout", "TaskScope", "asyncio_task", "bounded", "run_until_wait"]
+__all__ = ["LateTimeout", "TaskScope", "bounded", "on_trio", "run_until_wait"]
 
 _T = TypeVar("_T")
 
 
-def asyncio_task() -> asyncio.Task[Any] | None:
-    """The current asyncio task, or None when the caller does not run on asyncio (on trio,
-    through anyio). One lookup of the running loop answers both (on CPython 3.11 each lookup
-    costs a ``getpid`` system call)."""
-    try:
-        return asyncio.current_task()
-    except RuntimeError:  # no running asyncio loop: trio
-        return None
+def on_trio() -> bool:
+    """Whether the caller runs in a trio task; otherwise it runs on asyncio (anyio, and so the
+    ASGI app, runs on one of the two). Without trio imported, asyncio; with it, trio's own
+    answer. No lookup of the running asyncio loop (on CPython 3.11 each costs a ``getpid``
+    system call): a request on asyncio finds its task only when it needs it."""
+    trio = sys.modules.get("trio")
+    return trio is not None and bool(trio.lowlevel.in_trio_task())
 
 
 class TaskScope:
@@ -37,28 +38,46 @@ class TaskScope:
     exit, as ``asyncio.timeout`` ends its own (``Task.uncancel``: a cancellation of the task
     from elsewhere, before or during the scope, still propagates). Whoever calls :meth:`cancel`
     from inside the task must then reach an ``await`` before the scope exits, so that the
-    cancellation is delivered there."""
+    cancellation is delivered there.
+
+    ``TaskScope(None)``: a scope whose task is not looked up yet, entered all the same. Until the
+    task first waits inside the scope nothing else runs, so its state at entry is its state then:
+    the owner calls :meth:`pin` as that wait begins, and a :meth:`cancel` before any wait (from
+    inside the task, the only code running) takes the current task itself."""
 
     __slots__ = ("_task", "_cancelling", "cancel_called")
 
-    def __init__(self, task: asyncio.Task[Any]) -> None:
+    def __init__(self, task: asyncio.Task[Any] | None) -> None:
         self._task = task
         self.cancel_called = False
 
     def __enter__(self) -> TaskScope:
-        self._cancelling = self._task.cancelling()
+        if self._task is not None:
+            self._cancelling = self._task.cancelling()
         return self
+
+    def pin(self, task: asyncio.Task[Any]) -> None:
+        """The scope's task (entered as ``TaskScope(None)``), where its first wait begins."""
+        if self._task is None:
+            self._task = task
+            self._cancelling = task.cancelling()
 
     def cancel(self) -> None:
         if not self.cancel_called:
+            task = self._task
+            if task is None:  # before any wait: the current task, as it was at entry
+                task = asyncio.current_task()
+                assert task is not None  # called from inside the task
+                self.pin(task)
             self.cancel_called = True
-            self._task.cancel()
+            task.cancel()
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool:
         if not self.cancel_called:
             return False
+        assert self._task is not None  # cancel() found it
         return self._task.uncancel() <= self._cancelling and kind is asyncio.CancelledError
 
 

@@ -36,7 +36,6 @@ from collections.abc import AsyncIterator
 from typing import Any, Callable, Coroutine, Final, Mapping, TypeVar
 
 import anyio
-import anyio.lowlevel
 import anyio.to_thread
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -52,7 +51,7 @@ from mcpwire.tasks import MemoryTaskStore, TaskChanged, TaskResultWanted, Tasks,
 
 from ._awaitable import as_async
 from ._input import NeedInput
-from .context import CancelScopeLike, Context, PeerGone, Send
+from .context import CancelScopeLike, Context, ExchangeRun, PeerGone, Send
 from .broker import Broker
 from .fanout import Fanout
 from .forwarder import ListenForwarder, Registered
@@ -580,40 +579,38 @@ class App:
         away. ``scope`` is the cancel scope the handler runs in (default a new
         ``anyio.CancelScope``): a driver that knows its loop may pass that loop's own, cheaper
         one (a ``trio.CancelScope``; on asyncio, one built on ``Task.cancel``)."""
-        peer_gone = False
-        with (anyio.CancelScope() if scope is None else scope) as scope:
-
-            def gone() -> None:
-                nonlocal peer_gone
-                if getattr(exchange, "detached", False):
-                    return  # the server ended this response itself (close_sse_stream): work goes on
-                peer_gone = True
-                exchange.cancel()
-                scope.cancel()
-
-            async def send(outputs: Any) -> None:
-                try:
-                    await emit(outputs)
-                except PeerGone:
-                    gone()
-                    await anyio.lowlevel.checkpoint()  # delivers the cancellation to the handler
-
-            session_id = exchange.session.id if exchange.session is not None else None
-            if session_id is not None:
-                key = _key(exchange.request_id)
-                self._session_work.setdefault(session_id, {})[key] = scope
+        run = ExchangeRun(exchange, emit, anyio.CancelScope() if scope is None else scope)
+        with run.scope:
             try:
-                arm(gone)
-                await self.dispatch(exchange, send)
+                arm(run.gone)
+                await self.drive(run)
             finally:
                 arm(None)
-                if session_id is not None:
-                    work = self._session_work.get(session_id)
-                    if work is not None and work.get(key) is scope:
-                        del work[key]
-                        if not work:
-                            del self._session_work[session_id]
-        return peer_gone
+        return run.peer_gone
+
+    def drive(self, run: ExchangeRun) -> Coroutine[Any, Any, None]:
+        """The handler of ``run.exchange`` answering through ``run.send``, to await inside
+        ``run.scope`` (entered by the caller): :meth:`dispatch`, with the exchange of an
+        initialize-era session over HTTP registered as its session's work meanwhile (the
+        session's DELETE, or a ``notifications/cancelled`` naming it, cancels that scope). A
+        plain function: the common exchange, without a session, costs no frame of its own."""
+        session = run.exchange.session
+        if session is None or session.id is None:
+            return self.dispatch(run.exchange, run.send)
+        return self._drive_session(run, session.id)
+
+    async def _drive_session(self, run: ExchangeRun, session_id: str) -> None:
+        exchange, scope = run.exchange, run.scope
+        key = _key(exchange.request_id)
+        self._session_work.setdefault(session_id, {})[key] = scope
+        try:
+            await self.dispatch(exchange, run.send)
+        finally:
+            work = self._session_work.get(session_id)
+            if work is not None and work.get(key) is scope:
+                del work[key]
+                if not work:
+                    del self._session_work[session_id]
 
     def _tool_result(self, name: str, answer: Any) -> Any:
         """A tool handler's answer as what the exchange takes: an instance of the tool's

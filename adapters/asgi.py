@@ -62,9 +62,9 @@ from mcpwire.sessions import HttpBatch
 from mcpwire.tasks import TaskChanged
 from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
-from ._on_asyncio import LateTimeout, TaskScope, asyncio_task, bounded, run_until_wait
+from ._on_asyncio import LateTimeout, TaskScope, bounded, on_trio, run_until_wait
 from .app import App, PeerGone
-from .context import principal_key
+from .context import ExchangeRun, principal_key
 
 if TYPE_CHECKING:
     from .oauth_server import OAuthResource
@@ -141,12 +141,12 @@ class AsgiApp:
         kind = scope["type"]
         if kind == "http":
             request = _Request(self, scope, receive, send)
-            if request._task is None:
-                await request._serve()
-            else:  # asyncio: by hand up to the first wait (see the module docstring)
+            if request._driving:  # asyncio: by hand up to the first wait (see the module docstring)
                 rest = run_until_wait(request._serve(), request._suspended)
                 if rest is not None:
                     await rest
+            else:
+                await request._serve()
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         elif kind == "websocket":
@@ -210,8 +210,8 @@ class _Request:
     """One ``http`` scope: read the body, ask the engine, write its answer."""
 
     __slots__ = (
-        "app", "config", "scope", "receive", "_send", "started", "_task", "_driving", "_bound", "_timer",
-        "_gone", "_watcher",
+        "app", "config", "scope", "receive", "_send", "started", "_asyncio", "_task", "_driving", "_bound",
+        "_timer", "_run", "_watcher",
     )
 
     def __init__(self, owner: AsgiApp, scope: Scope, receive: Receive, send: Send) -> None:
@@ -221,21 +221,23 @@ class _Request:
         self.receive = receive
         self._send = send
         self.started = False
-        # On asyncio, its task: its own timeouts, armed (and a watcher started) only on a wait; None on trio.
-        self._task = asyncio_task()
-        self._driving = self._task is not None  # asyncio: no wait yet (the steps arm nothing: _suspended does)
+        # On asyncio: its own timeouts, armed (and a watcher started) only on a wait; on trio anyio's.
+        self._asyncio = not on_trio()
+        self._task: asyncio.Task[Any] | None = None  # asyncio: the request's task, found where it first waits
+        self._driving = self._asyncio  # asyncio: no wait yet (the steps arm nothing: _suspended does)
         self._bound: float | None = None  # asyncio, driving: the timeout of the body read or send under way
         self._timer: LateTimeout | None = None  # ... armed when that step waited first
-        self._gone: Callable[[], None] | None = None  # asyncio: what a disconnect calls while the handler runs
+        self._run: ExchangeRun | None = None  # asyncio: the exchange whose handler runs (a disconnect cancels it)
         self._watcher: asyncio.Task[None] | None = None  # asyncio: the disconnect watcher, once started
 
     def _suspended(self) -> None:
         # the request's first wait began: in the body read or a send (its timeout starts now), and/or
         # in the handler (from now on a disconnect cancels it).
         self._driving = False
+        task = self._task = asyncio.current_task()
+        assert task is not None  # only asyncio is driven, and this runs in its task
         if self._bound is not None:
-            assert self._task is not None  # only asyncio is driven
-            self._timer = LateTimeout(self._task, self._bound)
+            self._timer = LateTimeout(task, self._bound)
         self._watch()
 
     def _end_step(self, cancelled: bool) -> bool:
@@ -325,7 +327,7 @@ class _Request:
             finally:
                 if self._bound is not None:
                     self._end_step(False)
-        elif self._task is not None:
+        elif self._asyncio:
             try:
                 size = await bounded(self._receive_body(chunks, limit), self.config.body_timeout)
             except TimeoutError:
@@ -399,7 +401,7 @@ class _Request:
                 finally:
                     if self._bound is not None:
                         self._end_step(False)
-            elif self._task is not None:
+            elif self._asyncio:
                 await bounded(self._send_all(messages), self.config.send_timeout)
             else:
                 for message in messages:
@@ -420,31 +422,38 @@ class _Request:
     # -- the two long-lived shapes ----------------------------------------------------------------
     async def _run_exchange(self, exchange: HttpExchange) -> None:
         """Run the handler while watching for ``http.disconnect``, which cancels both (on HTTP a
-        disconnect is the cancellation). On asyncio the watcher task starts only once the handler
-        suspends (a handler that answers at once never does, and costs no task)."""
-        if self._task is None:
+        disconnect is the cancellation). On asyncio the handler's cancel scope is its task's own
+        (``TaskScope``), and the watcher task starts only once the handler waits (a handler that
+        answers at once never does, and costs no task)."""
+        if not self._asyncio:
             await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
             return
-        handler = self.app.run_exchange_armed(exchange, self._emit, self._arm, TaskScope(self._task))
-        if self._driving:  # a first wait in the handler is the request's: _suspended starts the watcher
-            await handler
-            return
-        rest = run_until_wait(handler, self._watch)
-        if rest is not None:
-            await rest
-
-    def _arm(self, gone: Callable[[], None] | None) -> None:
-        # run_exchange_armed's arm(): what a disconnect calls (None: the exchange is over).
-        self._gone = gone
-        if gone is None and self._watcher is not None:
-            self._watcher.cancel()
+        # Its task, when not known yet, is found where it first waits (_watch): no other task runs
+        # before that, so nothing else (a disconnect, its session's DELETE) can cancel it sooner.
+        scope = TaskScope(self._task)
+        run = self._run = ExchangeRun(exchange, self._emit, scope)
+        with scope:
+            try:
+                handler = self.app.drive(run)
+                if self._driving:  # a first wait in the handler is the request's: _suspended calls _watch
+                    await handler
+                else:
+                    rest = run_until_wait(handler, self._watch)
+                    if rest is not None:
+                        await rest
+            finally:
+                self._run = None
+                if self._watcher is not None:
+                    self._watcher.cancel()
 
     def _watch(self) -> None:
         # The handler began to wait: from now on a disconnect cancels it.
-        gone = self._gone
-        if gone is not None:
-            assert self._task is not None  # only asyncio watches this way
-            self._watcher = self._task.get_loop().create_task(self._watch_alone(gone))
+        run = self._run
+        if run is not None:
+            task = self._task
+            assert task is not None and isinstance(run.scope, TaskScope)  # only asyncio watches this way
+            run.scope.pin(task)
+            self._watcher = task.get_loop().create_task(self._watch_alone(run.gone))
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
         """Forward a listen stream as SSE (``App.forward_listen``) until it ends, the app drops

@@ -1,6 +1,7 @@
 """What a handler of an :class:`~mcpwire_adapters.App` gets: its :class:`Context` (the event,
 progress, log, the client's answers, the principal), and what drivers share with the App:
-``Send`` (a coroutine writing output events), :class:`PeerGone` and :class:`CancelScopeLike`."""
+``Send`` (a coroutine writing output events), :class:`PeerGone`, :class:`CancelScopeLike` and
+:class:`ExchangeRun`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
 import anyio
+import anyio.lowlevel
 from msgspec import UNSET, UnsetType
 
 import mcpwire
@@ -16,7 +18,7 @@ from mcpwire import Exchange
 if TYPE_CHECKING:
     from .app import App
 
-__all__ = ["CancelScopeLike", "Context", "PeerGone", "Send", "principal_key"]
+__all__ = ["CancelScopeLike", "Context", "ExchangeRun", "PeerGone", "Send", "principal_key"]
 
 Send = Callable[[Any], Awaitable[None]]
 
@@ -42,6 +44,39 @@ class CancelScopeLike(Protocol):
     def cancel(self) -> None: ...
     def __enter__(self) -> Any: ...
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool | None: ...
+
+
+class ExchangeRun:
+    """What a client that goes away does to an exchange a driver runs (``App.run_exchange_armed``
+    makes one; the ASGI app on asyncio too). Its handler runs in ``scope`` and answers through
+    :meth:`send`; ``peer_gone`` tells afterwards whether the client left."""
+
+    __slots__ = ("exchange", "emit", "scope", "peer_gone")
+
+    def __init__(self, exchange: Exchange[Any], emit: Send, scope: CancelScopeLike) -> None:
+        self.exchange = exchange
+        self.emit = emit
+        self.scope = scope
+        self.peer_gone = False
+
+    def gone(self) -> None:
+        """The client went away: cancel the exchange and the handler's scope (on HTTP a
+        disconnect is the cancellation), unless the server ended this response itself
+        (``close_sse_stream``: the work goes on)."""
+        if getattr(self.exchange, "detached", False):
+            return
+        self.peer_gone = True
+        self.exchange.cancel()
+        self.scope.cancel()
+
+    async def send(self, outputs: Any) -> None:
+        """``emit(outputs)``; a :class:`PeerGone` it raises is :meth:`gone`, delivered to the
+        handler as that cancellation at once (never as an exception a handler could catch)."""
+        try:
+            await self.emit(outputs)
+        except PeerGone:
+            self.gone()
+            await anyio.lowlevel.checkpoint()
 
 
 class Context:

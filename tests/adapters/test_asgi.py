@@ -374,8 +374,10 @@ async def test_disconnect_cancels_the_handler(app: App, probe: Probe, report: bo
 
 
 @pytest.mark.anyio
-async def test_a_refused_send_cancels_the_handler(app: App, probe: Probe) -> None:
-    call = Call(http_scope(tool_headers("slow")))
+@pytest.mark.parametrize("kind", [Call, AtOnce], ids=["body-waits", "body-at-once"])
+async def test_a_refused_send_cancels_the_handler(app: App, probe: Probe, kind: type[Call]) -> None:
+    # body-at-once: on asyncio nothing has waited yet, so the handler's scope finds its task as it cancels
+    call = kind(http_scope(tool_headers("slow")))
     call.send_error = OSError("client went away")  # as servers raise after a disconnect
     call.push_body(call_tool("slow", {"key": "s", "report": True}, token="tok"))
     with anyio.fail_after(TIMEOUT):
@@ -774,6 +776,39 @@ def test_fixture_serves_through_asgi_until_stdin_eof(server: str) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", [Call, AtOnce], ids=["body-waits", "body-at-once"])
+@pytest.mark.parametrize("how", ["delete", "cancelled"])
+async def test_a_sessions_other_request_cancels_its_running_handler(
+    app: App, probe: Probe, kind: type[Call], how: str
+) -> None:
+    # The handler's scope is cancelled from another request's task: the session's DELETE, or a
+    # notifications/cancelled naming the call (body-at-once: the call's task had not waited yet).
+    asgi = AsgiApp(app)
+    json_headers = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    opened = await request(asgi, json.dumps(init).encode(), json_headers)
+    session_id = opened.header(b"mcp-session-id")
+    assert opened.status == 200 and session_id
+    session = [*json_headers, ("mcp-session-id", session_id.decode()), ("mcp-protocol-version", "2025-11-25")]
+    slow = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow", "arguments": {"key": how}}}
+    call = kind(http_scope(session))
+    call.push_body(json.dumps(slow).encode())
+    with anyio.fail_after(TIMEOUT):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(call.run, asgi)
+            await until(probe.event(how + ":started").is_set)
+            if how == "delete":
+                ended = await request(asgi, b"", session, method="DELETE")
+            else:
+                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+                ended = await request(asgi, json.dumps(cancel).encode(), session)
+            assert ended.status in (200, 202)
+            await until(lambda: call.done)
+    assert probe.event(how + ":cancelled").is_set()
 
 
 @pytest.mark.anyio

@@ -6,27 +6,41 @@ import asyncio
 
 import pytest
 
-from mcpwire_adapters._on_asyncio import LateTimeout, TaskScope, asyncio_task, bounded, run_until_wait
+from mcpwire_adapters._on_asyncio import LateTimeout, TaskScope, bounded, on_trio, run_until_wait
 
 
 def this_task() -> asyncio.Task[object]:
-    task = asyncio_task()
+    task = asyncio.current_task()
     assert task is not None
     return task
 
 
-def test_asyncio_task_is_none_off_asyncio() -> None:
-    assert asyncio_task() is None  # no running loop (a trio task, say)
+def test_on_trio_tells_trio_from_asyncio() -> None:
+    import trio
 
-    async def main() -> bool:
-        return asyncio_task() is asyncio.current_task()
+    async def on_asyncio() -> bool:
+        return on_trio()
 
-    assert asyncio.run(main())
+    async def in_trio() -> bool:
+        return on_trio()
+
+    assert asyncio.run(on_asyncio()) is False
+    assert trio.run(in_trio) is True
 
 
-def test_a_cancel_from_inside_ends_at_the_scope() -> None:
+# "late": the scope entered as TaskScope(None), its task pinned where it first waits (or, for a
+# cancel before any wait, taken by cancel() itself), as the ASGI app enters a handler's scope.
+LATE = pytest.mark.parametrize("late", [False, True], ids=["task-known", "task-late"])
+
+
+def enter(late: bool) -> TaskScope:
+    return TaskScope(None if late else this_task()).__enter__()
+
+
+@LATE
+def test_a_cancel_from_inside_ends_at_the_scope(late: bool) -> None:
     async def main() -> str:
-        with TaskScope(this_task()) as scope:
+        with enter(late) as scope:
             scope.cancel()
             await asyncio.sleep(0)  # the cancellation is delivered here
             return "not reached"
@@ -37,13 +51,15 @@ def test_a_cancel_from_inside_ends_at_the_scope() -> None:
     assert asyncio.run(main()) == "ended at the scope"
 
 
-def test_a_cancel_from_another_task_ends_at_the_scope() -> None:
+@LATE
+def test_a_cancel_from_another_task_ends_at_the_scope(late: bool) -> None:
     async def main() -> str:
         scopes: list[TaskScope] = []
 
         async def handler() -> str:
-            with TaskScope(this_task()) as scope:
+            with enter(late) as scope:
                 scopes.append(scope)
+                scope.pin(this_task())  # the first wait begins (a no-op for a known task)
                 await asyncio.Event().wait()
             await asyncio.sleep(0)
             return "ended at the scope"
@@ -56,13 +72,15 @@ def test_a_cancel_from_another_task_ends_at_the_scope() -> None:
     assert asyncio.run(main()) == "ended at the scope"
 
 
-def test_a_cancellation_from_outside_still_propagates() -> None:
+@LATE
+def test_a_cancellation_from_outside_still_propagates(late: bool) -> None:
     async def main() -> None:
         scopes: list[TaskScope] = []
 
         async def handler() -> None:
-            with TaskScope(this_task()) as scope:
+            with enter(late) as scope:
                 scopes.append(scope)
+                scope.pin(this_task())
                 await asyncio.Event().wait()
 
         task = asyncio.create_task(handler())
@@ -73,6 +91,24 @@ def test_a_cancellation_from_outside_still_propagates() -> None:
             await task
 
     asyncio.run(main())
+
+
+@LATE
+def test_a_cancellation_swallowed_before_the_scope_is_not_the_scopes(late: bool) -> None:
+    # The task was cancelled once before the scope (and the handler went on): the scope's own
+    # cancellation ends at the scope, and the task still counts the earlier one.
+    async def main() -> int:
+        try:
+            this_task().cancel()
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            pass
+        with enter(late) as scope:
+            scope.cancel()
+            await asyncio.sleep(0)
+        return this_task().cancelling()
+
+    assert asyncio.run(main()) == 1
 
 
 def test_a_scope_left_uncancelled_changes_nothing() -> None:
