@@ -23,12 +23,13 @@ _T = TypeVar("_T")
 
 
 def on_trio() -> bool:
-    """Whether the caller runs in a trio task; otherwise it runs on asyncio (anyio, and so the
-    ASGI app, runs on one of the two). Without trio imported, asyncio; with it, trio's own
-    answer. No lookup of the running asyncio loop (on CPython 3.11 each costs a ``getpid``
-    system call): a request on asyncio finds its task only when it needs it."""
-    trio = sys.modules.get("trio")
-    return trio is not None and bool(trio.lowlevel.in_trio_task())
+    """Whether the caller runs on trio; otherwise on asyncio (anyio, and so the ASGI app, runs on
+    one of the two). Told as anyio tells it: by sniffio, whose thread-local name trio sets while
+    it runs (without sniffio imported, asyncio). No lookup of the running asyncio loop (on
+    CPython 3.11 each costs a ``getpid`` system call): a request on asyncio finds its task only
+    when it needs it."""
+    sniffio = sys.modules.get("sniffio")
+    return sniffio is not None and sniffio.thread_local.name == "trio"
 
 
 class TaskScope:
