@@ -341,26 +341,31 @@ class App:
         self._streams.clear()
 
     # -- dispatch ---------------------------------------------------------------------------------
-    async def dispatch(self, exchange: Exchange[Any], send: Send) -> None:
-        """Run the handler for ``exchange.event`` and send its answer. Never raises for handler
-        errors: they become error responses (a ProtocolError the handler raised keeps its code
-        and message unless it is -32603; anything else, a LocalProtocolError included, is -32603
-        without detail, its cause logged and handed to ``on_error``, never sent). A call that may
-        become a task (``ToolCall.task_allowed``) runs as :mod:`mcpwire_adapters.tasks` says."""
+    def dispatch(self, exchange: Exchange[Any], send: Send) -> Coroutine[Any, Any, None]:
+        """Run the handler for ``exchange.event`` and send its answer: ``await
+        app.dispatch(exchange, send)``. Never raises for handler errors: they become error
+        responses (a ProtocolError the handler raised keeps its code and message unless it is
+        -32603; anything else, a LocalProtocolError included, is -32603 without detail, its
+        cause logged and handed to ``on_error``, never sent). A call that may become a task
+        (``ToolCall.task_allowed``) runs as :mod:`mcpwire_adapters.tasks` says. A plain
+        function returning the coroutine to await: it costs no frame of its own."""
         event = exchange.event
         if isinstance(event, TaskResultWanted):
-            await self._tasks.await_result(exchange, event, send)
-        elif getattr(event, "task_allowed", False):
-            await self._tasks.dispatch(exchange, send)
-        else:
-            await self.answer(Context(self, exchange, send))
+            return self._tasks.await_result(exchange, event, send)
+        if getattr(event, "task_allowed", False):
+            return self._tasks.dispatch(exchange, send)
+        return self.answer(Context(self, exchange, send))
 
     async def answer(self, ctx: Context) -> None:
         """Run the handler of ``ctx`` and send (or, for a task, record) its answer."""
         exchange = ctx.exchange
+        event = ctx.event
         bug: BaseException | None = None
         try:
-            answer = await self._run(ctx)
+            if type(event) is ToolCall:  # the common event, as _run answers it, without its frame
+                answer = self._tool_result(event.name, await self._tools[event.name](ctx, event.arguments))
+            else:
+                answer = await self._run(ctx)
             while isinstance(answer, NeedInput) and exchange.session is not None:
                 # Initialize era: the same NeedInput goes to the client as server-to-client
                 # requests, and the handler runs again with their answers (a tool is written once).

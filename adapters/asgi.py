@@ -244,8 +244,8 @@ class _Request:
         """The bounded step under way while driving (``_bound``) ended, by ``CancelledError`` when
         ``cancelled``: disarm its timer if its wait armed one; True when that timer cancelled it
         (the step timed out). Each step is ``self._bound = seconds``, then ``await`` it, and
-        this, written in place (a ``finally`` calls it when nothing else did), so that a step
-        that never waits costs no coroutine of its own."""
+        this, written in place (then a ``finally`` clears ``_bound``, and calls this when a timer
+        is still armed), so that a step that never waits costs no coroutine or call of its own."""
         self._bound = None
         timer = self._timer
         if timer is None:
@@ -325,7 +325,8 @@ class _Request:
                 if not self._end_step(True):
                     raise
             finally:
-                if self._bound is not None:
+                self._bound = None
+                if self._timer is not None:
                     self._end_step(False)
         elif self._asyncio:
             try:
@@ -393,13 +394,15 @@ class _Request:
             if self._driving:
                 self._bound = self.config.send_timeout
                 try:
-                    await self._send_all(messages)
+                    for message in messages:
+                        await self._send(message)
                 except asyncio.CancelledError:
                     if self._end_step(True):
                         raise TimeoutError from None
                     raise
                 finally:
-                    if self._bound is not None:
+                    self._bound = None
+                    if self._timer is not None:
                         self._end_step(False)
             elif self._asyncio:
                 await bounded(self._send_all(messages), self.config.send_timeout)

@@ -140,9 +140,12 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         self._era = tuple(v for v in supported_versions if v in INITIALIZE_ERA)
         # check_head's index of a tuple of headers it passed, for receive_http to reuse when the
         # same (immutable) tuple comes back: one entry, matched by identity.
-        # (headers, view, index, method, target, lane key): method and target when it admitted
-        # the head; no view when it passed from the lanes' memo, whose index it has.
-        self._head_view: tuple[Any, HeaderView | None, dict[bytes, bytes] | None, Any, Any, Key | None] | None = None
+        # (headers, view, index, method, target, lane key, lane): method and target when it
+        # admitted the head; no view when it passed from the lanes' memo (then with its index and
+        # the lane it found).
+        self._head_view: tuple[
+            Any, HeaderView | None, dict[bytes, bytes] | None, Any, Any, Key | None, Lane | None
+        ] | None = None
         self._lanes = CallLanes(call_memo)
         # What a -32022 names: a server of the initialize era only names those revisions, so
         # the client knows to open a session (and a person reading it, why).
@@ -384,22 +387,24 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         view: HeaderView | None = None
         index = None
         key = None
+        lane: Lane | None = None
         if cached is not None and cached[0] is headers:
             view, index = cached[1], cached[2]  # check_head indexed this very tuple
             self._head_view = None
             # ... and admitted its head, for this method and target: only the body is left to check
             head_admitted = cached[3] is not None and cached[3] == method and cached[4] == request.target
-            key = cached[5] if head_admitted else None
+            if head_admitted:
+                key, lane = cached[5], cached[6]  # and the lane it found for the head, if any
         else:
             index = index_headers(headers)
             if index is not None:
                 key = self._lanes.key(method, request.target, index)
-        if key is not None:
-            lane = self._lanes.find(key)
-            if lane is not None:
-                exchange = self._by_lane(lane, request, now)
-                if exchange is not None:
-                    return exchange
+                if key is not None:
+                    lane = self._lanes.find(key)
+        if lane is not None:
+            exchange = self._by_lane(lane, request, now)
+            if exchange is not None:
+                return exchange
         if view is None:
             view = HeaderView(headers, index)
         if method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE"):
@@ -504,7 +509,7 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
                 and (content_length(index.get(b"content-length")) or 0) <= self.http.max_body_bytes
             ):
                 # A head whose call was admitted before (lanes.py): every step but the size passes again.
-                self._head_view = (headers, None, index, method, target, key) if kept else None
+                self._head_view = (headers, None, index, method, target, key, lane) if kept else None
                 return None
         view = HeaderView(headers, index)
         head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
@@ -512,14 +517,14 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
             method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE")
             and view.first(MCP_SESSION_ID) is not None
         ):
-            self._head_view = (headers, view, None, None, None, None) if kept else None
+            self._head_view = (headers, view, None, None, None, None, None) if kept else None
             return admit_target(head, self.http, view)  # the rest is receive_http's
         length = None if view.repeated(b"content-length") else content_length(view.first(b"content-length"))
         refusal = admit(head, self.http, view, length or 0)
         if isinstance(refusal, bytes):
-            self._head_view = (headers, view, None, method, target, key) if kept else None
+            self._head_view = (headers, view, None, method, target, key, None) if kept else None
             return None
-        self._head_view = (headers, view, None, None, None, None) if kept else None
+        self._head_view = (headers, view, None, None, None, None, None) if kept else None
         return refusal
 
     def admit_line(

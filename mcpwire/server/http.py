@@ -272,9 +272,10 @@ def content_length(value: bytes | None) -> int | None:
     the HTTP library's to answer."""
     if value is None:
         return None
-    value = value.strip(b" \t")
-    if not value.isdigit():
-        return None
+    if not value.isdigit():  # the usual value is bare digits: no copy stripped of them
+        value = value.strip(b" \t")
+        if not value.isdigit():
+            return None
     return int(value) if len(value) <= 19 else 1 << 63
 
 
