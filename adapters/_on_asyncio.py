@@ -41,6 +41,10 @@ class TaskScope:
     from inside the task must then reach an ``await`` before the scope exits, so that the
     cancellation is delivered there.
 
+    The scope is entered as it is made (``__enter__`` returns it): a caller on the hot path may
+    write the ``with`` out, calling ``__exit__`` as a ``with`` would (only needed once
+    ``cancel_called``), and save the two calls.
+
     ``TaskScope(None)``: a scope whose task is not looked up yet, entered all the same. Until the
     task first waits inside the scope nothing else runs, so its state at entry is its state then:
     the owner calls :meth:`pin` as that wait begins, and a :meth:`cancel` before any wait (from
@@ -51,10 +55,10 @@ class TaskScope:
     def __init__(self, task: asyncio.Task[Any] | None) -> None:
         self._task = task
         self.cancel_called = False
+        if task is not None:
+            self._cancelling = task.cancelling()
 
     def __enter__(self) -> TaskScope:
-        if self._task is not None:
-            self._cancelling = self._task.cancelling()
         return self
 
     def pin(self, task: asyncio.Task[Any]) -> None:
@@ -92,7 +96,7 @@ class LateTimeout:
     __slots__ = ("_scope", "_handle")
 
     def __init__(self, task: asyncio.Task[Any], seconds: float) -> None:
-        self._scope = TaskScope(task).__enter__()
+        self._scope = TaskScope(task)
         self._handle = task.get_loop().call_later(seconds, self._scope.cancel)
 
     def end(self, cancelled: bool) -> bool:

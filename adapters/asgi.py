@@ -317,7 +317,7 @@ class _Request:
             return None
         chunks: list[bytes] = []
         size: int | None = None  # None: the body timed out
-        if self._driving:
+        if self._driving:  # on asyncio the body is the request's first wait, if it waits
             self._bound = self.config.body_timeout
             try:
                 size = await self._receive_body(chunks, limit)
@@ -328,11 +328,6 @@ class _Request:
                 self._bound = None
                 if self._timer is not None:
                     self._end_step(False)
-        elif self._asyncio:
-            try:
-                size = await bounded(self._receive_body(chunks, limit), self.config.body_timeout)
-            except TimeoutError:
-                pass
         else:
             with anyio.move_on_after(self.config.body_timeout):
                 size = await self._receive_body(chunks, limit)
@@ -355,7 +350,9 @@ class _Request:
                 return -1
             if message["type"] != "http.request":
                 continue
-            chunk = bytes(message.get("body", b""))
+            chunk = message.get("body", b"")
+            if type(chunk) is not bytes:
+                chunk = bytes(chunk)
             size += len(chunk)
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -433,9 +430,9 @@ class _Request:
             return
         # Its task, when not known yet, is found where it first waits (_watch): no other task runs
         # before that, so nothing else (a disconnect, its session's DELETE) can cancel it sooner.
-        scope = TaskScope(self._task)
+        scope = TaskScope(self._task)  # entered: its with written out below (two calls fewer)
         run = self._run = ExchangeRun(exchange, self._emit, scope)
-        with scope:
+        try:
             try:
                 handler = self.app.drive(run)
                 if self._driving:  # a first wait in the handler is the request's: _suspended calls _watch
@@ -448,6 +445,12 @@ class _Request:
                 self._run = None
                 if self._watcher is not None:
                     self._watcher.cancel()
+        except BaseException as exc:
+            if not scope.__exit__(type(exc), exc, exc.__traceback__):
+                raise
+        else:
+            if scope.cancel_called:
+                scope.__exit__(None, None, None)
 
     def _watch(self) -> None:
         # The handler began to wait: from now on a disconnect cancels it.

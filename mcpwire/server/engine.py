@@ -504,9 +504,10 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         key = None if index is None else self._lanes.key(method, target, index)
         if key is not None and index is not None:
             lane = self._lanes.find(key)
-            if (
-                lane is not None and lane.policy is self.http
-                and (content_length(index.get(b"content-length")) or 0) <= self.http.max_body_bytes
+            size = index.get(b"content-length")
+            if lane is not None and lane.policy is self.http and (
+                size is None or (len(size) < lane.digits and size.isdigit())
+                or (content_length(size) or 0) <= self.http.max_body_bytes
             ):
                 # A head whose call was admitted before (lanes.py): every step but the size passes again.
                 self._head_view = (headers, None, index, method, target, key, lane) if kept else None

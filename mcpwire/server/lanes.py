@@ -64,6 +64,9 @@ class Lane(msgspec.Struct, frozen=True):
     decoder: msgspec.json.Decoder[Any]
     """The whole message, for :func:`~mcpwire.wire.envelope.decode_request_as`: its params a
     :class:`CallToolParams` with the tool's arguments type."""
+    digits: int
+    """A ``Content-Length`` of bare digits, fewer than these, is within ``policy.max_body_bytes``
+    (the digits of that limit): the head check's common case, without parsing the number."""
 
 
 class CallLanes:
@@ -112,4 +115,4 @@ class CallLanes:
         if len(self._lanes) >= self._bound:
             self._lanes.clear()
             self._decoders = {name: known}
-        self._lanes[key] = Lane(entry, version, policy, known[1])
+        self._lanes[key] = Lane(entry, version, policy, known[1], len(str(policy.max_body_bytes)))
