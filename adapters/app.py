@@ -363,7 +363,9 @@ class App:
         bug: BaseException | None = None
         try:
             if type(event) is ToolCall:  # the common event, as _run answers it, without its frame
-                answer = self._tool_result(event.name, await self._tools[event.name](ctx, event.arguments))
+                answer = await self._tools[event.name](ctx, event.arguments)
+                if type(answer) is not CallToolResult:  # one is taken as it is (_tool_result's first rule)
+                    answer = self._tool_result(event.name, answer)
             else:
                 answer = await self._run(ctx)
             while isinstance(answer, NeedInput) and exchange.session is not None:
