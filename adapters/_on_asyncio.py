@@ -1,6 +1,6 @@
 """asyncio's own primitives for a driver that runs there (the ASGI app on asyncio): timeouts
 armed only when a wait happens (:func:`bounded`, or :class:`LateTimeout` for a step already
-under way), a cancel scope that is one task's ``cancel()`` (its task found only when needed),
+under way), a cancel scope that is one task's ``cancel()`` (made only when needed),
 running a coroutine by hand up to its first wait (:func:`run_until_wait`), and telling trio
 from asyncio without looking up the running loop (:func:`on_trio`).
 
@@ -41,48 +41,32 @@ class TaskScope:
     from inside the task must then reach an ``await`` before the scope exits, so that the
     cancellation is delivered there.
 
-    The scope is entered as it is made (``__enter__`` returns it): a caller on the hot path may
-    write the ``with`` out, calling ``__exit__`` as a ``with`` would (only needed once
-    ``cancel_called``), and save the two calls.
-
-    ``TaskScope(None)``: a scope whose task is not looked up yet, entered all the same. Until the
-    task first waits inside the scope nothing else runs, so its state at entry is its state then:
-    the owner calls :meth:`pin` as that wait begins, and a :meth:`cancel` before any wait (from
-    inside the task, the only code running) takes the current task itself."""
+    The scope is entered as it is made (``__enter__`` returns it), so that an owner may make it
+    only when it is first needed, and exit it by calling ``__exit__`` as a ``with`` would (only
+    needed once ``cancel_called``). Made where the task first waits inside the code it scopes,
+    or by a ``cancel()`` from inside the task before any wait, it is the scope entered at the
+    start: until then nothing else ran, so the task's state is what it was there."""
 
     __slots__ = ("_task", "_cancelling", "cancel_called")
 
-    def __init__(self, task: asyncio.Task[Any] | None) -> None:
+    def __init__(self, task: asyncio.Task[Any]) -> None:
         self._task = task
+        self._cancelling = task.cancelling()
         self.cancel_called = False
-        if task is not None:
-            self._cancelling = task.cancelling()
 
     def __enter__(self) -> TaskScope:
         return self
 
-    def pin(self, task: asyncio.Task[Any]) -> None:
-        """The scope's task (entered as ``TaskScope(None)``), where its first wait begins."""
-        if self._task is None:
-            self._task = task
-            self._cancelling = task.cancelling()
-
     def cancel(self) -> None:
         if not self.cancel_called:
-            task = self._task
-            if task is None:  # before any wait: the current task, as it was at entry
-                task = asyncio.current_task()
-                assert task is not None  # called from inside the task
-                self.pin(task)
             self.cancel_called = True
-            task.cancel()
+            self._task.cancel()
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool:
         if not self.cancel_called:
             return False
-        assert self._task is not None  # cancel() found it
         return self._task.uncancel() <= self._cancelling and kind is asyncio.CancelledError
 
 

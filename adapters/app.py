@@ -51,7 +51,7 @@ from mcpwire.tasks import MemoryTaskStore, TaskChanged, TaskResultWanted, Tasks,
 
 from ._awaitable import as_async
 from ._input import NeedInput
-from .context import CancelScopeLike, Context, ExchangeRun, PeerGone, Send
+from .context import Cancellable, CancelScopeLike, Context, ExchangeRun, PeerGone, Send
 from .broker import Broker
 from .fanout import Fanout
 from .forwarder import ListenForwarder, Registered
@@ -123,7 +123,7 @@ class App:
         self._resumers: dict[tuple[str | None, str | None], ListenStream[Any]] = {}
         # The running requests of each session, by request id: DELETE cancels them all, a posted
         # notifications/cancelled one.
-        self._session_work: dict[str, dict[tuple[type, Any], CancelScopeLike]] = {}
+        self._session_work: dict[str, dict[tuple[type, Any], Cancellable]] = {}
         # What was declared, for the read-only views (tools, resources, ...).
         self._tool_defs: dict[str, Tool] = {}
         self._resource_defs: dict[str, Resource] = {}
@@ -586,8 +586,9 @@ class App:
         away. ``scope`` is the cancel scope the handler runs in (default a new
         ``anyio.CancelScope``): a driver that knows its loop may pass that loop's own, cheaper
         one (a ``trio.CancelScope``; on asyncio, one built on ``Task.cancel``)."""
-        run = ExchangeRun(exchange, emit, anyio.CancelScope() if scope is None else scope)
-        with run.scope:
+        scope = anyio.CancelScope() if scope is None else scope
+        run = ExchangeRun(exchange, emit, scope)
+        with scope:
             try:
                 arm(run.gone)
                 await self.drive(run)

@@ -211,7 +211,7 @@ class _Request:
 
     __slots__ = (
         "app", "config", "scope", "receive", "_send", "started", "_asyncio", "_task", "_driving", "_bound",
-        "_timer", "_run", "_watcher",
+        "_timer", "_run", "_scope", "_watcher",
     )
 
     def __init__(self, owner: AsgiApp, scope: Scope, receive: Receive, send: Send) -> None:
@@ -228,6 +228,7 @@ class _Request:
         self._bound: float | None = None  # asyncio, driving: the timeout of the body read or send under way
         self._timer: LateTimeout | None = None  # ... armed when that step waited first
         self._run: ExchangeRun | None = None  # asyncio: the exchange whose handler runs (a disconnect cancels it)
+        self._scope: TaskScope | None = None  # ... its cancel scope, made when first needed (cancel())
         self._watcher: asyncio.Task[None] | None = None  # asyncio: the disconnect watcher, once started
 
     def _suspended(self) -> None:
@@ -428,10 +429,10 @@ class _Request:
         if not self._asyncio:
             await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
             return
-        # Its task, when not known yet, is found where it first waits (_watch): no other task runs
-        # before that, so nothing else (a disconnect, its session's DELETE) can cancel it sooner.
-        scope = TaskScope(self._task)  # entered: its with written out below (two calls fewer)
-        run = self._run = ExchangeRun(exchange, self._emit, scope)
+        # The handler's cancel scope is made only when needed: where the handler first waits (_watch),
+        # or by cancel() before any wait. Nothing else runs before either, and a handler that
+        # answers at once makes none. The with of that scope is written out below.
+        run = self._run = ExchangeRun(exchange, self._emit, self)
         try:
             try:
                 handler = self.app.drive(run)
@@ -446,19 +447,32 @@ class _Request:
                 if self._watcher is not None:
                     self._watcher.cancel()
         except BaseException as exc:
-            if not scope.__exit__(type(exc), exc, exc.__traceback__):
+            scope = self._scope
+            if scope is None or not scope.__exit__(type(exc), exc, exc.__traceback__):
                 raise
         else:
-            if scope.cancel_called:
+            scope = self._scope
+            if scope is not None and scope.cancel_called:
                 scope.__exit__(None, None, None)
 
+    def cancel(self) -> None:
+        """Cancel the running handler (the :class:`ExchangeRun`'s scope, on asyncio): its
+        scope is made now if the handler has not waited yet (then this runs in its task)."""
+        scope = self._scope
+        if scope is None:
+            task = self._task or asyncio.current_task()
+            assert task is not None  # on asyncio, in the request's task
+            scope = self._scope = TaskScope(task)
+        scope.cancel()
+
     def _watch(self) -> None:
-        # The handler began to wait: from now on a disconnect cancels it.
+        # The handler began to wait: its cancel scope starts here, and from now on a disconnect cancels it.
         run = self._run
         if run is not None:
             task = self._task
-            assert task is not None and isinstance(run.scope, TaskScope)  # only asyncio watches this way
-            run.scope.pin(task)
+            assert task is not None  # only asyncio watches this way
+            if self._scope is None:
+                self._scope = TaskScope(task)
             self._watcher = task.get_loop().create_task(self._watch_alone(run.gone))
 
     async def _run_listen(self, stream: HttpListenStream) -> None:

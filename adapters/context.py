@@ -1,7 +1,7 @@
 """What a handler of an :class:`~mcpwire_adapters.App` gets: its :class:`Context` (the event,
 progress, log, the client's answers, the principal), and what drivers share with the App:
-``Send`` (a coroutine writing output events), :class:`PeerGone`, :class:`CancelScopeLike` and
-:class:`ExchangeRun`."""
+``Send`` (a coroutine writing output events), :class:`PeerGone`, :class:`CancelScopeLike`,
+:class:`Cancellable` and :class:`ExchangeRun`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from mcpwire import Exchange
 if TYPE_CHECKING:
     from .app import App
 
-__all__ = ["CancelScopeLike", "Context", "ExchangeRun", "PeerGone", "Send", "principal_key"]
+__all__ = ["CancelScopeLike", "Cancellable", "Context", "ExchangeRun", "PeerGone", "Send", "principal_key"]
 
 Send = Callable[[Any], Awaitable[None]]
 
@@ -37,11 +37,17 @@ class PeerGone(Exception):
     """Raised by a driver's ``emit`` when the client went away (closed, reset, stopped reading)."""
 
 
-class CancelScopeLike(Protocol):
+class Cancellable(Protocol):
+    """What an :class:`ExchangeRun` cancels when the client leaves: the cancel scope its handler
+    runs in, or whatever stands for it (``cancel()`` ends the handler)."""
+
+    def cancel(self) -> None: ...
+
+
+class CancelScopeLike(Cancellable, Protocol):
     """What ``App.run_exchange_armed`` runs a handler in: ``anyio.CancelScope``,
     ``trio.CancelScope``, or any scope entered with ``with`` that ``cancel()`` ends."""
 
-    def cancel(self) -> None: ...
     def __enter__(self) -> Any: ...
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool | None: ...
 
@@ -53,7 +59,7 @@ class ExchangeRun:
 
     __slots__ = ("exchange", "emit", "scope", "peer_gone")
 
-    def __init__(self, exchange: Exchange[Any], emit: Send, scope: CancelScopeLike) -> None:
+    def __init__(self, exchange: Exchange[Any], emit: Send, scope: Cancellable) -> None:
         self.exchange = exchange
         self.emit = emit
         self.scope = scope

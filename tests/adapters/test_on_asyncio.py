@@ -28,19 +28,9 @@ def test_on_trio_tells_trio_from_asyncio() -> None:
     assert trio.run(in_trio) is True
 
 
-# "late": the scope entered as TaskScope(None), its task pinned where it first waits (or, for a
-# cancel before any wait, taken by cancel() itself), as the ASGI app enters a handler's scope.
-LATE = pytest.mark.parametrize("late", [False, True], ids=["task-known", "task-late"])
-
-
-def enter(late: bool) -> TaskScope:
-    return TaskScope(None if late else this_task()).__enter__()
-
-
-@LATE
-def test_a_cancel_from_inside_ends_at_the_scope(late: bool) -> None:
+def test_a_cancel_from_inside_ends_at_the_scope() -> None:
     async def main() -> str:
-        with enter(late) as scope:
+        with TaskScope(this_task()) as scope:
             scope.cancel()
             await asyncio.sleep(0)  # the cancellation is delivered here
             return "not reached"
@@ -51,15 +41,13 @@ def test_a_cancel_from_inside_ends_at_the_scope(late: bool) -> None:
     assert asyncio.run(main()) == "ended at the scope"
 
 
-@LATE
-def test_a_cancel_from_another_task_ends_at_the_scope(late: bool) -> None:
+def test_a_cancel_from_another_task_ends_at_the_scope() -> None:
     async def main() -> str:
         scopes: list[TaskScope] = []
 
         async def handler() -> str:
-            with enter(late) as scope:
+            with TaskScope(this_task()) as scope:
                 scopes.append(scope)
-                scope.pin(this_task())  # the first wait begins (a no-op for a known task)
                 await asyncio.Event().wait()
             await asyncio.sleep(0)
             return "ended at the scope"
@@ -72,15 +60,13 @@ def test_a_cancel_from_another_task_ends_at_the_scope(late: bool) -> None:
     assert asyncio.run(main()) == "ended at the scope"
 
 
-@LATE
-def test_a_cancellation_from_outside_still_propagates(late: bool) -> None:
+def test_a_cancellation_from_outside_still_propagates() -> None:
     async def main() -> None:
         scopes: list[TaskScope] = []
 
         async def handler() -> None:
-            with enter(late) as scope:
+            with TaskScope(this_task()) as scope:
                 scopes.append(scope)
-                scope.pin(this_task())
                 await asyncio.Event().wait()
 
         task = asyncio.create_task(handler())
@@ -93,17 +79,17 @@ def test_a_cancellation_from_outside_still_propagates(late: bool) -> None:
     asyncio.run(main())
 
 
-@LATE
-def test_a_cancellation_swallowed_before_the_scope_is_not_the_scopes(late: bool) -> None:
-    # The task was cancelled once before the scope (and the handler went on): the scope's own
-    # cancellation ends at the scope, and the task still counts the earlier one.
+def test_a_cancellation_swallowed_before_the_scope_is_not_the_scopes() -> None:
+    # The task was cancelled once before the scope (and the handler went on), as when the ASGI
+    # app makes a handler's scope late: the scope's own cancellation ends at the scope, and the
+    # task still counts the earlier one.
     async def main() -> int:
         try:
             this_task().cancel()
             await asyncio.sleep(0)
         except asyncio.CancelledError:
             pass
-        with enter(late) as scope:
+        with TaskScope(this_task()) as scope:
             scope.cancel()
             await asyncio.sleep(0)
         return this_task().cancelling()
