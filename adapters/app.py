@@ -342,13 +342,12 @@ class App:
 
     # -- dispatch ---------------------------------------------------------------------------------
     def dispatch(self, exchange: Exchange[Any], send: Send) -> Coroutine[Any, Any, None]:
-        """Run the handler for ``exchange.event`` and send its answer: ``await
-        app.dispatch(exchange, send)``. Never raises for handler errors: they become error
-        responses (a ProtocolError the handler raised keeps its code and message unless it is
-        -32603; anything else, a LocalProtocolError included, is -32603 without detail, its
-        cause logged and handed to ``on_error``, never sent). A call that may become a task
-        (``ToolCall.task_allowed``) runs as :mod:`mcpwire_adapters.tasks` says. A plain
-        function returning the coroutine to await: it costs no frame of its own."""
+        """``await app.dispatch(exchange, send)``: run the handler for ``exchange.event`` and send
+        its answer (a plain function returning that coroutine: no frame of its own). Never raises
+        for handler errors: they become error responses (a ProtocolError the handler raised keeps
+        its code and message unless it is -32603; anything else, a LocalProtocolError included,
+        is -32603 without detail, its cause logged and handed to ``on_error``, never sent). A call
+        that may become a task (``ToolCall.task_allowed``) runs as :mod:`mcpwire_adapters.tasks` says."""
         event = exchange.event
         if isinstance(event, TaskResultWanted):
             return self._tasks.await_result(exchange, event, send)
@@ -553,10 +552,7 @@ class App:
             _log.exception("on_error raised while reporting request %r", exchange.request_id)
 
     async def run_exchange(
-        self,
-        exchange: Exchange[Any],
-        emit: Send,
-        watch: Callable[[Callable[[], None]], Coroutine[Any, Any, None]],
+        self, exchange: Exchange[Any], emit: Send, watch: Callable[[Callable[[], None]], Coroutine[Any, Any, None]],
     ) -> bool:
         """Drive ``exchange`` on a connection: the handler runs while ``watch(gone)`` watches the
         connection, and a client that goes away (``watch`` calls ``gone``, or ``emit`` raises
@@ -583,9 +579,8 @@ class App:
         the client goes away; ``arm(None)`` when the exchange is over, after which ``gone``
         must no longer be called. Same contract otherwise: ``gone()`` or :class:`PeerGone`
         from ``emit`` cancels the handler and the exchange. Returns True when the client went
-        away. ``scope`` is the cancel scope the handler runs in (default a new
-        ``anyio.CancelScope``): a driver that knows its loop may pass that loop's own, cheaper
-        one (a ``trio.CancelScope``; on asyncio, one built on ``Task.cancel``)."""
+        away. ``scope``: the handler's cancel scope (default a new ``anyio.CancelScope``), or its
+        loop's own, cheaper one (a ``trio.CancelScope``; on asyncio, one on ``Task.cancel``)."""
         scope = anyio.CancelScope() if scope is None else scope
         run = ExchangeRun(exchange, emit, scope)
         with scope:
@@ -597,11 +592,9 @@ class App:
         return run.peer_gone
 
     def drive(self, run: ExchangeRun) -> Coroutine[Any, Any, None]:
-        """The handler of ``run.exchange`` answering through ``run.send``, to await inside
-        ``run.scope`` (entered by the caller): :meth:`dispatch`, with the exchange of an
-        initialize-era session over HTTP registered as its session's work meanwhile (the
-        session's DELETE, or a ``notifications/cancelled`` naming it, cancels that scope). A
-        plain function: the common exchange, without a session, costs no frame of its own."""
+        """:meth:`dispatch` of ``run.exchange`` through ``run.send``, to await in ``run.scope``;
+        an initialize-era session's exchange over HTTP is its session's work meanwhile (its DELETE
+        or a ``notifications/cancelled`` naming it cancels that scope). A plain function too."""
         session = run.exchange.session
         if session is None or session.id is None:
             return self.dispatch(run.exchange, run.send)
@@ -614,8 +607,8 @@ class App:
         try:
             await self.dispatch(exchange, run.send)
         finally:
-            work = self._session_work.get(session_id)
-            if work is not None and work.get(key) is scope:
+            work = self._session_work.get(session_id, {})
+            if work.get(key) is scope:
                 del work[key]
                 if not work:
                     del self._session_work[session_id]

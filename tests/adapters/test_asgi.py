@@ -778,6 +778,17 @@ def test_fixture_serves_through_asgi_until_stdin_eof(server: str) -> None:
             proc.wait()
 
 
+async def open_session(asgi: AsgiApp, version: str) -> list[tuple[str, str]]:
+    """Initialize an initialize-era session through ``asgi``: the headers its requests carry."""
+    json_headers = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    opened = await request(asgi, json.dumps(init).encode(), json_headers)
+    session_id = opened.header(b"mcp-session-id")
+    assert opened.status == 200 and session_id
+    return [*json_headers, ("mcp-session-id", session_id.decode()), ("mcp-protocol-version", version)]
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("kind", [Call, AtOnce], ids=["body-waits", "body-at-once"])
 @pytest.mark.parametrize("how", ["delete", "cancelled"])
@@ -787,13 +798,7 @@ async def test_a_sessions_other_request_cancels_its_running_handler(
     # The handler's scope is cancelled from another request's task: the session's DELETE, or a
     # notifications/cancelled naming the call (body-at-once: the call's task had not waited yet).
     asgi = AsgiApp(app)
-    json_headers = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
-    opened = await request(asgi, json.dumps(init).encode(), json_headers)
-    session_id = opened.header(b"mcp-session-id")
-    assert opened.status == 200 and session_id
-    session = [*json_headers, ("mcp-session-id", session_id.decode()), ("mcp-protocol-version", "2025-11-25")]
+    session = await open_session(asgi, "2025-11-25")
     slow = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow", "arguments": {"key": how}}}
     call = kind(http_scope(session))
     call.push_body(json.dumps(slow).encode())
@@ -814,13 +819,7 @@ async def test_a_sessions_other_request_cancels_its_running_handler(
 @pytest.mark.anyio
 async def test_a_2025_03_26_batch_through_the_asgi_app(app: App) -> None:
     asgi = AsgiApp(app)
-    json_headers = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
-    opened = await request(asgi, json.dumps(init).encode(), json_headers)
-    session_id = opened.header(b"mcp-session-id")
-    assert opened.status == 200 and session_id
-    session = [*json_headers, ("mcp-session-id", session_id.decode()), ("mcp-protocol-version", "2025-03-26")]
+    session = await open_session(asgi, "2025-03-26")
     messages = [{"jsonrpc": "2.0", "id": 2, "method": "ping"},
                 {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}]
     call = await request(asgi, json.dumps(messages).encode(), session)
