@@ -88,6 +88,21 @@ def make_app(probe: Probe, **options: Any) -> App:
             raise
         return "finished"
 
+    @app.tool(description="Wait; swallow a first cancellation (a stubborn handler), then wait until cancelled")
+    async def stubborn(ctx: Context, arguments: dict[str, Any]) -> str:
+        key = str(arguments["key"])
+        probe.event(key + ":started").set()
+        try:
+            await anyio.sleep(TIMEOUT * 3)
+        except anyio.get_cancelled_exc_class():
+            probe.event(key + ":swallowed").set()
+        try:
+            await anyio.sleep(TIMEOUT * 3)
+        except anyio.get_cancelled_exc_class():
+            probe.event(key + ":cancelled").set()
+            raise
+        return "finished"
+
     @app.tool(description="Tell listen streams the tool list changed")
     async def touch(ctx: Context, arguments: dict[str, Any]) -> str:
         ctx.app.notify_list_changed("tools")
@@ -776,6 +791,25 @@ def test_fixture_serves_through_asgi_until_stdin_eof(server: str) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_disconnect_ends_only_its_own_cancellation(app: App, probe: Probe) -> None:
+    # The handler's cancel scope is the one entered where it first waited: a cancellation of the
+    # request's task from outside (the server's), swallowed by the handler meanwhile, still ends
+    # the task after the disconnect's own has ended at the scope.
+    call = AtOnce(http_scope(tool_headers("stubborn")))
+    call.push_body(call_tool("stubborn", {"key": "s"}))
+    task = asyncio.create_task(call.run(AsgiApp(app)))
+    with anyio.fail_after(TIMEOUT):
+        await until(probe.event("s:started").is_set)
+        task.cancel()
+        await until(probe.event("s:swallowed").is_set)
+        call.push({"type": "http.disconnect"})
+        await asyncio.wait([task])
+    assert probe.event("s:cancelled").is_set()
+    assert task.cancelled() and not call.done
 
 
 async def open_session(asgi: AsgiApp, version: str) -> list[tuple[str, str]]:
