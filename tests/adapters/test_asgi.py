@@ -75,18 +75,22 @@ def make_app(probe: Probe, **options: Any) -> App:
             await ctx.progress(step, total=3, message=f"step {step}")
         return "done"
 
-    @app.tool(description="Optionally report progress, then wait until cancelled")
-    async def slow(ctx: Context, arguments: dict[str, Any]) -> str:
-        key = str(arguments["key"])
-        if arguments.get("report"):
-            await ctx.progress(1, total=2)
-        probe.event(key + ":started").set()
+    async def until_cancelled(key: str) -> str:
+        # Wait until cancelled (``key:cancelled`` set, the cancellation raised on).
         try:
             await anyio.sleep(TIMEOUT * 3)
         except anyio.get_cancelled_exc_class():
             probe.event(key + ":cancelled").set()
             raise
         return "finished"
+
+    @app.tool(description="Optionally report progress, then wait until cancelled")
+    async def slow(ctx: Context, arguments: dict[str, Any]) -> str:
+        key = str(arguments["key"])
+        if arguments.get("report"):
+            await ctx.progress(1, total=2)
+        probe.event(key + ":started").set()
+        return await until_cancelled(key)
 
     @app.tool(description="Wait; swallow a first cancellation (a stubborn handler), then wait until cancelled")
     async def stubborn(ctx: Context, arguments: dict[str, Any]) -> str:
@@ -96,12 +100,7 @@ def make_app(probe: Probe, **options: Any) -> App:
             await anyio.sleep(TIMEOUT * 3)
         except anyio.get_cancelled_exc_class():
             probe.event(key + ":swallowed").set()
-        try:
-            await anyio.sleep(TIMEOUT * 3)
-        except anyio.get_cancelled_exc_class():
-            probe.event(key + ":cancelled").set()
-            raise
-        return "finished"
+        return await until_cancelled(key)
 
     @app.tool(description="Tell listen streams the tool list changed")
     async def touch(ctx: Context, arguments: dict[str, Any]) -> str:
