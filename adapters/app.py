@@ -592,20 +592,22 @@ class App:
         return run.peer_gone
 
     def drive(self, run: ExchangeRun) -> Coroutine[Any, Any, None]:
-        """:meth:`dispatch` of ``run.exchange`` through ``run.send``, to await in ``run.scope``;
-        an initialize-era session's exchange over HTTP is its session's work meanwhile (its DELETE
-        or a ``notifications/cancelled`` naming it cancels that scope). A plain function too."""
+        """:meth:`dispatch` of ``run.exchange`` through ``run.send`` (or straight to ``run.emit``
+        when it reports a departed client itself), to await in ``run.scope``; an initialize-era
+        session's exchange over HTTP is its session's work meanwhile (its DELETE or a
+        ``notifications/cancelled`` naming it cancels that scope). A plain function too."""
+        answers = run.emit if run.emit_reports_loss else run.send
         session = run.exchange.session
         if session is None or session.id is None:
-            return self.dispatch(run.exchange, run.send)
-        return self._drive_session(run, session.id)
+            return self.dispatch(run.exchange, answers)
+        return self._drive_session(run, session.id, answers)
 
-    async def _drive_session(self, run: ExchangeRun, session_id: str) -> None:
+    async def _drive_session(self, run: ExchangeRun, session_id: str, answers: Send) -> None:
         exchange, scope = run.exchange, run.scope
         key = _key(exchange.request_id)
         self._session_work.setdefault(session_id, {})[key] = scope
         try:
-            await self.dispatch(exchange, run.send)
+            await self.dispatch(exchange, answers)
         finally:
             work = self._session_work.get(session_id, {})
             if work.get(key) is scope:

@@ -49,7 +49,7 @@ import asyncio
 import logging
 import os
 import time
-from functools import lru_cache
+from functools import lru_cache, partial
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -108,19 +108,36 @@ class _PeerGone(PeerGone):
     """The client disconnected, or the server refused or stalled a send."""
 
 
+class _HeadRefused(Exception):
+    """The head of a request whose body read waits is refused (``Server.check_head``): thrown
+    into that wait, which ends it, and answered with ``reply``."""
+
+    def __init__(self, reply: Sequence[ResponseHead | ResponseBody]) -> None:
+        super().__init__()
+        self.reply = reply
+
+
 def request_target(scope: Scope) -> str:
     """The request target handed to the engine: the path relative to the app's mount point
     (``path`` minus ``root_path``, as Starlette routes it; ``"/"`` when nothing is left),
     percent-encoded again, plus ``?query`` when there is one."""
-    return _target(scope.get("path") or "/", scope.get("root_path") or "", scope.get("query_string") or b"")
+    path = scope.get("path") or "/"
+    if scope.get("root_path") or scope.get("query_string"):
+        return _mounted_target(path, scope.get("root_path") or "", scope.get("query_string") or b"")
+    return _plain_target(path)
 
 
-@lru_cache(maxsize=256)  # an endpoint sees few distinct targets: computed once each, not per request
+# An endpoint sees few distinct targets: each computed once, not per request. The common one (no
+# mount point, no query) is cached by its path alone (a one-argument cache hashes no key tuple).
 def _target(path: str, root: str, query: bytes) -> str:
     if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
         path = path[len(root):] or "/"
     target = quote(path, safe=_PATH_SAFE)
     return f"{target}?{query.decode('latin-1')}" if query else target
+
+
+_mounted_target = lru_cache(maxsize=256)(_target)
+_plain_target = lru_cache(maxsize=256)(partial(_target, root="", query=b""))
 
 
 class AsgiApp:
@@ -211,7 +228,7 @@ class _Request:
 
     __slots__ = (
         "app", "config", "scope", "receive", "_send", "started", "_asyncio", "_task", "_driving", "_bound",
-        "_timer", "_run", "_scope", "_watcher",
+        "_timer", "_run", "_scope", "_watcher", "_head",
     )
 
     def __init__(self, owner: AsgiApp, scope: Scope, receive: Receive, send: Send) -> None:
@@ -230,16 +247,25 @@ class _Request:
         self._run: ExchangeRun | None = None  # asyncio: the exchange whose handler runs (a disconnect cancels it)
         self._scope: TaskScope | None = None  # ... its cancel scope, made when first needed (cancel())
         self._watcher: asyncio.Task[None] | None = None  # asyncio: the disconnect watcher, once started
+        self._head: tuple[str, str, tuple[tuple[bytes, bytes], ...]] | None = None  # asyncio: a head not yet checked
 
-    def _suspended(self) -> None:
+    def _suspended(self) -> _HeadRefused | None:
         # the request's first wait began: in the body read or a send (its timeout starts now), and/or
-        # in the handler (from now on a disconnect cancels it).
+        # in the handler (from now on a disconnect cancels it). A body read that waits checks the
+        # head first: a refusal ends that wait (run_until_wait throws it in) and is answered.
         self._driving = False
         task = self._task = asyncio.current_task()
         assert task is not None  # only asyncio is driven, and this runs in its task
+        head = self._head
+        if head is not None:
+            self._head = None
+            early = self.app.server.check_head(*head)
+            if early is not None:
+                return _HeadRefused(early)
         if self._bound is not None:
             self._timer = LateTimeout(task, self._bound)
         self._watch()
+        return None
 
     def _end_step(self, cancelled: bool) -> bool:
         """The bounded step under way while driving (``_bound``) ended, by ``CancelledError`` when
@@ -255,6 +281,8 @@ class _Request:
         return timer.end(cancelled)
 
     async def _serve(self) -> None:
+        # One frame for the common call (each coroutine frame costs as much as a header check):
+        # the head, the body, and an exchange's handler are read and run here, in that order.
         try:
             # The request head read once: the target and the headers the engine takes (a list, as
             # servers give them, made the tuple check_head's index is kept for).
@@ -263,40 +291,97 @@ class _Request:
             target = request_target(scope)
             headers = scope.get("headers")
             headers = tuple(headers) if type(headers) is list else _headers(scope)
+            server = self.app.server
             auth = self.config.auth  # OAuth (oauth_server.py): its metadata document, or a 401/403, or the principal set
             denial = auth.metadata_for(method, target) if auth else None
-            body = b"" if denial is not None else await self._read_body(method, target, headers)
-            if body is None:
-                return
-            if auth is not None and denial is None:
-                denial = await auth.check_http(method, target, headers, body)
-            reply = denial or self.app.server.receive_http(
+            body = b""
+            if denial is None:
+                # Refused on the head alone (413 on Content-Length, 405, 415, ...) before waiting
+                # for the body. On asyncio without a guard that check waits until the body read
+                # waits (_suspended): a body the server already holds goes to receive_http with
+                # the head, which runs the same checks in the same order, once.
+                if self._driving and auth is None:
+                    self._head = (method, target, headers)
+                else:
+                    early = server.check_head(method, target, headers)
+                    if early is not None:
+                        await self._emit(early)
+                        return
+                # The whole body within body_timeout (408 after), stopped as soon as it passes
+                # max_body_bytes (413).
+                limit = server.http.max_body_bytes
+                chunks: list[bytes] = []
+                size: int | None = None  # None: the body timed out
+                if self._driving:  # on asyncio the body is the request's first wait, if it waits
+                    self._bound = self.config.body_timeout
+                    try:
+                        size = await self._receive_body(chunks, limit)
+                    except asyncio.CancelledError:
+                        if not self._end_step(True):
+                            raise
+                    finally:
+                        self._bound = self._head = None
+                        if self._timer is not None:
+                            self._end_step(False)
+                else:
+                    with anyio.move_on_after(self.config.body_timeout):
+                        size = await self._receive_body(chunks, limit)
+                if size is None:
+                    late = f"Request body not received within {self.config.body_timeout} s"
+                    await self._refuse(408, ErrorCode.INVALID_REQUEST, late)
+                    return
+                if size > limit:
+                    await self._refuse(413, ErrorCode.INVALID_REQUEST, f"Request body exceeds {limit} bytes")
+                    return
+                if size < 0:
+                    return  # the client left
+                body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                if auth is not None:
+                    denial = await auth.check_http(method, target, headers, body)
+            reply = denial or server.receive_http(
                 HttpRequest(
                     method=method, target=target, headers=headers, body=body,
                     principal=principal_key() if auth is not None else None,
                 ),
                 now=time.time(),
             )
-            if isinstance(reply, HttpExchange):
-                await self._run_exchange(reply)
-            elif isinstance(reply, HttpListenStream):
-                await self._run_listen(reply)
-            elif isinstance(reply, InputArrived):
-                self.app.input_arrived(reply)
-                await self._emit(reply.reply)
-            elif isinstance(reply, SessionClosed):
-                self.app.session_closed(reply)
-                await self._emit(reply.reply)
-            elif isinstance(reply, Cancelled):
-                self.app.request_cancelled(reply)
-                await self._emit(reply.reply)
-            elif isinstance(reply, TaskChanged):
-                await self._emit(reply.reply)
-                await self.app.task_changed(reply)
-            elif isinstance(reply, HttpBatch):
-                await self.app.run_batch(reply, self._emit, self._watch_disconnect)
+            if not isinstance(reply, HttpExchange):
+                await self._answer(reply)
+            elif not self._asyncio:
+                await self.app.run_exchange(reply, self._emit, self._watch_disconnect)
             else:
-                await self._emit(reply)
+                # The handler runs in the request's task; a client that leaves cancels it
+                # (ExchangeRun: a disconnect seen by the watcher, or a refused send in _emit).
+                # Its cancel scope is made only when needed: where the handler first waits
+                # (_watch), or by cancel() before any wait. Nothing else runs before either, and
+                # a handler that answers at once makes none. The with of that scope is written out.
+                run = self._run = ExchangeRun(reply, self._emit, self, emit_reports_loss=True)
+                try:
+                    try:
+                        handler = self.app.drive(run)
+                        if self._driving:  # a first wait in the handler is the request's: _suspended calls _watch
+                            await handler
+                        else:
+                            rest = run_until_wait(handler, self._watch)
+                            if rest is not None:
+                                await rest
+                    finally:
+                        self._run = None
+                        if self._watcher is not None:
+                            self._watcher.cancel()
+                except BaseException as exc:
+                    handler_scope = self._scope
+                    if handler_scope is None or not handler_scope.__exit__(type(exc), exc, exc.__traceback__):
+                        raise
+                else:
+                    handler_scope = self._scope
+                    if handler_scope is not None and handler_scope.cancel_called:
+                        handler_scope.__exit__(None, None, None)
+        except _HeadRefused as refused:  # thrown in where the body read began to wait (_suspended)
+            try:
+                await self._emit(refused.reply)
+            except _PeerGone:
+                pass
         except _PeerGone:
             pass
         except Exception:  # noqa: BLE001 - a bug answers -32603 instead of the server's plain-text 500
@@ -308,39 +393,31 @@ class _Request:
                     pass
             # A response already started is left unfinished: the server closes the connection.
 
-    # -- reading --------------------------------------------------------------------------------
-    async def _read_body(self, method: str, target: str, headers: tuple[tuple[bytes, bytes], ...]) -> bytes | None:
-        """The whole body, or None after answering 413/408 (or when the client left)."""
-        limit = self.app.server.http.max_body_bytes
-        early = self.app.server.check_head(method, target, headers)
-        if early is not None:  # refused on the head alone (413 on Content-Length, 405, 415, ...)
-            await self._emit(early)
-            return None
-        chunks: list[bytes] = []
-        size: int | None = None  # None: the body timed out
-        if self._driving:  # on asyncio the body is the request's first wait, if it waits
-            self._bound = self.config.body_timeout
-            try:
-                size = await self._receive_body(chunks, limit)
-            except asyncio.CancelledError:
-                if not self._end_step(True):
-                    raise
-            finally:
-                self._bound = None
-                if self._timer is not None:
-                    self._end_step(False)
+    async def _answer(
+        self, reply: Sequence[Output] | HttpListenStream | InputArrived | SessionClosed | Cancelled | TaskChanged | HttpBatch,
+    ) -> None:
+        """Every answer of the engine but an exchange: a complete reply, a listen stream, or one
+        of the initialize era's (a session's input, DELETE or cancellation; a task's change; a batch)."""
+        if isinstance(reply, HttpListenStream):
+            await self._run_listen(reply)
+        elif isinstance(reply, InputArrived):
+            self.app.input_arrived(reply)
+            await self._emit(reply.reply)
+        elif isinstance(reply, SessionClosed):
+            self.app.session_closed(reply)
+            await self._emit(reply.reply)
+        elif isinstance(reply, Cancelled):
+            self.app.request_cancelled(reply)
+            await self._emit(reply.reply)
+        elif isinstance(reply, TaskChanged):
+            await self._emit(reply.reply)
+            await self.app.task_changed(reply)
+        elif isinstance(reply, HttpBatch):
+            await self.app.run_batch(reply, self._emit, self._watch_disconnect)
         else:
-            with anyio.move_on_after(self.config.body_timeout):
-                size = await self._receive_body(chunks, limit)
-        if size is None:
-            late = f"Request body not received within {self.config.body_timeout} s"
-            await self._refuse(408, ErrorCode.INVALID_REQUEST, late)
-        elif size > limit:
-            await self._refuse(413, ErrorCode.INVALID_REQUEST, f"Request body exceeds {limit} bytes")
-        elif size >= 0:
-            return b"".join(chunks)
-        return None
+            await self._emit(reply)
 
+    # -- reading --------------------------------------------------------------------------------
     async def _receive_body(self, chunks: list[bytes], limit: int) -> int:
         """Receive the body into ``chunks``: its size (over ``limit``: stopped there), or -1
         when the client disconnected."""
@@ -369,7 +446,7 @@ class _Request:
                 return
 
     async def _watch_alone(self, gone: Callable[[], None]) -> None:
-        """:meth:`_watch_disconnect` as a task of its own (asyncio, :meth:`_run_exchange`): a
+        """:meth:`_watch_disconnect` as a task of its own (asyncio, an exchange in :meth:`_serve`): a
         ``receive()`` that fails means the client is gone too (nothing awaits this task)."""
         try:
             await self._watch_disconnect(gone)
@@ -410,7 +487,10 @@ class _Request:
                         await self._send(message)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             # OSError includes TimeoutError (the timeouts) and servers' "client disconnected".
-            raise _PeerGone from exc
+            run = self._run
+            if run is None:
+                raise _PeerGone from exc
+            await run.lost()  # a handler's answer on asyncio: its client left (the handler is cancelled here)
 
     async def _send_all(self, messages: list[Message]) -> None:
         for message in messages:
@@ -421,40 +501,6 @@ class _Request:
         await self._emit([head, body])
 
     # -- the two long-lived shapes ----------------------------------------------------------------
-    async def _run_exchange(self, exchange: HttpExchange) -> None:
-        """Run the handler while watching for ``http.disconnect``, which cancels both (on HTTP a
-        disconnect is the cancellation). On asyncio the handler's cancel scope is its task's own
-        (``TaskScope``), and the watcher task starts only once the handler waits (a handler that
-        answers at once never does, and costs no task)."""
-        if not self._asyncio:
-            await self.app.run_exchange(exchange, self._emit, self._watch_disconnect)
-            return
-        # The handler's cancel scope is made only when needed: where the handler first waits (_watch),
-        # or by cancel() before any wait. Nothing else runs before either, and a handler that
-        # answers at once makes none. The with of that scope is written out below.
-        run = self._run = ExchangeRun(exchange, self._emit, self)
-        try:
-            try:
-                handler = self.app.drive(run)
-                if self._driving:  # a first wait in the handler is the request's: _suspended calls _watch
-                    await handler
-                else:
-                    rest = run_until_wait(handler, self._watch)
-                    if rest is not None:
-                        await rest
-            finally:
-                self._run = None
-                if self._watcher is not None:
-                    self._watcher.cancel()
-        except BaseException as exc:
-            scope = self._scope
-            if scope is None or not scope.__exit__(type(exc), exc, exc.__traceback__):
-                raise
-        else:
-            scope = self._scope
-            if scope is not None and scope.cancel_called:
-                scope.__exit__(None, None, None)
-
     def cancel(self) -> None:
         """Cancel the running handler (the :class:`ExchangeRun`'s scope, on asyncio): its
         scope is made now if the handler has not waited yet (then this runs in its task)."""

@@ -55,15 +55,20 @@ class CancelScopeLike(Cancellable, Protocol):
 class ExchangeRun:
     """What a client that goes away does to an exchange a driver runs (``App.run_exchange_armed``
     makes one; the ASGI app on asyncio too). Its handler runs in ``scope`` and answers through
-    :meth:`send`; ``peer_gone`` tells afterwards whether the client left."""
+    :meth:`send`; ``peer_gone`` tells afterwards whether the client left.
 
-    __slots__ = ("exchange", "emit", "scope", "peer_gone")
+    ``emit_reports_loss``: ``emit`` never raises :class:`PeerGone` for this exchange but awaits
+    :meth:`lost` itself, so the handler's answers go to ``emit`` directly (``App.drive``),
+    without :meth:`send`'s frame."""
 
-    def __init__(self, exchange: Exchange[Any], emit: Send, scope: Cancellable) -> None:
+    __slots__ = ("exchange", "emit", "scope", "peer_gone", "emit_reports_loss")
+
+    def __init__(self, exchange: Exchange[Any], emit: Send, scope: Cancellable, *, emit_reports_loss: bool = False) -> None:
         self.exchange = exchange
         self.emit = emit
         self.scope = scope
         self.peer_gone = False
+        self.emit_reports_loss = emit_reports_loss
 
     def gone(self) -> None:
         """The client went away: cancel the exchange and the handler's scope (on HTTP a
@@ -76,13 +81,18 @@ class ExchangeRun:
         self.scope.cancel()
 
     async def send(self, outputs: Any) -> None:
-        """``emit(outputs)``; a :class:`PeerGone` it raises is :meth:`gone`, delivered to the
-        handler as that cancellation at once (never as an exception a handler could catch)."""
+        """``emit(outputs)``; a :class:`PeerGone` it raises is :meth:`lost`."""
         try:
             await self.emit(outputs)
         except PeerGone:
-            self.gone()
-            await anyio.lowlevel.checkpoint()
+            await self.lost()
+
+    async def lost(self) -> None:
+        """The client left while the handler's answer was being sent: :meth:`gone`, delivered to
+        the handler as that cancellation here and now (never as an exception a handler could
+        catch)."""
+        self.gone()
+        await anyio.lowlevel.checkpoint()
 
 
 class Context:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 
 import pytest
 
@@ -145,6 +147,48 @@ def test_run_until_wait_is_told_only_of_a_wait() -> None:
         return told
 
     assert asyncio.run(main()) == ["waits"]
+
+
+def test_run_until_wait_abandons_the_wait_it_is_told_to() -> None:
+    """``suspended()`` returning an exception: thrown in where the coroutine waits, which ends
+    that wait (nothing is left waiting on it); the coroutine goes on from where it catches it."""
+
+    class Abandon(Exception):
+        pass
+
+    async def reads(event: asyncio.Event, then_wait: bool) -> str:
+        try:
+            await event.wait()
+        except Abandon:
+            if then_wait:
+                await asyncio.sleep(0)
+            return "abandoned"
+        return "read"
+
+    async def main() -> None:
+        event = asyncio.Event()
+        assert run_until_wait(reads(event, then_wait=False), Abandon) is None  # finished where it caught it
+        rest = run_until_wait(reads(event, then_wait=True), Abandon)
+        assert rest is not None  # it waits again after catching it: the rest is awaited as usual
+        assert await rest == "abandoned"
+        assert not event._waiters  # the abandoned waits left nothing behind
+        with pytest.raises(Abandon):
+            run_until_wait(asyncio.sleep(1), Abandon)  # not caught: raised here
+
+    asyncio.run(main())
+
+
+def test_on_trio_is_false_on_asyncio_without_trio_imported() -> None:
+    """Without trio imported the answer comes from one probe of ``sys.modules``."""
+    code = (
+        "import asyncio, sys\n"
+        "from mcpwire_adapters._on_asyncio import on_trio\n"
+        "async def main():\n"
+        "    return on_trio()\n"
+        "print('trio' in sys.modules, asyncio.run(main()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["False", "False"]
 
 
 def test_a_late_timeout_that_expires_ends_its_step() -> None:
