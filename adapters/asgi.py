@@ -7,10 +7,12 @@ messages and engine events. It runs on asyncio and on trio (through anyio).
 
 Per ``http`` request:
 
-1. refuse what the head alone decides before reading the body (``Server.check_head``: 413 as
-   soon as ``Content-Length`` is over ``app.server.http.max_body_bytes``, 405, 404, 403, 415,
-   406), or 413 as soon as the body received so far passes the limit,
-   without reading further; the whole body must arrive within ``body_timeout`` (408);
+1. refuse what the head alone decides before waiting for the body (``Server.check_head``: 413
+   as soon as ``Content-Length`` is over ``app.server.http.max_body_bytes``, 405, 404, 403, 415,
+   406; on asyncio without a guard, where the body read begins to wait: a body already held
+   goes to the engine with its head, which checks both in the same order), or 413 as soon as
+   the body received so far passes the limit, without reading further; the whole body must
+   arrive within ``body_timeout`` (408);
 2. hand ``HttpRequest(method, target, headers, body)`` to the engine, where ``target`` is the
    request path relative to where this app is mounted (``scope["path"]`` without
    ``scope["root_path"]``, re-quoted) plus the query string; the engine's
@@ -36,9 +38,10 @@ A send the server refuses (``OSError``: the client is gone) or that blocks for
 On asyncio (``_on_asyncio.py``) a request runs by hand up to its first wait. One that never
 waits (the usual case under uvicorn: the body is already held, the handler answers at once, the
 transport takes the answer at once) arms no timer and starts no task. Where the first wait
-begins, the step under way gets what it needs from then on: the body or send timeout
-(``LateTimeout``), and for a handler the ``receive()`` watcher, so that a client that leaves is
-noticed as soon as the handler waits. Every later step arms its own (``asyncio.timeout``, only
+begins, the step under way gets what it needs from then on: the body read its head check
+(a refusal abandons that wait) and its timeout, a send its timeout (``LateTimeout``), and a
+handler the ``receive()`` watcher, so that a client that leaves is noticed as soon as the
+handler waits. Every later step arms its own (``asyncio.timeout``, only
 if it waits). The handler's cancel scope is its task's own ``Task.cancel``. On trio every
 request keeps anyio's task group and cancel scopes.
 """
@@ -49,7 +52,7 @@ import asyncio
 import logging
 import os
 import time
-from functools import lru_cache, partial
+from functools import lru_cache
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -121,14 +124,23 @@ def request_target(scope: Scope) -> str:
     """The request target handed to the engine: the path relative to the app's mount point
     (``path`` minus ``root_path``, as Starlette routes it; ``"/"`` when nothing is left),
     percent-encoded again, plus ``?query`` when there is one."""
-    path = scope.get("path") or "/"
     if scope.get("root_path") or scope.get("query_string"):
-        return _mounted_target(path, scope.get("root_path") or "", scope.get("query_string") or b"")
-    return _plain_target(path)
+        return _mounted_target(scope.get("path") or "/", scope.get("root_path") or "", scope.get("query_string") or b"")
+    path = scope.get("path") or "/"
+    target = _PLAIN_TARGETS.get(path)
+    if target is None:
+        if len(_PLAIN_TARGETS) >= _TARGETS_KEPT:
+            _PLAIN_TARGETS.clear()
+        target = _PLAIN_TARGETS[path] = _target(path, "", b"")
+    return target
 
 
 # An endpoint sees few distinct targets: each computed once, not per request. The common one (no
-# mount point, no query) is cached by its path alone (a one-argument cache hashes no key tuple).
+# mount point, no query) is kept by its path alone, in a dict (a lookup, no cache bookkeeping).
+_TARGETS_KEPT = 256
+_PLAIN_TARGETS: dict[str, str] = {}
+
+
 def _target(path: str, root: str, query: bytes) -> str:
     if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
         path = path[len(root):] or "/"
@@ -136,8 +148,7 @@ def _target(path: str, root: str, query: bytes) -> str:
     return f"{target}?{query.decode('latin-1')}" if query else target
 
 
-_mounted_target = lru_cache(maxsize=256)(_target)
-_plain_target = lru_cache(maxsize=256)(partial(_target, root="", query=b""))
+_mounted_target = lru_cache(maxsize=_TARGETS_KEPT)(_target)
 
 
 class AsgiApp:
@@ -247,7 +258,7 @@ class _Request:
         self._run: ExchangeRun | None = None  # asyncio: the exchange whose handler runs (a disconnect cancels it)
         self._scope: TaskScope | None = None  # ... its cancel scope, made when first needed (cancel())
         self._watcher: asyncio.Task[None] | None = None  # asyncio: the disconnect watcher, once started
-        self._head: tuple[str, str, tuple[tuple[bytes, bytes], ...]] | None = None  # asyncio: a head not yet checked
+        self._head: tuple[str, str, Sequence[tuple[bytes, bytes]]] | None = None  # asyncio: a head not yet checked
 
     def _suspended(self) -> _HeadRefused | None:
         # the request's first wait began: in the body read or a send (its timeout starts now), and/or
@@ -284,13 +295,14 @@ class _Request:
         # One frame for the common call (each coroutine frame costs as much as a header check):
         # the head, the body, and an exchange's handler are read and run here, in that order.
         try:
-            # The request head read once: the target and the headers the engine takes (a list, as
-            # servers give them, made the tuple check_head's index is kept for).
+            # The request head read once: the target and the headers the engine takes (a list of
+            # bytes pairs as servers give them, taken as it is).
             scope = self.scope
             method = scope["method"]
             target = request_target(scope)
             headers = scope.get("headers")
-            headers = tuple(headers) if type(headers) is list else _headers(scope)
+            if type(headers) is not list:
+                headers = _headers(scope)
             server = self.app.server
             auth = self.config.auth  # OAuth (oauth_server.py): its metadata document, or a 401/403, or the principal set
             denial = auth.metadata_for(method, target) if auth else None
@@ -303,6 +315,7 @@ class _Request:
                 if self._driving and auth is None:
                     self._head = (method, target, headers)
                 else:
+                    headers = tuple(headers)  # the tuple check_head's index of them is kept for, for receive_http
                     early = server.check_head(method, target, headers)
                     if early is not None:
                         await self._emit(early)
@@ -355,7 +368,7 @@ class _Request:
                 # Its cancel scope is made only when needed: where the handler first waits
                 # (_watch), or by cancel() before any wait. Nothing else runs before either, and
                 # a handler that answers at once makes none. The with of that scope is written out.
-                run = self._run = ExchangeRun(reply, self._emit, self, emit_reports_loss=True)
+                run = self._run = ExchangeRun(reply, self._emit, self, True)  # emit_reports_loss
                 try:
                     try:
                         handler = self.app.drive(run)

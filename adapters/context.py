@@ -63,7 +63,7 @@ class ExchangeRun:
 
     __slots__ = ("exchange", "emit", "scope", "peer_gone", "emit_reports_loss")
 
-    def __init__(self, exchange: Exchange[Any], emit: Send, scope: Cancellable, *, emit_reports_loss: bool = False) -> None:
+    def __init__(self, exchange: Exchange[Any], emit: Send, scope: Cancellable, emit_reports_loss: bool = False) -> None:
         self.exchange = exchange
         self.emit = emit
         self.scope = scope
