@@ -24,11 +24,11 @@ _T = TypeVar("_T")
 
 def on_trio() -> bool:
     """Whether the caller runs on trio; otherwise on asyncio (anyio, and so the ASGI app, runs on
-    one of the two). Without trio imported, asyncio; otherwise told as anyio tells it: by sniffio,
-    whose thread-local name trio sets while it runs (a thread-local lookup: ten times the cost
-    of the first probe). No lookup of the running asyncio loop (on
-    CPython 3.11 each costs a ``getpid`` system call): a request on asyncio finds its task only
-    when it needs it."""
+    one of the two). Without trio imported, asyncio (one probe of ``sys.modules``); otherwise
+    told as anyio tells it: by sniffio, whose thread-local name trio sets while it runs (a
+    thread-local lookup, several times the cost of that probe). No lookup of the running
+    asyncio loop (on CPython 3.11 each costs a ``getpid`` system call): a request on asyncio
+    finds its task only when it needs it."""
     modules = sys.modules
     if "trio" not in modules:  # the common case on asyncio: trio is not even imported (one dict probe)
         return False

@@ -33,7 +33,7 @@ from mcpwire_adapters import App, AsgiApp, AsgiConfig, Context, asgi_app
 import mcpwire_adapters.asgi as asgi_module
 from mcpwire_adapters.asgi import request_target
 
-from mcpwire import HttpPolicy, ListenStream
+from mcpwire import HttpPolicy, ListenStream, RemoteProtocolError, error_reply
 from mcpwire.framing import SSEReader
 
 REPO = Path(__file__).resolve().parents[2]
@@ -360,6 +360,30 @@ async def test_a_head_refused_with_its_body_held_gets_the_same_answer(
         await held.run(AsgiApp(app))
     assert waiting.taken == 0 and held.taken == (1 if anyio_backend == "asyncio" else 0)
     assert waiting.status == held.status == status and waiting.sent == held.sent
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", [Call, AtOnce], ids=["body-waits", "body-at-once"])
+async def test_with_a_guard_the_head_is_refused_before_the_token_is_looked_at(app: App, kind: type[Call]) -> None:
+    """An OAuth guard keeps the admission order: the head's refusal (here 415) first, then the
+    token (docs/auth.md), whether or not the body is already held."""
+
+    class Guard:  # an OAuthResource that refuses every token
+        checked = 0
+
+        def metadata_for(self, method: str, target: str) -> None:
+            return None
+
+        async def check_http(self, method: str, target: str, headers: Any, body: bytes) -> Any:
+            Guard.checked += 1
+            return error_reply(RemoteProtocolError("Unauthorized", code=INVALID_REQUEST, http_status=401))
+
+    headers = [*((k, v) for k, v in tool_headers("echo") if k != "content-type"), ("content-type", "text/plain")]
+    call = kind(http_scope(headers))
+    call.push_body(call_tool("echo", {"text": "x"}))
+    with anyio.fail_after(TIMEOUT):
+        await call.run(AsgiApp(app, config=AsgiConfig(auth=Guard())))  # type: ignore[arg-type]
+    assert call.status == 415 and Guard.checked == 0 and call.taken == 0
 
 
 @pytest.mark.anyio
