@@ -260,7 +260,7 @@ class _Request:
         self._watcher: asyncio.Task[None] | None = None  # asyncio: the disconnect watcher, once started
         self._head: tuple[str, str, Sequence[tuple[bytes, bytes]]] | None = None  # asyncio: a head not yet checked
 
-    def _suspended(self) -> _HeadRefused | None:
+    def _suspended(self) -> Exception | None:
         # the request's first wait began: in the body read or a send (its timeout starts now), and/or
         # in the handler (from now on a disconnect cancels it). A body read that waits checks the
         # head first: a refusal ends that wait (run_until_wait throws it in) and is answered.
@@ -270,7 +270,10 @@ class _Request:
         head = self._head
         if head is not None:
             self._head = None
-            early = self.app.server.check_head(*head)
+            try:
+                early = self.app.server.check_head(*head)
+            except Exception as bug:  # noqa: BLE001 - thrown in too: _serve answers it as any bug (500)
+                return bug
             if early is not None:
                 return _HeadRefused(early)
         if self._bound is not None:

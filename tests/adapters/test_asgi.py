@@ -479,6 +479,20 @@ async def test_an_adapter_bug_answers_500_jsonrpc(app: App, monkeypatch: pytest.
     assert call.status == 500 and call.json()["error"]["code"] == -32603
 
 
+@pytest.mark.anyio
+async def test_a_bug_in_the_head_check_answers_500_jsonrpc(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On asyncio the head is checked where the body read waits: a bug there is answered like any
+    other (-32603), not left to the server's plain-text 500."""
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(app.server, "check_head", broken)
+    call = Call(http_scope(tool_headers("echo")))  # the body never comes: the body read waits
+    with anyio.fail_after(TIMEOUT):
+        await call.run(AsgiApp(app))
+    assert call.status == 500 and call.json()["error"]["code"] == -32603 and call.taken == 0
+
+
 # -- in-process: listen streams ----------------------------------------------------------------------
 def capture_streams(app: App) -> list[ListenStream[Any]]:
     opened: list[ListenStream[Any]] = []
