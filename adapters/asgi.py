@@ -471,36 +471,39 @@ class _Request:
 
     # -- writing --------------------------------------------------------------------------------
     async def _emit(self, outputs: Sequence[Output]) -> None:
-        """ResponseHead -> ``http.response.start``; ResponseBody -> ``http.response.body``. The
-        sends of one call (a head and its body, or one SSE frame) may block ``send_timeout``
-        seconds in all (on asyncio one timer for them)."""
-        messages: list[Message] = []
-        for item in outputs:
-            if isinstance(item, ResponseHead):
-                self.started = True
-                messages.append({"type": "http.response.start", "status": item.status, "headers": list(item.headers)})
-            elif item.data or not item.more:
-                messages.append({"type": "http.response.body", "body": item.data, "more_body": item.more})
+        """ResponseHead -> ``http.response.start``; ResponseBody -> ``http.response.body``, each
+        sent as it is made. A send may block ``send_timeout`` seconds (before a request's first
+        wait, on asyncio, the sends of one call share one bound, a timer made only if one waits)."""
+        driving = self._driving
+        if driving:
+            self._bound = self.config.send_timeout
         try:
-            if self._driving:
-                self._bound = self.config.send_timeout
-                try:
-                    for message in messages:
+            try:
+                for item in outputs:
+                    message: Message
+                    if isinstance(item, ResponseHead):
+                        self.started = True
+                        message = {"type": "http.response.start", "status": item.status, "headers": list(item.headers)}
+                    elif item.data or not item.more:
+                        message = {"type": "http.response.body", "body": item.data, "more_body": item.more}
+                    else:
+                        continue
+                    if driving:
                         await self._send(message)
-                except asyncio.CancelledError:
-                    if self._end_step(True):
-                        raise TimeoutError from None
-                    raise
-                finally:
+                    elif self._asyncio:
+                        await bounded(self._sending(message), self.config.send_timeout)
+                    else:
+                        with anyio.fail_after(self.config.send_timeout):
+                            await self._send(message)
+            except asyncio.CancelledError:
+                if driving and self._end_step(True):
+                    raise TimeoutError from None
+                raise
+            finally:
+                if driving:
                     self._bound = None
                     if self._timer is not None:
                         self._end_step(False)
-            elif self._asyncio:
-                await bounded(self._send_all(messages), self.config.send_timeout)
-            else:
-                for message in messages:
-                    with anyio.fail_after(self.config.send_timeout):
-                        await self._send(message)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             # OSError includes TimeoutError (the timeouts) and servers' "client disconnected".
             run = self._run
@@ -508,9 +511,10 @@ class _Request:
                 raise _PeerGone from exc
             await run.lost()  # a handler's answer on asyncio: its client left (the handler is cancelled here)
 
-    async def _send_all(self, messages: list[Message]) -> None:
-        for message in messages:
-            await self._send(message)
+    async def _sending(self, message: Message) -> None:
+        # The server's send() as a coroutine of ours (bounded() steps it by hand; a server's send
+        # may return any awaitable).
+        await self._send(message)
 
     async def _refuse(self, status: int, code: int, message: str) -> None:
         head, body = error_reply(RemoteProtocolError(message, code=code, http_status=status))
