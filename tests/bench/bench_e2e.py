@@ -3,7 +3,9 @@ app under uvicorn, each in its own process, driven by one bounded load generator
 beside them the bare trio + h11 + msgspec server (``bare``: parse the request, decode the
 typed envelope, encode the result; no MCP rules), the limit of our trio driver's own stack, and
 a raw ASGI app that calls the engine and ``App.dispatch`` directly (``raw-asgi-fast``: no
-driver rules, no timeouts, no disconnect watching), the limit of our ASGI driver's own stack.
+driver rules, no timeouts, no disconnect watching), the limit of our ASGI driver's own stack,
+and the same app spinning 1 µs more per request (``raw-asgi-fast-busy``): what a microsecond
+more of work in process costs end to end, to read the driver's ratio by.
 The ``-fast`` kinds run under uvicorn with httptools + uvloop; the others under uvicorn's
 pure-Python defaults (h11 + asyncio).
 
@@ -181,10 +183,11 @@ def serve_sdk_fast() -> None:
     _uvicorn(sdk_asgi(sdk_small_server()), fast=True)
 
 
-def raw_asgi(app: Any) -> Any:
+def raw_asgi(app: Any, busy_ns: int = 0) -> Any:
     """The ASGI baseline: the engine and ``App.dispatch`` called straight from ASGI, with none
     of :class:`AsgiApp`'s driver rules (no check before the body, no body or send timeout, no
-    disconnect watching, no SSE or listen streams)."""
+    disconnect watching, no SSE or listen streams). ``busy_ns``: first spin that long per
+    request in pure Python (the calibration kind, ``raw-asgi-fast-busy``)."""
     import time as _time
 
     from mcpwire import HttpExchange, HttpRequest, ResponseHead
@@ -200,6 +203,10 @@ def raw_asgi(app: Any) -> Any:
                 elif message["type"] == "lifespan.shutdown":
                     await send({"type": "lifespan.shutdown.complete"})
                     return
+        if busy_ns:
+            spun = _time.perf_counter_ns() + busy_ns
+            while _time.perf_counter_ns() < spun:
+                pass
         chunks = []
         while True:
             message = await receive()
@@ -228,6 +235,16 @@ def serve_raw_asgi_fast() -> None:
     from ._workload import our_app
 
     _uvicorn(raw_asgi(our_app()), fast=True)
+
+
+BUSY_NS = 1000
+"""The calibration kind's spin per request: what this much more work in process costs end to end."""
+
+
+def serve_raw_asgi_fast_busy() -> None:
+    from ._workload import our_app
+
+    _uvicorn(raw_asgi(our_app(), busy_ns=BUSY_NS), fast=True)
 
 
 def _uvicorn(app: Any, *, fast: bool = False) -> None:
@@ -511,6 +528,7 @@ def measure(
 KINDS: dict[str, Callable[[], None]] = {
     "ours": serve_ours, "ours-asgi": serve_ours_asgi, "ours-asgi-fast": serve_ours_asgi_fast, "sdk": serve_sdk,
     "sdk-fast": serve_sdk_fast, "bare": serve_bare, "raw-asgi-fast": serve_raw_asgi_fast,
+    "raw-asgi-fast-busy": serve_raw_asgi_fast_busy,
     "workers-1": partial(serve_workers, 1), "workers-2": partial(serve_workers, 2),
 }
 

@@ -30,3 +30,16 @@ def test_wrk_sends_the_same_call_and_counts_no_error(server: bench_e2e.ServerPro
     assert result["generator"] == "wrk"
     assert result["requests"] > 0 and result["errors"] == 0, result  # a refused call is a non-2xx: an error
     assert 0 < result["p50_ms"] <= result["p99_ms"]
+
+
+
+@pytest.mark.parametrize("kind", ["raw-asgi-fast", "raw-asgi-fast-busy"])
+def test_the_raw_asgi_apps_give_every_answer(kind: str) -> None:
+    """The ASGI baseline and its calibration kind (the same app spinning 1 µs more per request)
+    answer every call as the Python generator checks it."""
+    process = bench_e2e.ServerProcess(kind)
+    try:
+        result = bench_e2e.run_load(process.port, 2, 50, 10.0, check=True)
+    finally:
+        process.stop()
+    assert result["requests"] == 50 and result["errors"] == 0, result
