@@ -318,7 +318,7 @@ class _Request:
                 if self._driving and auth is None:
                     self._head = (method, target, headers)
                 else:
-                    headers = tuple(headers)  # the tuple check_head's index of them is kept for, for receive_http
+                    headers = tuple(headers)  # a tuple: receive_http reuses check_head's index of it
                     early = server.check_head(method, target, headers)
                     if early is not None:
                         await self._emit(early)
