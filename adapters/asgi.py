@@ -61,10 +61,9 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from mcpwire.sessions import HttpBatch
-from mcpwire.tasks import TaskChanged
-from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
+from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
+from ._http_answers import deliver
 from ._on_asyncio import LateTimeout, TaskScope, bounded, on_trio, run_until_wait
 from .app import App, PeerGone
 from .context import ExchangeRun, principal_key
@@ -362,7 +361,10 @@ class _Request:
                 now=time.time(),
             )
             if not isinstance(reply, HttpExchange):
-                await self._answer(reply)
+                if isinstance(reply, HttpListenStream):
+                    await self._run_listen(reply)
+                else:
+                    await deliver(self.app, reply, self._emit, self._watch_disconnect)
             elif not self._asyncio:
                 await self.app.run_exchange(reply, self._emit, self._watch_disconnect)
             else:
@@ -408,30 +410,6 @@ class _Request:
                 except _PeerGone:
                     pass
             # A response already started is left unfinished: the server closes the connection.
-
-    async def _answer(
-        self, reply: Sequence[Output] | HttpListenStream | InputArrived | SessionClosed | Cancelled | TaskChanged | HttpBatch,
-    ) -> None:
-        """Every answer of the engine but an exchange: a complete reply, a listen stream, or one
-        of the initialize era's (a session's input, DELETE or cancellation; a task's change; a batch)."""
-        if isinstance(reply, HttpListenStream):
-            await self._run_listen(reply)
-        elif isinstance(reply, InputArrived):
-            self.app.input_arrived(reply)
-            await self._emit(reply.reply)
-        elif isinstance(reply, SessionClosed):
-            self.app.session_closed(reply)
-            await self._emit(reply.reply)
-        elif isinstance(reply, Cancelled):
-            self.app.request_cancelled(reply)
-            await self._emit(reply.reply)
-        elif isinstance(reply, TaskChanged):
-            await self._emit(reply.reply)
-            await self.app.task_changed(reply)
-        elif isinstance(reply, HttpBatch):
-            await self.app.run_batch(reply, self._emit, self._watch_disconnect)
-        else:
-            await self._emit(reply)
 
     # -- reading --------------------------------------------------------------------------------
     async def _receive_body(self, chunks: list[bytes], limit: int) -> int:

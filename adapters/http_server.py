@@ -53,10 +53,9 @@ import h11
 import msgspec
 import trio
 
-from mcpwire.sessions import HttpBatch
-from mcpwire.tasks import TaskChanged
-from mcpwire import Cancelled, ErrorCode, HttpExchange, HttpListenStream, HttpRequest, InputArrived, SessionClosed, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
+from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
+from ._http_answers import deliver
 from ._http_plain import head_facts, plain_answer, reason, write_now
 from ._http_reader import RECEIVE_BYTES, ConnectionReading, Expired as _Expired, Gone as _PeerGone
 from ._listeners import reuse_port_listeners
@@ -354,23 +353,8 @@ class _Connection(ConnectionReading):
             await self._run_exchange(reply)
         elif isinstance(reply, HttpListenStream):
             await self._run_listen(reply)
-        elif isinstance(reply, InputArrived):
-            self.app.input_arrived(reply)
-            await self._emit(reply.reply)
-        elif isinstance(reply, SessionClosed):
-            self.app.session_closed(reply)
-            await self._emit(reply.reply)
-        elif isinstance(reply, Cancelled):
-            self.app.request_cancelled(reply)
-            await self._emit(reply.reply)
-        elif isinstance(reply, TaskChanged):
-            await self._emit(reply.reply)
-            await self.app.task_changed(reply)
-        elif isinstance(reply, HttpBatch):
-            if await self.app.run_batch(reply, self._emit, self.watch):
-                raise _PeerGone
-        else:
-            await self._emit(reply)
+        elif await deliver(self.app, reply, self._emit, self.watch):
+            raise _PeerGone  # the client left during a batch
         if self._written:
             return not self.server.draining and not self._overflow
         return (
