@@ -331,6 +331,9 @@ class _Request:
                     self._bound = self.config.body_timeout
                     try:
                         size = await self._receive_body(chunks, limit)
+                    except _HeadRefused as refused:  # thrown in where the body read began to wait
+                        await self._emit(refused.reply)
+                        return
                     except asyncio.CancelledError:
                         if not self._end_step(True):
                             raise
@@ -395,11 +398,6 @@ class _Request:
                     handler_scope = self._scope
                     if handler_scope is not None and handler_scope.cancel_called:
                         handler_scope.__exit__(None, None, None)
-        except _HeadRefused as refused:  # thrown in where the body read began to wait (_suspended)
-            try:
-                await self._emit(refused.reply)
-            except _PeerGone:
-                pass
         except _PeerGone:
             pass
         except Exception:  # noqa: BLE001 - a bug answers -32603 instead of the server's plain-text 500
