@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator
 from types import TracebackType
 from typing import Any, TypeVar
 
-__all__ = ["LateTimeout", "TaskScope", "bounded", "on_trio", "run_until_wait"]
+__all__ = ["LateTimeout", "Rest", "TaskScope", "bounded", "on_trio", "run_until_wait"]
 
 _T = TypeVar("_T")
 
@@ -93,7 +93,7 @@ class LateTimeout:
         return self._scope.__exit__(asyncio.CancelledError if cancelled else None, None, None)
 
 
-class _Rest:
+class Rest:
     """The rest of a coroutine already run up to its first suspension, where it yielded
     ``pending`` (the future it waits on): awaiting this resumes it as the task would have,
     passing on what the task sends or throws (a cancellation included)."""
@@ -138,7 +138,7 @@ def run_until_wait(
             pending = coro.throw(abandon)
     except StopIteration:
         return None
-    return _Rest(coro, pending)
+    return Rest(coro, pending)
 
 
 async def bounded(coro: Coroutine[Any, Any, _T], seconds: float) -> _T:
@@ -151,4 +151,4 @@ async def bounded(coro: Coroutine[Any, Any, _T], seconds: float) -> _T:
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
     async with asyncio.timeout(seconds):
-        return await _Rest(coro, pending)
+        return await Rest(coro, pending)

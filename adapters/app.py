@@ -586,24 +586,21 @@ class App:
         with scope:
             try:
                 arm(run.gone)
-                await self.drive(run)
+                await self.drive(exchange, run.send, scope)
             finally:
                 arm(None)
         return run.peer_gone
 
-    def drive(self, run: ExchangeRun) -> Coroutine[Any, Any, None]:
-        """:meth:`dispatch` of ``run.exchange`` through ``run.send`` (or straight to ``run.emit``
-        when it reports a departed client itself), to await in ``run.scope``; an initialize-era
-        session's exchange over HTTP is its session's work meanwhile (its DELETE or a
-        ``notifications/cancelled`` naming it cancels that scope). A plain function too."""
-        answers = run.emit if run.emit_reports_loss else run.send
-        session = run.exchange.session
+    def drive(self, exchange: Exchange[Any], answers: Send, scope: Cancellable) -> Coroutine[Any, Any, None]:
+        """:meth:`dispatch` of ``exchange`` through ``answers``, to await in ``scope``; an
+        initialize-era session's exchange over HTTP is its session's work meanwhile (its DELETE
+        or a ``notifications/cancelled`` naming it cancels ``scope``). A plain function too."""
+        session = exchange.session
         if session is None or session.id is None:
-            return self.dispatch(run.exchange, answers)
-        return self._drive_session(run, session.id, answers)
+            return self.dispatch(exchange, answers)
+        return self._drive_session(exchange, session.id, answers, scope)
 
-    async def _drive_session(self, run: ExchangeRun, session_id: str, answers: Send) -> None:
-        exchange, scope = run.exchange, run.scope
+    async def _drive_session(self, exchange: Exchange[Any], session_id: str, answers: Send, scope: Cancellable) -> None:
         key = _key(exchange.request_id)
         self._session_work.setdefault(session_id, {})[key] = scope
         try:

@@ -51,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 import time
 from functools import lru_cache
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
@@ -64,7 +65,7 @@ import msgspec
 from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from ._http_answers import deliver
-from ._on_asyncio import LateTimeout, TaskScope, bounded, on_trio, run_until_wait
+from ._on_asyncio import LateTimeout, Rest, TaskScope, bounded, on_trio, run_until_wait
 from .app import App, PeerGone
 from .context import ExchangeRun, principal_key
 
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
 __all__ = ["AsgiApp", "AsgiConfig", "asgi_app", "request_target"]
 
 _log = logging.getLogger("mcpwire_adapters.asgi")
+_MODULES = sys.modules
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -168,10 +170,18 @@ class AsgiApp:
         kind = scope["type"]
         if kind == "http":
             request = _Request(self, scope, receive, send)
-            if request._driving:  # asyncio: by hand up to the first wait (see the module docstring)
-                rest = run_until_wait(request._serve(), request._suspended)
-                if rest is not None:
-                    await rest
+            if request._driving:
+                # asyncio: by hand up to the first wait (see the module docstring); this is
+                # run_until_wait(request._serve(), request._suspended) written out (no call of its own).
+                serve = request._serve()
+                try:
+                    pending = serve.send(None)
+                    abandon = request._suspended()
+                    if abandon is not None:
+                        pending = serve.throw(abandon)
+                except StopIteration:
+                    return
+                await Rest(serve, pending)
             else:
                 await request._serve()
         elif kind == "lifespan":
@@ -238,7 +248,7 @@ class _Request:
 
     __slots__ = (
         "app", "config", "scope", "receive", "_send", "started", "_asyncio", "_task", "_driving", "_bound",
-        "_timer", "_run", "_scope", "_watcher", "_head",
+        "_timer", "_exchange", "_run", "_scope", "_watcher", "_head",
     )
 
     def __init__(self, owner: AsgiApp, scope: Scope, receive: Receive, send: Send) -> None:
@@ -249,12 +259,13 @@ class _Request:
         self._send = send
         self.started = False
         # On asyncio: its own timeouts, armed (and a watcher started) only on a wait; on trio anyio's.
-        self._asyncio = not on_trio()
+        self._asyncio = "trio" not in _MODULES or not on_trio()  # on_trio()'s first probe written out
         self._task: asyncio.Task[Any] | None = None  # asyncio: the request's task, found where it first waits
         self._driving = self._asyncio  # asyncio: no wait yet (the steps arm nothing: _suspended does)
         self._bound: float | None = None  # asyncio, driving: the timeout of the body read or send under way
         self._timer: LateTimeout | None = None  # ... armed when that step waited first
-        self._run: ExchangeRun | None = None  # asyncio: the exchange whose handler runs (a disconnect cancels it)
+        self._exchange: HttpExchange | None = None  # asyncio: the exchange whose handler runs (a disconnect cancels it)
+        self._run: ExchangeRun | None = None  # ... its run, made when first needed (_handler_run)
         self._scope: TaskScope | None = None  # ... its cancel scope, made when first needed (cancel())
         self._watcher: asyncio.Task[None] | None = None  # asyncio: the disconnect watcher, once started
         self._head: tuple[str, str, Sequence[tuple[bytes, bytes]]] | None = None  # asyncio: a head not yet checked
@@ -301,7 +312,10 @@ class _Request:
             # bytes pairs as servers give them, taken as it is).
             scope = self.scope
             method = scope["method"]
-            target = request_target(scope)
+            try:  # request_target(scope), its common case written out: no mount point, no query, a path seen before
+                target = request_target(scope) if scope["root_path"] or scope["query_string"] else _PLAIN_TARGETS[scope["path"]]
+            except KeyError:  # a key the scope may leave out, or a new path
+                target = request_target(scope)
             headers = scope.get("headers")
             if type(headers) is not list:
                 headers = _headers(scope)
@@ -325,12 +339,17 @@ class _Request:
                 # The whole body within body_timeout (408 after), stopped as soon as it passes
                 # max_body_bytes (413).
                 limit = server.http.max_body_bytes
-                chunks: list[bytes] = []
                 size: int | None = None  # None: the body timed out
                 if self._driving:  # on asyncio the body is the request's first wait, if it waits
                     self._bound = self.config.body_timeout
                     try:
-                        size = await self._receive_body(chunks, limit)
+                        # The usual body, in one message, taken here (no frame of its own).
+                        message = await self.receive()
+                        body = message.get("body", b"")
+                        if message["type"] == "http.request" and type(body) is bytes and not message.get("more_body", False):
+                            size = len(body)
+                        else:
+                            size, body = await self._receive_body(limit, message)
                     except _HeadRefused as refused:  # thrown in where the body read began to wait
                         await self._emit(refused.reply)
                         return
@@ -343,7 +362,7 @@ class _Request:
                             self._end_step(False)
                 else:
                     with anyio.move_on_after(self.config.body_timeout):
-                        size = await self._receive_body(chunks, limit)
+                        size, body = await self._receive_body(limit)
                 if size is None:
                     late = f"Request body not received within {self.config.body_timeout} s"
                     await self._refuse(408, ErrorCode.INVALID_REQUEST, late)
@@ -353,7 +372,6 @@ class _Request:
                     return
                 if size < 0:
                     return  # the client left
-                body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
                 if auth is not None:
                     denial = await auth.check_http(method, target, headers, body)
             reply = denial or server.receive_http(
@@ -372,14 +390,15 @@ class _Request:
                 await self.app.run_exchange(reply, self._emit, self._watch_disconnect)
             else:
                 # The handler runs in the request's task; a client that leaves cancels it
-                # (ExchangeRun: a disconnect seen by the watcher, or a refused send in _emit).
-                # Its cancel scope is made only when needed: where the handler first waits
-                # (_watch), or by cancel() before any wait. Nothing else runs before either, and
-                # a handler that answers at once makes none. The with of that scope is written out.
-                run = self._run = ExchangeRun(reply, self._emit, self, True)  # emit_reports_loss
+                # (its ExchangeRun: a disconnect seen by the watcher, or a refused send in _emit).
+                # That run and its cancel scope are made only when needed: where the handler
+                # first waits (_watch), or when its client leaves before any wait. Nothing else
+                # runs before either, and a handler that answers at once makes neither. The with
+                # of that scope is written out.
+                self._exchange = reply
                 try:
                     try:
-                        handler = self.app.drive(run)
+                        handler = self.app.drive(reply, self._emit, self)
                         if self._driving:  # a first wait in the handler is the request's: _suspended calls _watch
                             await handler
                         else:
@@ -387,7 +406,7 @@ class _Request:
                             if rest is not None:
                                 await rest
                     finally:
-                        self._run = None
+                        self._exchange = self._run = None
                         if self._watcher is not None:
                             self._watcher.cancel()
                 except BaseException as exc:
@@ -410,24 +429,26 @@ class _Request:
             # A response already started is left unfinished: the server closes the connection.
 
     # -- reading --------------------------------------------------------------------------------
-    async def _receive_body(self, chunks: list[bytes], limit: int) -> int:
-        """Receive the body into ``chunks``: its size (over ``limit``: stopped there), or -1
-        when the client disconnected."""
+    async def _receive_body(self, limit: int, message: Message | None = None) -> tuple[int, bytes]:
+        """Receive the body, from ``message`` on when one was received already: its size (over
+        ``limit``: stopped there) and the bytes received; size -1 when the client disconnected."""
         size = 0
+        chunks: list[bytes] = []
         while size <= limit:
-            message = await self.receive()
+            if message is None:
+                message = await self.receive()
             if message["type"] == "http.disconnect":
-                return -1
-            if message["type"] != "http.request":
-                continue
-            chunk = message.get("body", b"")
-            if type(chunk) is not bytes:
-                chunk = bytes(chunk)
-            size += len(chunk)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        return size
+                return -1, b""
+            if message["type"] == "http.request":
+                chunk = message.get("body", b"")
+                if type(chunk) is not bytes:
+                    chunk = bytes(chunk)
+                size += len(chunk)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+            message = None
+        return size, chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     async def _watch_disconnect(self, gone: Callable[[], None]) -> None:
         """While a response is being produced: call ``gone()`` on ``http.disconnect``."""
@@ -482,10 +503,9 @@ class _Request:
                         self._end_step(False)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             # OSError includes TimeoutError (the timeouts) and servers' "client disconnected".
-            run = self._run
-            if run is None:
+            if self._exchange is None:
                 raise _PeerGone from exc
-            await run.lost()  # a handler's answer on asyncio: its client left (the handler is cancelled here)
+            await self._handler_run().lost()  # a handler's answer on asyncio: its client left (the handler is cancelled here)
 
     async def _sending(self, message: Message) -> None:
         # The server's send() as a coroutine of ours (bounded() steps it by hand; a server's send
@@ -509,13 +529,21 @@ class _Request:
 
     def _watch(self) -> None:
         # The handler began to wait: its cancel scope starts here, and from now on a disconnect cancels it.
-        run = self._run
-        if run is not None:
+        if self._exchange is not None:
             task = self._task
             assert task is not None  # only asyncio watches this way
             if self._scope is None:
                 self._scope = TaskScope(task)
-            self._watcher = task.get_loop().create_task(self._watch_alone(run.gone))
+            self._watcher = task.get_loop().create_task(self._watch_alone(self._handler_run().gone))
+
+    def _handler_run(self) -> ExchangeRun:
+        """The :class:`ExchangeRun` of the handler running on asyncio, made when first needed."""
+        run = self._run
+        if run is None:
+            exchange = self._exchange
+            assert exchange is not None  # only while a handler runs
+            run = self._run = ExchangeRun(exchange, self._emit, self)
+        return run
 
     async def _run_listen(self, stream: HttpListenStream) -> None:
         """Forward a listen stream as SSE (``App.forward_listen``) until it ends, the app drops

@@ -55,20 +55,17 @@ class CancelScopeLike(Cancellable, Protocol):
 class ExchangeRun:
     """What a client that goes away does to an exchange a driver runs (``App.run_exchange_armed``
     makes one; the ASGI app on asyncio too). Its handler runs in ``scope`` and answers through
-    :meth:`send`; ``peer_gone`` tells afterwards whether the client left.
+    :meth:`send`; ``peer_gone`` tells afterwards whether the client left. A driver whose
+    ``emit`` awaits :meth:`lost` itself hands the handler ``emit`` directly (``App.drive``) and
+    may make its run only when the client leaves or the handler first waits."""
 
-    ``emit_reports_loss``: ``emit`` never raises :class:`PeerGone` for this exchange but awaits
-    :meth:`lost` itself, so the handler's answers go to ``emit`` directly (``App.drive``),
-    without :meth:`send`'s frame."""
+    __slots__ = ("exchange", "emit", "scope", "peer_gone")
 
-    __slots__ = ("exchange", "emit", "scope", "peer_gone", "emit_reports_loss")
-
-    def __init__(self, exchange: Exchange[Any], emit: Send, scope: Cancellable, emit_reports_loss: bool = False) -> None:
+    def __init__(self, exchange: Exchange[Any], emit: Send, scope: Cancellable) -> None:
         self.exchange = exchange
         self.emit = emit
         self.scope = scope
         self.peer_gone = False
-        self.emit_reports_loss = emit_reports_loss
 
     def gone(self) -> None:
         """The client went away: cancel the exchange and the handler's scope (on HTTP a

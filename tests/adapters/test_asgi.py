@@ -33,7 +33,7 @@ from mcpwire_adapters import App, AsgiApp, AsgiConfig, Context, asgi_app
 import mcpwire_adapters.asgi as asgi_module
 from mcpwire_adapters.asgi import request_target
 
-from mcpwire import HttpPolicy, ListenStream, RemoteProtocolError, error_reply
+from mcpwire import HttpPolicy, HttpRequest, ListenStream, RemoteProtocolError, error_reply
 from mcpwire.framing import SSEReader
 
 REPO = Path(__file__).resolve().parents[2]
@@ -398,6 +398,54 @@ async def test_413_as_soon_as_the_body_passes_the_limit(app: App) -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("kind", [Call, AtOnce], ids=["body-waits", "body-at-once"])
+async def test_413_for_a_body_over_the_limit_in_one_message(app: App, kind: type[Call]) -> None:
+    call = kind(http_scope(tool_headers("echo")))  # no Content-Length
+    call.push_body(b"x" * (MAX_BODY + 1))
+    with anyio.fail_after(TIMEOUT):
+        await call.run(AsgiApp(app))
+    assert call.status == 413 and str(MAX_BODY) in call.json()["error"]["message"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", [Call, AtOnce], ids=["body-waits", "body-at-once"])
+async def test_a_disconnect_before_any_body_answers_nothing(app: App, kind: type[Call]) -> None:
+    call = kind(http_scope(tool_headers("echo")))
+    call.push({"type": "http.disconnect"})
+    with anyio.fail_after(TIMEOUT):
+        await call.run(AsgiApp(app))
+    assert call.sent == [] and call.taken == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", [Call, AtOnce], ids=["body-waits", "body-at-once"])
+@pytest.mark.parametrize("split", [False, True], ids=["one-message", "two-messages"])
+@pytest.mark.parametrize("wrap", [bytearray, memoryview])
+async def test_a_body_given_as_other_bytes_is_taken_the_same(
+    app: App, kind: type[Call], split: bool, wrap: Callable[[bytes], Any]
+) -> None:
+    body = call_tool("echo", {"text": "hi"})
+    taken: list[object] = []
+    receive_http = app.server.receive_http
+
+    def spy(request: HttpRequest, **kwargs: Any) -> Any:
+        taken.append(request.body)
+        return receive_http(request, **kwargs)
+
+    app.server.receive_http = spy  # type: ignore[method-assign]
+    call = kind(http_scope(tool_headers("echo")))
+    if split:
+        call.push({"type": "http.request", "body": body[:5], "more_body": True})
+        call.push({"type": "http.request", "body": wrap(body[5:])})
+    else:
+        call.push({"type": "http.request", "body": wrap(body)})
+    with anyio.fail_after(TIMEOUT):
+        await call.run(AsgiApp(app))
+    assert call.status == 200 and call.json()["result"]["content"][0]["text"] == "hi"
+    assert taken == [body] and type(taken[0]) is bytes  # the engine takes bytes
+
+
+@pytest.mark.anyio
 async def test_a_body_exactly_at_the_limit_is_read(app: App) -> None:
     body = call_tool("echo", {"text": ""})
     body = body[:-1] + b" " * (MAX_BODY - len(body)) + b"}"
@@ -612,6 +660,43 @@ def test_request_target_is_relative_to_the_mount_point() -> None:
     assert request_target({"path": "/api", "root_path": "/api"}) == "/"
     assert request_target({"path": "/apix/mcp", "root_path": "/api"}) == "/apix/mcp"  # not under the root
     assert request_target({"path": "/mcp?x"}) == "/mcp%3Fx"  # a decoded "?" cannot end the path
+
+
+@pytest.mark.anyio
+async def test_the_engine_gets_request_target_for_every_scope(app: App) -> None:
+    # The driver computes the common target itself (no mount point, no query, a path seen
+    # before); every scope, the minimal one without the optional keys included, gets the same
+    # (seen by the head check, or by receive_http when the head check is left to it).
+    seen: list[str] = []
+    receive_http, check_head = app.server.receive_http, app.server.check_head
+
+    def spy(request: HttpRequest, **kwargs: Any) -> Any:
+        seen.append(request.target)
+        return receive_http(request, **kwargs)
+
+    def spy_head(method: str, target: str, headers: Any) -> Any:
+        seen.append(target)
+        return check_head(method, target, headers)
+
+    app.server.receive_http = spy  # type: ignore[method-assign]
+    app.server.check_head = spy_head  # type: ignore[method-assign]
+    targets: list[str] = []
+    full = http_scope(tool_headers("echo"))
+    minimal = {key: full[key] for key in ("type", "method", "path", "headers")}
+    scopes = [
+        full, minimal, http_scope(tool_headers("echo"), path="/a b"), http_scope(tool_headers("echo"), query=b"x=1"),
+        http_scope(tool_headers("echo"), path="/api/mcp", root_path="/api"), {**minimal, "path": "/m?cp"},
+    ]
+    for scope in scopes * 2:  # the second time from what the first one kept
+        call = Call(scope)
+        call.push_body(call_tool("echo"))
+        with anyio.fail_after(TIMEOUT):
+            await call.run(AsgiApp(app))
+        assert call.status in (200, 404) and len(set(seen)) == 1
+        targets.append(seen[0])
+        seen.clear()
+    assert targets == [request_target(scope) for scope in scopes * 2]
+    assert targets[:6] == ["/mcp", "/mcp", "/a%20b", "/mcp?x=1", "/mcp", "/m%3Fcp"]
 
 
 @pytest.mark.anyio
