@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator
 from types import TracebackType
 from typing import Any, TypeVar
 
-__all__ = ["LateTimeout", "Rest", "TaskScope", "bounded", "on_trio", "run_until_wait"]
+__all__ = ["FINISHED", "LateTimeout", "Rest", "TaskScope", "bounded", "on_trio", "run_until_wait"]
 
 _T = TypeVar("_T")
 
@@ -121,6 +121,11 @@ class Rest:
                     return stop.value  # type: ignore[no-any-return]
 
 
+FINISHED: Any = object()
+"""What :func:`run_until_wait`'s first step gives for a coroutine that finished without waiting
+(a coroutine may yield ``None`` itself: asyncio's bare ``yield``)."""
+
+
 def run_until_wait(
     coro: Coroutine[Any, Any, Any], suspended: Callable[[], BaseException | None]
 ) -> Awaitable[Any] | None:
@@ -130,14 +135,19 @@ def run_until_wait(
     awaits it at once (``rest = run_until_wait(...)``, then ``if rest is not None: await rest``).
     When ``suspended()`` returns an exception, that wait is abandoned: the exception is thrown
     into ``coro`` there, and ``coro`` goes on from wherever it catches it.
-    A plain function, not a coroutine: a coroutine that never waits costs no second frame."""
-    try:
-        pending = coro.send(None)
-        abandon = suspended()
-        if abandon is not None:
-            pending = coro.throw(abandon)
-    except StopIteration:
+    A plain function, not a coroutine: a coroutine that never waits costs no second frame.
+    Its first step is ``next(coro.__await__(), FINISHED)``: a coroutine that returns ``None``
+    there raises no ``StopIteration`` (``coro.send(None)`` would make and raise one, several
+    times the cost of this call)."""
+    pending = next(coro.__await__(), FINISHED)
+    if pending is FINISHED:
         return None
+    abandon = suspended()
+    if abandon is not None:
+        try:
+            pending = coro.throw(abandon)
+        except StopIteration:
+            return None
     return Rest(coro, pending)
 
 

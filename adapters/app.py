@@ -341,13 +341,20 @@ class App:
         self._streams.clear()
 
     # -- dispatch ---------------------------------------------------------------------------------
-    def dispatch(self, exchange: Exchange[Any], send: Send) -> Coroutine[Any, Any, None]:
+    def dispatch(self, exchange: Exchange[Any], send: Send, scope: Cancellable | None = None) -> Coroutine[Any, Any, None]:
         """``await app.dispatch(exchange, send)``: run the handler for ``exchange.event`` and send
-        its answer (a plain function returning that coroutine: no frame of its own). Never raises
+        its answer (a plain function returning that coroutine: no frame of its own). ``scope``:
+        the cancel scope the caller awaits it in, when it has one (the HTTP drivers); an
+        initialize-era session's exchange is then its session's work meanwhile (its DELETE or a
+        ``notifications/cancelled`` naming it cancels ``scope``). Never raises
         for handler errors: they become error responses (a ProtocolError the handler raised keeps
         its code and message unless it is -32603; anything else, a LocalProtocolError included,
         is -32603 without detail, its cause logged and handed to ``on_error``, never sent). A call
         that may become a task (``ToolCall.task_allowed``) runs as :mod:`mcpwire_adapters.tasks` says."""
+        if scope is not None:
+            session = exchange.session
+            if session is not None and session.id is not None:
+                return self._dispatch_in_session(exchange, session.id, send, scope)
         event = exchange.event
         if isinstance(event, TaskResultWanted):
             return self._tasks.await_result(exchange, event, send)
@@ -586,21 +593,12 @@ class App:
         with scope:
             try:
                 arm(run.gone)
-                await self.drive(exchange, run.send, scope)
+                await self.dispatch(exchange, run.send, scope)
             finally:
                 arm(None)
         return run.peer_gone
 
-    def drive(self, exchange: Exchange[Any], answers: Send, scope: Cancellable) -> Coroutine[Any, Any, None]:
-        """:meth:`dispatch` of ``exchange`` through ``answers``, to await in ``scope``; an
-        initialize-era session's exchange over HTTP is its session's work meanwhile (its DELETE
-        or a ``notifications/cancelled`` naming it cancels ``scope``). A plain function too."""
-        session = exchange.session
-        if session is None or session.id is None:
-            return self.dispatch(exchange, answers)
-        return self._drive_session(exchange, session.id, answers, scope)
-
-    async def _drive_session(self, exchange: Exchange[Any], session_id: str, answers: Send, scope: Cancellable) -> None:
+    async def _dispatch_in_session(self, exchange: Exchange[Any], session_id: str, answers: Send, scope: Cancellable) -> None:
         key = _key(exchange.request_id)
         self._session_work.setdefault(session_id, {})[key] = scope
         try:

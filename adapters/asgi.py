@@ -65,7 +65,7 @@ import msgspec
 from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
 
 from ._http_answers import deliver
-from ._on_asyncio import LateTimeout, Rest, TaskScope, bounded, on_trio, run_until_wait
+from ._on_asyncio import FINISHED, LateTimeout, Rest, TaskScope, bounded, on_trio, run_until_wait
 from .app import App, PeerGone
 from .context import ExchangeRun, principal_key
 
@@ -174,13 +174,15 @@ class AsgiApp:
                 # asyncio: by hand up to the first wait (see the module docstring); this is
                 # run_until_wait(request._serve(), request._suspended) written out (no call of its own).
                 serve = request._serve()
-                try:
-                    pending = serve.send(None)
-                    abandon = request._suspended()
-                    if abandon is not None:
-                        pending = serve.throw(abandon)
-                except StopIteration:
+                pending = next(serve.__await__(), FINISHED)
+                if pending is FINISHED:
                     return
+                abandon = request._suspended()
+                if abandon is not None:
+                    try:
+                        pending = serve.throw(abandon)
+                    except StopIteration:
+                        return
                 await Rest(serve, pending)
             else:
                 await request._serve()
@@ -398,7 +400,7 @@ class _Request:
                 self._exchange = reply
                 try:
                     try:
-                        handler = self.app.drive(reply, self._emit, self)
+                        handler = self.app.dispatch(reply, self._emit, self)
                         if self._driving:  # a first wait in the handler is the request's: _suspended calls _watch
                             await handler
                         else:

@@ -56,7 +56,7 @@ class ExchangeRun:
     """What a client that goes away does to an exchange a driver runs (``App.run_exchange_armed``
     makes one; the ASGI app on asyncio too). Its handler runs in ``scope`` and answers through
     :meth:`send`; ``peer_gone`` tells afterwards whether the client left. A driver whose
-    ``emit`` awaits :meth:`lost` itself hands the handler ``emit`` directly (``App.drive``) and
+    ``emit`` awaits :meth:`lost` itself hands the handler ``emit`` directly (``App.dispatch``) and
     may make its run only when the client leaves or the handler first waits."""
 
     __slots__ = ("exchange", "emit", "scope", "peer_gone")
