@@ -679,7 +679,7 @@ async def test_the_engine_gets_request_target_for_every_scope(app: App) -> None:
         return check_head(method, target, headers)
 
     app.server.receive_http = spy  # type: ignore[method-assign]
-    app.server.check_head = spy_head  # type: ignore[method-assign]
+    app.server.check_head = spy_head  # type: ignore[method-assign, assignment]
     targets: list[str] = []
     full = http_scope(tool_headers("echo"))
     minimal = {key: full[key] for key in ("type", "method", "path", "headers")}
