@@ -15,6 +15,7 @@ request stands alone (the stateless revision). Time comes in as ``now``, keys as
 
 from __future__ import annotations
 
+from math import inf as INF
 from typing import Any, Callable, Collection, Final, Iterator, Mapping
 
 import msgspec
@@ -379,7 +380,8 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         :class:`SessionClosed` (a DELETE) and :class:`Cancelled` (a posted
         ``notifications/cancelled``: send its ``reply``, cancel that request's work).
         """
-        check_now(now)
+        if type(now) is not float or not -INF < now < INF:  # check_now's common case written out
+            check_now(now)
         headers = request.headers
         cached = self._head_view
         head_admitted = False
@@ -462,8 +464,8 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         body = admit_body(request, self.http)
         if type(body) is not bytes:
             return None
-        message = decode_request_as(lane.decoder, body)
-        if message is None or message.method != "tools/call":
+        message = decode_request_as(lane.decoder, body)  # a tools/call, by the lane's decoder
+        if message is None:
             return None
         params = message.params
         try:

@@ -30,8 +30,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import msgspec
-from msgspec import UNSET
 
+from ..wire.envelope import request_fields
 from ..wire.headers import MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID
 from ..wire.params import CallToolParams
 from .catalog import ToolEntry
@@ -109,8 +109,7 @@ class CallLanes:
                 f"{name}CallParams", [("arguments", arguments.type)], bases=(CallToolParams,), kw_only=True,
                 gc=False)
             message = msgspec.defstruct(
-                f"{name}Call", [("jsonrpc", Any, UNSET), ("id", Any, UNSET), ("method", Any, UNSET), ("params", params)],
-                kw_only=True, gc=False)
+                f"{name}Call", [*request_fields("tools/call"), ("params", params)], kw_only=True, gc=False)
             known = self._decoders[name] = (entry, msgspec.json.Decoder(message))
         if len(self._lanes) >= self._bound:
             self._lanes.clear()

@@ -28,7 +28,7 @@ for the envelope and for params alike; documented in docs/limits.md.
 
 from __future__ import annotations
 
-from typing import Any, Final, Union
+from typing import Annotated, Any, Final, Literal, Union
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -46,6 +46,7 @@ __all__ = [
     "MAX_ID_BYTES",
     "decode_message",
     "decode_request_as",
+    "request_fields",
     "check_request_id",
     "encode_request",
     "encode_notification",
@@ -221,22 +222,33 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
     return Request(id=request_id, method=method, params=params)
 
 
+def request_fields(method: str) -> list[tuple[str, Any]]:
+    """The envelope of a request of ``method`` as Struct fields, for :func:`decode_request_as`'s
+    decoder: ``jsonrpc`` "2.0", an ``id``, ``method`` itself, typed so that msgspec checks them
+    while it decodes. Every id they take, :func:`check_request_id` takes (a string id is taken
+    up to a quarter of ``MAX_ID_BYTES`` characters; a longer one goes :func:`decode_message`'s
+    way, which measures its bytes)."""
+    return [("jsonrpc", Literal["2.0"]), ("id", _TypedRequestId), ("method", Literal[method])]
+
+
+_TypedRequestId = Union[
+    Annotated[int, msgspec.Meta(ge=_INT64_MIN, le=_INT64_MAX)],
+    Annotated[str, msgspec.Meta(max_length=MAX_ID_BYTES // 4)],
+]
+
+
 def decode_request_as(decoder: msgspec.json.Decoder[Any], data: bytes) -> Any:
     """Stages one and two in one decode, for a request whose method and params type the
     caller knows ahead (``server/lanes.py``): ``decoder`` reads the whole message into a
-    Struct with ``jsonrpc``, ``id`` and ``method`` (loosely typed) and ``params``. Returns it
-    when :func:`decode_message` would read a request with this ``id`` and the params are of
-    that type, else ``None`` (:func:`decode_message` then says what is wrong). The caller
-    checks ``method``."""
+    Struct with the fields of :func:`request_fields` and ``params``. Returns it when
+    :func:`decode_message` would read a request of that method with this ``id`` and the params
+    are of that type, else ``None`` (:func:`decode_message` then says what is wrong)."""
     if not data.isascii() and not _utf8(data):
         return None
     try:
-        message = decoder.decode(data)
+        return decoder.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None
-    if check_request_id(message.id) is None or message.jsonrpc != "2.0":
-        return None
-    return message
 
 
 def _utf8(data: bytes) -> bool:

@@ -284,7 +284,9 @@ def _each(label: str, *path: Any, values: tuple[Any, ...]) -> dict[str, Callable
 TARGETED: dict[str, Callable[[dict[str, Any], dict[str, Any]], None]] = {
     **_each("name", "params", "name", values=("nope", "", 1, "ECHO", "maybe", "DROP")),
     **_each("method", "method", values=("tools/list", "TOOLS/CALL", "DROP")),
-    **_each("id", "id", values=(True, None, 2**63, "x" * 300, 1.5, "DROP", "s")),
+    **_each("id", "id", values=(
+        True, None, 2**63, "x" * 300, 1.5, "DROP", "s", -(2**63), 2**63 - 1, -(2**63) - 1, 0, "",
+        "x" * 64, "x" * 65, "x" * 256, "x" * 257, "\U0001F600" * 64, "\U0001F600" * 65)),
     **_each("jsonrpc", "jsonrpc", values=("1.0", 2, "DROP")),
     **_each("params", "params", values=([], "s", "DROP")),
     **_each("arguments", "params", "arguments", values=(

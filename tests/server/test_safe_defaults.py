@@ -544,7 +544,7 @@ def test_log_data_is_encoded_whatever_level_the_client_asked_for() -> None:
         ex.log("error", {"at": object()})
 
 
-@pytest.mark.parametrize("now", [float("nan"), float("inf"), "1700000000", None])
+@pytest.mark.parametrize("now", [float("nan"), float("inf"), float("-inf"), "1700000000", None])
 def test_a_bad_clock_fails_on_every_request(now: Any) -> None:
     server = make_server()
     ok = mcpwire.HttpRequest(method="POST", target="/mcp", headers=BYTES_HEADERS, body=DISCOVER_BODY)
