@@ -238,6 +238,25 @@ class AtOnce(Call):
         return message
 
 
+def handed_to_engine(app: App) -> list[tuple[str, HttpRequest]]:
+    """What ``app``'s engine is handed from now on, in order: ``("check_head", head)`` (an
+    ``HttpRequest`` of the head's method and target) and ``("receive_http", request)``."""
+    handed: list[tuple[str, HttpRequest]] = []
+    receive_http, check_head = app.server.receive_http, app.server.check_head
+
+    def spy(request: HttpRequest, **kwargs: Any) -> Any:
+        handed.append(("receive_http", request))
+        return receive_http(request, **kwargs)
+
+    def spy_head(method: str, target: str, headers: Any) -> Any:
+        handed.append(("check_head", HttpRequest(method=method, target=target, headers=())))
+        return check_head(method, target, headers)
+
+    app.server.receive_http = spy  # type: ignore[method-assign]
+    app.server.check_head = spy_head  # type: ignore[method-assign, assignment]
+    return handed
+
+
 async def until(predicate: Callable[[], bool]) -> None:
     while not predicate():
         await anyio.sleep(0.005)
@@ -425,14 +444,7 @@ async def test_a_body_given_as_other_bytes_is_taken_the_same(
     app: App, kind: type[Call], split: bool, wrap: Callable[[bytes], Any]
 ) -> None:
     body = call_tool("echo", {"text": "hi"})
-    taken: list[object] = []
-    receive_http = app.server.receive_http
-
-    def spy(request: HttpRequest, **kwargs: Any) -> Any:
-        taken.append(request.body)
-        return receive_http(request, **kwargs)
-
-    app.server.receive_http = spy  # type: ignore[method-assign]
+    handed = handed_to_engine(app)
     call = kind(http_scope(tool_headers("echo")))
     if split:
         call.push({"type": "http.request", "body": body[:5], "more_body": True})
@@ -442,6 +454,7 @@ async def test_a_body_given_as_other_bytes_is_taken_the_same(
     with anyio.fail_after(TIMEOUT):
         await call.run(AsgiApp(app))
     assert call.status == 200 and call.json()["result"]["content"][0]["text"] == "hi"
+    taken = [request.body for step, request in handed if step == "receive_http"]
     assert taken == [body] and type(taken[0]) is bytes  # the engine takes bytes
 
 
@@ -667,19 +680,7 @@ async def test_the_engine_gets_request_target_for_every_scope(app: App) -> None:
     # The driver computes the common target itself (no mount point, no query, a path seen
     # before); every scope, the minimal one without the optional keys included, gets the same
     # (seen by the head check, or by receive_http when the head check is left to it).
-    seen: list[str] = []
-    receive_http, check_head = app.server.receive_http, app.server.check_head
-
-    def spy(request: HttpRequest, **kwargs: Any) -> Any:
-        seen.append(request.target)
-        return receive_http(request, **kwargs)
-
-    def spy_head(method: str, target: str, headers: Any) -> Any:
-        seen.append(target)
-        return check_head(method, target, headers)
-
-    app.server.receive_http = spy  # type: ignore[method-assign]
-    app.server.check_head = spy_head  # type: ignore[method-assign, assignment]
+    handed = handed_to_engine(app)
     targets: list[str] = []
     full = http_scope(tool_headers("echo"))
     minimal = {key: full[key] for key in ("type", "method", "path", "headers")}
@@ -692,9 +693,10 @@ async def test_the_engine_gets_request_target_for_every_scope(app: App) -> None:
         call.push_body(call_tool("echo"))
         with anyio.fail_after(TIMEOUT):
             await call.run(AsgiApp(app))
-        assert call.status in (200, 404) and len(set(seen)) == 1
-        targets.append(seen[0])
-        seen.clear()
+        seen = {request.target for _, request in handed}
+        assert call.status in (200, 404) and len(seen) == 1
+        targets.append(seen.pop())
+        handed.clear()
     assert targets == [request_target(scope) for scope in scopes * 2]
     assert targets[:6] == ["/mcp", "/mcp", "/a%20b", "/mcp?x=1", "/mcp", "/m%3Fcp"]
 
