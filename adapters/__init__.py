@@ -25,8 +25,8 @@ Every name is imported on first use, so each needs only its own extra: :class:`N
 needs only msgspec (an adapter of your own, on any event loop, answers with it too); the App
 layer, :func:`serve_stdio` and the ASGI adapter need the ``asgi`` extra (anyio); the HTTP
 server the ``trio`` extra (trio, h11, anyio). So the ASGI adapter and stdio work without trio
-installed. The clients (:mod:`mcpwire_adapters.http_client`,
-:mod:`mcpwire_adapters.stdio_client`) are on anyio too, the same classes under asyncio and
+installed. The clients (:mod:`mcpwire_adapters.client.http`,
+:mod:`mcpwire_adapters.client.stdio`) are on anyio too, the same classes under asyncio and
 trio, with the ``client`` extra (anyio, h11).
 """
 
@@ -35,30 +35,36 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._input import NeedInput
+from . import _moved
+from .app.need_input import NeedInput
+from .errors import McpwireAdapterError
 
 if TYPE_CHECKING:
-    from .app import App, Context
-    from .asgi import AsgiApp, AsgiConfig, asgi_app
-    from .blocking import BlockingClient
-    from .http_server import HttpServerConfig, serve_http, serve_http_until
-    from .stdio_server import serve_stdio
+    from .app.app import App, Context
+    from .client.blocking import BlockingClient
+    from .client.http import HttpClient
+    from .client.stdio import StdioClient
+    from .serve.asgi.app import AsgiApp, AsgiConfig, asgi_app
+    from .serve.stdio import serve_stdio
+    from .serve.trio_h11.server import HttpServerConfig, serve_http, serve_http_until
 
 __all__ = [
-    "App", "AsgiApp", "AsgiConfig", "BlockingClient", "Context", "HttpServerConfig", "NeedInput", "asgi_app", "serve_http",
-    "serve_http_until", "serve_stdio",
+    "App", "AsgiApp", "AsgiConfig", "BlockingClient", "Context", "HttpClient", "HttpServerConfig", "McpwireAdapterError",
+    "NeedInput", "StdioClient", "asgi_app", "serve_http", "serve_http_until", "serve_stdio",
 ]
 
 _LAZY = {
-    "App": "app", "Context": "app",
-    "AsgiApp": "asgi", "AsgiConfig": "asgi", "asgi_app": "asgi", "BlockingClient": "blocking",
-    "HttpServerConfig": "http_server", "serve_http": "http_server", "serve_http_until": "http_server",
-    "serve_stdio": "stdio_server",
+    "App": "app.app", "Context": "app.app",
+    "AsgiApp": "serve.asgi.app", "AsgiConfig": "serve.asgi.app", "asgi_app": "serve.asgi.app",
+    "BlockingClient": "client.blocking", "HttpClient": "client.http", "StdioClient": "client.stdio",
+    "HttpServerConfig": "serve.trio_h11.server", "serve_http": "serve.trio_h11.server",
+    "serve_http_until": "serve.trio_h11.server", "serve_stdio": "serve.stdio",
 }
+_moved.install()
 
 
 def __getattr__(name: str) -> Any:
-    # anyio (the App layer, ASGI) and trio/h11 (the trio drivers) load only when asked for.
+    # anyio (the App layer, ASGI, the clients) and trio/h11 (the trio drivers) load only when asked for.
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

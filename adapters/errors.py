@@ -1,13 +1,33 @@
-"""The errors of the client drivers (:mod:`mcpwire_adapters.session` and the transports)."""
+"""The errors of the client drivers (:mod:`mcpwire_adapters.client.session` and the transports)."""
 
 from __future__ import annotations
 
 from mcpwire import ErrorResult, ResultReceived
 
-__all__ = ["InvalidResult", "ServerError", "SessionExpired", "TaskCancelled", "TransportError"]
+__all__ = [
+    "InvalidResult", "McpwireAdapterError", "PeerGone", "RedisUnavailable", "ServerError", "SessionExpired", "TaskCancelled",
+    "TransportError", "UsageError",
+]
 
 
-class ServerError(Exception):
+class McpwireAdapterError(Exception):
+    """The root of every error the adapters define."""
+
+
+class UsageError(McpwireAdapterError, ValueError):
+    """The host called the adapters wrongly (a URL that is not http(s), an option out of range, a
+    key or algorithm that cannot be used). A ``ValueError`` too, as before the root existed."""
+
+
+class PeerGone(McpwireAdapterError):
+    """Raised by a driver's ``emit`` when the client went away (closed, reset, stopped reading)."""
+
+
+class RedisUnavailable(McpwireAdapterError):
+    """Redis could not be reached (or refused us) when starting."""
+
+
+class ServerError(McpwireAdapterError):
     """The server answered with a JSON-RPC error (``error`` is the :class:`ErrorResult`)."""
 
     def __init__(self, error: ErrorResult) -> None:
@@ -17,7 +37,7 @@ class ServerError(Exception):
         self.data = error.data
 
 
-class TaskCancelled(Exception):
+class TaskCancelled(McpwireAdapterError):
     """A call that became a task (tasks extension) ended ``cancelled``: ``task`` is its last
     state (a :class:`mcpwire.tasks.Task`)."""
 
@@ -26,11 +46,11 @@ class TaskCancelled(Exception):
         self.task = task
 
 
-class TransportError(Exception):
+class TransportError(McpwireAdapterError):
     """The connection failed, timed out, or the response broke a limit."""
 
 
-class InvalidResult(Exception):
+class InvalidResult(McpwireAdapterError):
     """A ``tools/call`` result that is not what it should be (``result.problem`` says why):
     it does not match CallToolResult, or its ``structuredContent`` breaks the tool's
     ``outputSchema`` (checked when the client has a validator; specification: Server > Tools,

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import msgspec
 import trio
 from client_auth import oauth_for
-from mcpwire_adapters.http_client import HttpClient, ServerError, TransportError
+from mcpwire_adapters.client.http import HttpClient, ServerError, TransportError
 
 from mcpwire.types import Implementation
 from mcpwire import ProtocolError

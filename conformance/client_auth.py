@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpwire_adapters.oauth import OAuth, follow_redirect
-from mcpwire_adapters.oauth_jose import DPoPKey, PrivateKeyJwt
+from mcpwire_adapters.oauth.client import OAuth, follow_redirect
+from mcpwire_adapters.oauth.jose import DPoPKey, PrivateKeyJwt
 
 from mcpwire.auth import (
     Authorize, AuthorizationCode, ClientCredentials, ClientInformation, EnterpriseManaged, Grant, JwtBearer,

@@ -12,7 +12,7 @@ Diagnostics go to stderr only.
 
 ``--server`` picks what serves HTTP: ``trio`` (default) the trio/h11 driver; ``asgi-uvicorn``,
 ``asgi-hypercorn`` (asyncio worker) and ``asgi-hypercorn-trio`` the same application through
-the ASGI adapter (``mcpwire_adapters.asgi``) under that server.
+the ASGI adapter (``mcpwire_adapters.serve.asgi.app``) under that server.
 
 What it offers is what the runner's server scenarios call, with the results they check
 (conformance/RUNNER_NOTES.md, "Server scenarios"): tools, resources, a template and prompts.
@@ -740,7 +740,7 @@ async def _wait_for_stdin_eof() -> None:
 
 
 async def _serve_http(app: App, host: str, port: int) -> None:
-    from mcpwire_adapters.http_server import serve_http_until
+    from mcpwire_adapters.serve.trio_h11.server import serve_http_until
 
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
@@ -778,7 +778,7 @@ def _read_stdin_to_eof() -> None:
 async def _serve_asgi(app: App, sock: socket.socket, server: str) -> None:
     """Serve ``app`` through the ASGI adapter under uvicorn or hypercorn on the bound ``sock``
     until stdin ends; then end the listen streams and stop the server (2 s of grace)."""
-    from mcpwire_adapters.asgi import AsgiApp
+    from mcpwire_adapters.serve.asgi.app import AsgiApp
 
     asgi = AsgiApp(app)
     stop = anyio.Event()
@@ -817,7 +817,7 @@ async def _serve_asgi(app: App, sock: socket.socket, server: str) -> None:
 
 
 async def _serve_stdio(app: App) -> None:
-    from mcpwire_adapters.stdio_server import serve_stdio
+    from mcpwire_adapters.serve.stdio import serve_stdio
 
     _log("serving NDJSON on stdio")
     await serve_stdio(app)

@@ -76,7 +76,7 @@ REQUIRED_UNSCORED: dict[str, dict[str, tuple[str, ...]]] = {
 # The extension scenarios the runner runs (unscored) in the requirement set, which must pass
 # too: the tasks extension (conformance/fixture_tasks.py, docs/tasks.md). The tenth,
 # tasks-status-notifications, is skipped by the runner itself (its harness is being rewritten);
-# tests/adapters/test_app_tasks.py and tests/server/test_tasks.py prove those notifications.
+# tests/adapters/app/test_app_tasks.py and tests/server/test_tasks.py prove those notifications.
 REQUIRED_EXTENSIONS: dict[str, dict[str, tuple[str, ...]]] = {
     REVISION: {
         "server": ("tasks-capability-negotiation", "tasks-dispatch-and-envelope", "tasks-lifecycle",

@@ -22,7 +22,7 @@ what comes back:
 At end of stdin, requests in flight get ``GRACE_SECONDS`` to finish, then the process exits.
 stdout carries protocol lines only. With ``MCPWIRE_EXAMPLE_CHECK=1`` in the environment the
 process writes, at exit, one line to stderr naming which of trio, anyio, h11 and the App layer
-(``mcpwire_adapters.app``) got imported (``tests/integration/test_asyncio_example.py`` expects none). POSIX only
+(``mcpwire_adapters.app.app``) got imported (``tests/integration/test_asyncio_example.py`` expects none). POSIX only
 (asyncio's pipe transports); stdin or stdout redirected to a regular file is read or written
 directly, since a file never blocks.
 """
@@ -47,7 +47,7 @@ from mcpwire.types import ElicitRequest, ElicitRequestFormParams, Implementation
 from mcpwire.types import RequestId
 
 GRACE_SECONDS = 5.0
-CHECKED_MODULES = ("trio", "anyio", "h11", "mcpwire_adapters.app")
+CHECKED_MODULES = ("trio", "anyio", "h11", "mcpwire_adapters.app.app")
 
 Write = Callable[[bytes], Awaitable[None]]
 Handler = Callable[[ToolCall, StdioExchange, Write], Awaitable[Any]]

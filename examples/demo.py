@@ -21,7 +21,7 @@ from mcpwire import Client
 from mcpwire.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, Implementation
 from mcpwire.types import GetPromptResult, PromptArgument, PromptMessage, TextContent
 from mcpwire_adapters import App, Context, NeedInput, serve_http
-from mcpwire_adapters.http_client import HttpClient, ServerError
+from mcpwire_adapters.client.http import HttpClient, ServerError
 
 
 def build_demo_app() -> App:

@@ -6,7 +6,7 @@ A :class:`~mcpwire.Server` given ``tasks=Tasks(MemoryTaskStore(), ids)`` adverti
 extension, answers ``tasks/get`` itself, hands ``tasks/update`` and ``tasks/cancel`` that
 change a task to the host as :class:`TaskChanged`, and lets a ``tools/call`` of a tool
 registered with ``task_support`` become a task (``Exchange.create_task``). A durable store:
-``mcpwire_adapters.task_store.SqliteTaskStore``.
+``mcpwire_adapters.state.sqlite_tasks.SqliteTaskStore``.
 
 The same tasks serve 2025-11-25 sessions (Basic > Utilities > Tasks, experimental): the
 ``tasks`` capability, ``tools/call`` with ``params.task`` (``ToolCall.task_requested``),

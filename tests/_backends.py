@@ -24,8 +24,8 @@ import anyio
 import anyio.to_thread
 import trio
 
-from mcpwire_adapters.app import App
-from mcpwire_adapters.http_server import HttpServerConfig, serve_http
+from mcpwire_adapters.app.app import App
+from mcpwire_adapters.serve.trio_h11.server import HttpServerConfig, serve_http
 
 BACKENDS = ("trio", "asyncio")
 TIMEOUT = 15.0

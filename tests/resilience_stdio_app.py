@@ -1,4 +1,4 @@
-"""A small MCP app served over stdio, for tests/adapters/test_resilience.py (run as a script).
+"""A small MCP app served over stdio, for tests/adapters/serve/test_resilience.py (run as a script).
 
 Usage: python tests/resilience_stdio_app.py [--max-in-flight N] [--max-held N] [--grace-period S]
 

@@ -1,4 +1,4 @@
-"""A tiny MCP app served over stdio, for tests/adapters/test_stdio_server.py (run as a script).
+"""A tiny MCP app served over stdio, for tests/adapters/serve/test_stdio_server.py (run as a script).
 
 Usage: python tests/stdio_app.py [--max-line-bytes N] [--max-in-flight N] [--max-held N] [--versions V,...]
 [--backend trio|asyncio].

@@ -8,8 +8,8 @@ steps the host performs; :class:`ClientAuth` keeps one server's credentials, bui
 what the server publishes and answers; :class:`AccessToken` is what a token verifier returns.
 
 Nothing here does I/O, keeps a clock or signs: time and randomness are arguments, signers
-(DPoP, ``private_key_jwt``) and token verifiers come from the host (``mcpwire_adapters.oauth``
-and ``mcpwire_adapters.oauth_jose``, the latter with ``pip install 'mcpwire[oauth]'``).
+(DPoP, ``private_key_jwt``) and token verifiers come from the host (``mcpwire_adapters.oauth.client``
+and ``mcpwire_adapters.oauth.jose``, the latter with ``pip install 'mcpwire[oauth]'``).
 """
 
 from .challenge import Challenge, auth_challenge, build_challenge, parse_www_authenticate

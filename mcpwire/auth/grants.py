@@ -6,7 +6,7 @@ Owns the grant descriptions (specification: Basic > Authorization; the extension
 ``io.modelcontextprotocol/auth/wif`` (SEP-1933)), the credentials a flow returns, and the two
 signing interfaces. mcpwire signs nothing itself: a :class:`ProofSigner` (DPoP, RFC 9449) and
 an :class:`AssertionSigner` (``private_key_jwt``, RFC 7523) come from the host; the ones in
-``mcpwire_adapters.oauth_jose`` use joserfc (``pip install 'mcpwire[oauth]'``).
+``mcpwire_adapters.oauth.jose`` use joserfc (``pip install 'mcpwire[oauth]'``).
 """
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ class TaskRecord(msgspec.Struct, frozen=True, kw_only=True):
 
 class TaskStore(Protocol):
     """Where tasks live. :class:`MemoryTaskStore` keeps them in this process; a durable store
-    (``mcpwire_adapters.task_store.SqliteTaskStore``) keeps them across restarts. A store
+    (``mcpwire_adapters.state.sqlite_tasks.SqliteTaskStore``) keeps them across restarts. A store
     drops a task whose ``ttlMs`` has passed (``record.expired(now)``): ``get`` then returns
     ``None``."""
 

@@ -30,24 +30,24 @@ def _family(modules: set[str], name: str) -> set[str]:
 
 
 def test_the_stdio_client_does_not_load_h11() -> None:
-    loaded = _modules_after("import mcpwire_adapters.stdio_client")
-    assert "mcpwire_adapters.stdio_client" in loaded and "mcpwire_adapters.session" in loaded
+    loaded = _modules_after("import mcpwire_adapters.client.stdio")
+    assert "mcpwire_adapters.client.stdio" in loaded and "mcpwire_adapters.client.session" in loaded
     assert not _family(loaded, "h11"), sorted(_family(loaded, "h11"))
-    assert "mcpwire_adapters.http_client" not in loaded
+    assert "mcpwire_adapters.client.http" not in loaded
 
 
 @pytest.mark.parametrize("name", ["h11", "trio"])
 def test_the_client_session_loads_no_transport(name: str) -> None:
-    loaded = _modules_after("import mcpwire_adapters.session")
+    loaded = _modules_after("import mcpwire_adapters.client.session")
     assert not _family(loaded, name), sorted(_family(loaded, name))
 
 
 def test_the_check_sees_h11_when_it_is_loaded() -> None:
-    assert "h11" in _modules_after("import mcpwire_adapters.http_client")
+    assert "h11" in _modules_after("import mcpwire_adapters.client.http")
 
 
 def test_shared_client_names_are_one_object_wherever_imported() -> None:
-    from mcpwire_adapters import http_client, session, stdio_client
+    from mcpwire_adapters.client import http as http_client, session, stdio as stdio_client
 
     for name in ("Session", "Subscription", "ServerError", "TransportError", "InputHandler", "ListenEvent"):
         assert getattr(http_client, name) is getattr(session, name), name
@@ -55,10 +55,10 @@ def test_shared_client_names_are_one_object_wherever_imported() -> None:
     assert issubclass(http_client.HttpClient, session.Session)
 
 
-@pytest.mark.parametrize("name", ["anyio", "trio", "h11", "mcpwire_adapters.app"])
+@pytest.mark.parametrize("name", ["anyio", "trio", "h11", "mcpwire_adapters.app.app"])
 def test_need_input_loads_no_event_loop_library(name: str) -> None:
     loaded = _modules_after("from mcpwire_adapters import NeedInput")
-    assert "mcpwire_adapters._input" in loaded
+    assert "mcpwire_adapters.app.need_input" in loaded
     assert not _family(loaded, name), sorted(_family(loaded, name))
 
 
@@ -66,7 +66,7 @@ def test_the_app_layer_is_still_importable_from_the_package() -> None:
     import mcpwire_adapters
     from mcpwire_adapters import App, Context, asgi_app, serve_stdio
 
-    assert App is mcpwire_adapters.app.App and Context is mcpwire_adapters.app.Context
+    assert App is mcpwire_adapters.app.app.App and Context is mcpwire_adapters.app.app.Context
     assert callable(asgi_app) and callable(serve_stdio)
     assert set(mcpwire_adapters.__all__) <= set(dir(mcpwire_adapters)) | set(mcpwire_adapters._LAZY)
 
@@ -100,13 +100,13 @@ def test_no_other_need_input_is_defined() -> None:
         for path in (REPO / folder).rglob("*")
         if path.suffix in (".py", ".md") and definition.search(path.read_text())
     )
-    assert found == ["adapters/_input.py"]
+    assert found == ["adapters/app/need_input.py"]
 
 
 # -- the anyio drivers: no trio -------------------------------------------------------------------
 
-ANYIO_DRIVERS = ["mcpwire_adapters.http_client", "mcpwire_adapters.stdio_client", "mcpwire_adapters.stdio_server",
-                 "mcpwire_adapters.blocking"]
+ANYIO_DRIVERS = ["mcpwire_adapters.client.http", "mcpwire_adapters.client.stdio", "mcpwire_adapters.serve.stdio",
+                 "mcpwire_adapters.client.blocking"]
 
 
 @pytest.mark.parametrize("module", ANYIO_DRIVERS)
@@ -117,7 +117,7 @@ def test_the_anyio_drivers_do_not_load_trio(module: str) -> None:
 
 
 def test_the_check_sees_trio_when_it_is_loaded() -> None:
-    assert "trio" in _modules_after("import mcpwire_adapters.http_server")  # the HTTP server stays on trio
+    assert "trio" in _modules_after("import mcpwire_adapters.serve.trio_h11.server")  # the HTTP server stays on trio
 
 
 # A client process where `import trio` fails, on asyncio: HttpClient against the URL given, then
@@ -125,8 +125,8 @@ def test_the_check_sees_trio_when_it_is_loaded() -> None:
 _WITHOUT_TRIO = """
 import asyncio, json, sys
 sys.modules["trio"] = None  # from here on, any import of trio raises ImportError
-from mcpwire_adapters.http_client import HttpClient
-from mcpwire_adapters.stdio_client import StdioClient
+from mcpwire_adapters.client.http import HttpClient
+from mcpwire_adapters.client.stdio import StdioClient
 
 SERVER = ("import runpy, sys; sys.modules['trio'] = None; sys.argv = ['stdio_app', '--backend', 'asyncio']; "
           f"runpy.run_path({sys.argv[2]!r}, run_name='__main__')")

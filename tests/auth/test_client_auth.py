@@ -17,7 +17,7 @@ from mcpwire.auth import (
     AuthError, AuthorizationCode, AuthorizationFlow, Authorized, ClientAuth, ClientInformation, Credentials,
     build_challenge, parse_www_authenticate,
 )
-from mcpwire_adapters.oauth_store import FileTokenStore, MemoryTokenStore
+from mcpwire_adapters.oauth.store import FileTokenStore, MemoryTokenStore
 
 GRANT = AuthorizationCode(redirect_uri="http://127.0.0.1:3030/callback")
 CREDS = Credentials(issuer=AS, resource=MCP, access_token="tok", scopes=("mcp:basic",))

@@ -17,7 +17,7 @@ from typing import Any
 
 import trio
 
-from mcpwire_adapters.fuzz import FuzzReport, fuzz, fuzz_stdio
+from mcpwire_adapters.testing.fuzz.runner import FuzzReport, fuzz, fuzz_stdio
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = [sys.executable, str(REPO / "conformance" / "fixture.py")]

@@ -68,7 +68,7 @@ class _Ours:
     """Our HttpClient: ``call`` returns the first text block of the result."""
 
     def __init__(self, url: str, n: int) -> None:
-        from mcpwire_adapters.http_client import HttpClient
+        from mcpwire_adapters.client.http import HttpClient
 
         self.http = HttpClient(url, max_connections=max(8, n))
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import anyio
 import pytest
-from mcpwire_adapters.app import App
-from mcpwire_adapters.http_client import HttpClient, ServerError, Subscription
-from mcpwire_adapters.stdio_client import StdioClient
+from mcpwire_adapters.app.app import App
+from mcpwire_adapters.client.http import HttpClient, ServerError, Subscription
+from mcpwire_adapters.client.stdio import StdioClient
 
 from mcpwire.types import Implementation
 from mcpwire import Keyring
@@ -96,7 +96,7 @@ async def test_http_listen_ends_with_the_listen_result() -> None:
 
 @both
 async def test_http_listen_dropped_by_the_server_is_a_transport_error_not_an_end() -> None:
-    from mcpwire_adapters.http_client import TransportError
+    from mcpwire_adapters.client.http import TransportError
 
     app = make_app()
     opened: list[Any] = []

@@ -23,7 +23,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "asyncio_server.py"
 TIMEOUT = 15.0
 FORBIDDEN = ("trio", "anyio", "h11")
 # Of mcpwire_adapters, the example loads the package and the module of NeedInput, nothing else.
-ADAPTER_MODULES = {"mcpwire_adapters", "mcpwire_adapters._input"}
+ADAPTER_MODULES = {"mcpwire_adapters", "mcpwire_adapters.app.need_input"}
 
 
 class Example:

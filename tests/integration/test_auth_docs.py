@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import mcpwire.auth as auth
-from mcpwire_adapters import oauth, oauth_jose, oauth_server, oauth_store
+from mcpwire_adapters.oauth import client as oauth, jose as oauth_jose, resource_server as oauth_server, store as oauth_store
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "auth.md"
 NAMES: dict[str, Any] = {

@@ -17,7 +17,7 @@ Two markers, an HTML comment on the line before the fence, excuse a block from r
 Public names (what the examples may import): ``mcpwire`` for engines, events, errors and
 configuration; ``mcpwire.types`` for the wire types (``Tool``, ``Implementation``...), never
 through ``mcpwire`` itself; ``mcpwire_adapters`` top-level names, and a public submodule of it
-(``mcpwire_adapters.http_client``) only for a name the top level does not export.
+(``mcpwire_adapters.client.http``) only for a name the top level does not export.
 """
 
 from __future__ import annotations
@@ -216,8 +216,8 @@ def test_public_name_check() -> None:
     ]
     assert _public_name_problems("from mcpwire.auth import ClientAuth\nfrom mcpwire.sessions import INITIALIZE_ERA") == []
     assert _public_name_problems("from mcpwire.auth import _b64url") == ["from mcpwire.auth import _b64url: not public"]
-    assert _public_name_problems("from mcpwire_adapters.app import App") == [
-        "from mcpwire_adapters.app import App: import it from mcpwire_adapters"
+    assert _public_name_problems("from mcpwire_adapters.app.app import App") == [
+        "from mcpwire_adapters.app.app import App: import it from mcpwire_adapters"
     ]
     assert _public_name_problems("from mcpwire.server.engine import Server") == [
         "from mcpwire.server.engine: only mcpwire, mcpwire.types and mcpwire.auth, mcpwire.framing, mcpwire.sessions, mcpwire.tasks are public"
@@ -254,7 +254,7 @@ def _deadline(seconds: int) -> Iterator[None]:
 def demo_url() -> Iterator[str]:
     """The demo server (examples/demo.py) over HTTP on 127.0.0.1, a free port, as client.md says."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcpwire_adapters.cli", "serve", "examples/demo.py:build_demo_app", "--port", "0"],
+        [sys.executable, "-m", "mcpwire_adapters.cli.main", "serve", "examples/demo.py:build_demo_app", "--port", "0"],
         cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     assert process.stderr is not None
@@ -334,7 +334,7 @@ def _call_add_over_trio(app: Any) -> list[Any]:
     """Serve ``app`` with the trio driver on a free port; call its ``add`` tool with progress."""
     import trio
     from mcpwire_adapters import serve_http
-    from mcpwire_adapters.http_client import HttpClient
+    from mcpwire_adapters.client.http import HttpClient
 
     progress: list[Any] = []
 

@@ -121,7 +121,7 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     # The reference was generated, adapters included (griffe found mcpwire_adapters in adapters/).
     adapters = (tmp_path / "site" / "api" / "adapters" / "index.html").read_text()
-    assert 'id="mcpwire_adapters.app.App"' in adapters
+    assert 'id="mcpwire_adapters.app.app.App"' in adapters
     assert 'id="mcpwire.Server"' in (tmp_path / "site" / "api" / "core" / "index.html").read_text()
 
 

@@ -689,7 +689,7 @@ def test_completion(app: Any) -> None:
 
 # -- the command line, over real HTTP --------------------------------------------------------------------
 def test_command_line_serves_http_until_stdin_eof() -> None:
-    pytest.importorskip("mcpwire_adapters.http_server")
+    pytest.importorskip("mcpwire_adapters.serve.trio_h11.server")
     proc = subprocess.Popen(
         [sys.executable, str(REPO / "conformance" / "fixture.py"), "--port", "0"],
         stdin=subprocess.PIPE,
@@ -741,7 +741,7 @@ _ = mcpwire
 
 
 def test_command_line_serves_stdio_until_eof() -> None:
-    pytest.importorskip("mcpwire_adapters.stdio_server")
+    pytest.importorskip("mcpwire_adapters.serve.stdio")
     meta = {
         "io.modelcontextprotocol/protocolVersion": VERSION,
         "io.modelcontextprotocol/clientCapabilities": {},

@@ -41,12 +41,12 @@ from mcpwire import Client, Keyring
 from mcpwire.auth import AccessToken, AuthError, AuthorizationCode, Authorize, ResourceServer, parse_www_authenticate
 from mcpwire.types import Implementation
 from mcpwire_adapters import App, AsgiConfig, Context, asgi_app
-from mcpwire_adapters.http_client import HttpClient
-from mcpwire_adapters.http_server import HttpServerConfig, serve_http
-from mcpwire_adapters.oauth import OAuth, follow_redirect
-from mcpwire_adapters.oauth_store import MemoryTokenStore
-from mcpwire_adapters.oauth_jose import DPoPVerifier, JwtVerifier
-from mcpwire_adapters.oauth_server import IntrospectionVerifier, OAuthResource, TokenVerifier
+from mcpwire_adapters.client.http import HttpClient
+from mcpwire_adapters.serve.trio_h11.server import HttpServerConfig, serve_http
+from mcpwire_adapters.oauth.client import OAuth, follow_redirect
+from mcpwire_adapters.oauth.store import MemoryTokenStore
+from mcpwire_adapters.oauth.jose import DPoPVerifier, JwtVerifier
+from mcpwire_adapters.oauth.resource_server import IntrospectionVerifier, OAuthResource, TokenVerifier
 from _backends import trio_test
 
 VERSION = "2026-07-28"

@@ -26,12 +26,12 @@ from mcpwire.auth import (
 )
 from mcpwire.types import Implementation
 from mcpwire_adapters import App, Context
-from mcpwire_adapters._fetch import fetch
-from mcpwire_adapters.http_client import HttpClient
-from mcpwire_adapters.http_server import HttpServerConfig, serve_http
-from mcpwire_adapters.oauth import OAuth, follow_redirect
-from mcpwire_adapters.oauth_jose import DPoPKey, DPoPVerifier, JwtVerifier
-from mcpwire_adapters.oauth_server import IntrospectionVerifier, OAuthResource, TokenVerifier
+from mcpwire_adapters.oauth.fetch import fetch
+from mcpwire_adapters.client.http import HttpClient
+from mcpwire_adapters.serve.trio_h11.server import HttpServerConfig, serve_http
+from mcpwire_adapters.oauth.client import OAuth, follow_redirect
+from mcpwire_adapters.oauth.jose import DPoPKey, DPoPVerifier, JwtVerifier
+from mcpwire_adapters.oauth.resource_server import IntrospectionVerifier, OAuthResource, TokenVerifier
 from _backends import trio_test
 
 REDIRECT = "http://127.0.0.1:1/callback"  # never reached: the test follows the redirect itself

@@ -137,7 +137,7 @@ def test_installed_adapters_import_with_their_extra(asgi_venv: Path) -> None:
     py = asgi_venv / "bin" / "python"  # run from the venv's folder: the repository is not on sys.path
     code = "import mcpwire_adapters as a; print(a.App.__module__, a.AsgiApp.__module__)"
     out = _run(py, "-I", "-c", code, cwd=asgi_venv)
-    assert out.split() == ["mcpwire_adapters.app", "mcpwire_adapters.asgi"]
+    assert out.split() == ["mcpwire_adapters.app.app", "mcpwire_adapters.serve.asgi.app"]
 
 
 def test_console_script(wheel: Path, venv: Path) -> None:
@@ -196,7 +196,7 @@ def test_sdist_carries_what_its_tests_need(dists: dict[str, Path], tmp_path: Pat
     assert not missing, f"not in the sdist (MANIFEST.in): {sorted(missing)}"
     for name in ("LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml", "MANIFEST.in", "mkdocs.yml",
                  "tests/conftest.py", "tests/wire/test_types_schema.py", "tests/schema_check.py",
-                 "conformance/fixture.py", "scripts/test", "typings/mcpwire_adapters/app.py"):
+                 "conformance/fixture.py", "scripts/test", "typings/mcpwire_adapters/app/app.py"):
         assert name in files, name
     # The vendored schemas, byte for byte as their provenance records them, with their license.
     schemas = root / "tests" / "data" / "schemas"
@@ -256,8 +256,8 @@ def test_installed_clients_run_on_asyncio_with_the_client_extra_alone(client_ven
     )
     code = (
         "import asyncio, sys\n"
-        "import mcpwire_adapters.http_client\n"
-        "from mcpwire_adapters.stdio_client import StdioClient\n"
+        "import mcpwire_adapters.client.http\n"
+        "from mcpwire_adapters.client.stdio import StdioClient\n"
         "async def main():\n"
         f"    async with StdioClient([sys.executable, '-c', {server!r}]) as c:\n"
         "        opened = await c.connect()\n"

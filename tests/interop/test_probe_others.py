@@ -17,7 +17,7 @@ import trio
 from _node import PEERS, NodeSetup, node_or_skip, node_setup_v2, url_printed_by
 from _peers import SDK_SERVER, served
 
-from mcpwire_adapters.probe import Finding, probe
+from mcpwire_adapters.testing.probe.runner import Finding, probe
 
 TIMEOUT = 30
 

@@ -29,8 +29,8 @@ import pytest
 from mcpwire import PROTOCOL_VERSION, Client as WireClient, ListenAck, LogMessage, Progress, ResourceUpdated
 from mcpwire.types import CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Implementation
 from mcpwire.types import InputRequest, ResourcesCapability, TextContent as WireText
-from mcpwire_adapters.http_client import HttpClient, Session
-from mcpwire_adapters.stdio_client import StdioClient
+from mcpwire_adapters.client.http import HttpClient, Session
+from mcpwire_adapters.client.stdio import StdioClient
 
 from _backends import run
 from _peers import OUR_SERVER, SDK_SERVER, ping_status, served
@@ -301,7 +301,7 @@ def test_our_unpinned_client_connects_to_the_dual_era_sdk_server(backend: str) -
 def test_the_probes_initialize_era_checks_hold_for_the_sdk_server() -> None:
     """The probe's era.* checks against the Python SDK's server: every rule holds; it declares
     no tasks, so that check is not applicable."""
-    from mcpwire_adapters.probe import probe, select
+    from mcpwire_adapters.testing.probe.runner import probe, select
 
     with served(SDK_SERVER, "http") as url:
         findings = anyio.run(lambda: probe(url, select(["era.*"]), rate=0), backend="trio")

@@ -17,10 +17,10 @@ import trio
 
 from mcpwire import PROTOCOL_VERSION, Client
 from mcpwire.types import Implementation
-from mcpwire_adapters.cache import MemoryStore, ResponseCache
-from mcpwire_adapters.http_client import HttpClient
-from mcpwire_adapters.session import Session
-from mcpwire_adapters.stdio_client import StdioClient
+from mcpwire_adapters.client.cache import MemoryStore, ResponseCache
+from mcpwire_adapters.client.http import HttpClient
+from mcpwire_adapters.client.session import Session
+from mcpwire_adapters.client.stdio import StdioClient
 
 from _peers import SDK_SERVER, served
 

@@ -30,8 +30,8 @@ from mcpwire.tasks import Task
 from mcpwire.types import (
     CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Implementation, InputRequest, TextContent,
 )
-from mcpwire_adapters.http_client import HttpClient, Session
-from mcpwire_adapters.stdio_client import StdioClient
+from mcpwire_adapters.client.http import HttpClient, Session
+from mcpwire_adapters.client.stdio import StdioClient
 
 TIMEOUT = 60.0
 
@@ -202,7 +202,7 @@ def ts_server(node: NodeSetup) -> AbstractAsyncContextManager[str]:
 def test_the_probes_initialize_era_checks_hold_for_the_ts_server(node: NodeSetup) -> None:
     """The probe's era.* checks against the TypeScript SDK v1's server: every rule holds (a
     failure here is a bug of the probe, not of the SDK, until shown from the specification)."""
-    from mcpwire_adapters.probe import probe, select
+    from mcpwire_adapters.testing.probe.runner import probe, select
 
     async def main() -> list[tuple[str, str, str]]:
         async with ts_server(node) as url:

@@ -169,7 +169,7 @@ def test_error_names_the_tool() -> None:
 
 
 def test_app_tool_with_a_struct_output_type_lists_an_object_schema() -> None:
-    from mcpwire_adapters.app import App
+    from mcpwire_adapters.app.app import App
 
     app = App("x", "1")
 
@@ -582,7 +582,7 @@ def test_a_bare_server_advertises_no_list_changed_and_serves_no_listen_for_it() 
 
 
 def test_the_app_still_advertises_what_notify_list_changed_sends() -> None:
-    from mcpwire_adapters.app import App
+    from mcpwire_adapters.app.app import App
 
     assert App("x", "1").server.capabilities()["tools"] == {"listChanged": True}
     assert App("x", "1", list_changed=False).server.capabilities()["tools"] == {}

@@ -19,7 +19,7 @@ import trio
 
 from mcpwire.types import CompleteResult, Completion, GetPromptResult, PromptArgument, PromptMessage, TextContent
 from mcpwire_adapters import App, Context, NeedInput, serve_stdio
-from mcpwire_adapters.http_server import serve_http
+from mcpwire_adapters.serve.trio_h11.server import serve_http
 
 NAMES = ("Ada", "Alan", "Grace")
 

@@ -1,0 +1,116 @@
+"""An App's changes delivered to every listen stream of its server, in this process and, through
+its :class:`~mcpwire_adapters.state.broker.Broker`, in the others: :class:`Fanout`.
+
+Local first: a change reaches this process's streams at once, whatever the broker's state; the
+broker then tells the other processes, each of which delivers the notice to its own streams
+(:meth:`Fanout.receive`). A notice about a task is re-read from the task store by each process
+(the store is shared when the broker is), so what a listener gets is the task as stored, never
+a copy that travelled. A notice a process cannot act on (an unknown list kind, a task it does
+not know) is logged and dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from mcpwire import ProtocolError
+from mcpwire.sessions import Response
+from mcpwire.tasks import TaskChanged
+
+from ..state.broker import (
+    AnswerNotice, Broker, ListChangedNotice, LocalBroker, Notice, ResourceUpdatedNotice, TaskChangedNotice,
+    TaskStatusNotice,
+)
+
+if TYPE_CHECKING:
+    from .app import App
+
+__all__ = ["Fanout"]
+
+_log = logging.getLogger("mcpwire_adapters.state.broker")
+_ENCODE = msgspec.json.Encoder().encode
+_DECODE_RESPONSE = msgspec.json.Decoder(Response).decode
+
+
+class Fanout:
+    """The deliveries of one App (see the module docstring); ``broker`` may be replaced before
+    the App starts serving (``mcpwire serve --redis`` does)."""
+
+    def __init__(self, app: App, broker: Broker | None = None) -> None:
+        self.app = app
+        self.broker: Broker = broker if broker is not None else LocalBroker()
+
+    def list_changed(self, kind: str) -> None:
+        self.app._deliver(self.app.server.list_changed(kind))  # type: ignore[arg-type]
+        self.broker.publish(ListChangedNotice(list=kind))  # type: ignore[arg-type]
+
+    def resource_updated(self, uri: str) -> None:
+        self._refresh_sessions()
+        self.app._deliver(self.app.server.resource_updated(uri))
+        self.broker.publish(ResourceUpdatedNotice(uri=uri))
+
+    def task_status(self, task_id: str) -> None:
+        """Task ``task_id`` changed: its state to the listeners watching it, here and elsewhere."""
+        self._task_status(task_id)
+        self.broker.publish(TaskStatusNotice(task_id=task_id))
+
+    def task_changed_elsewhere(self, task_id: str) -> bool:
+        """Hand a task changed here, whose work this process does not run, to the process that
+        runs it; ``False`` when there are no other processes (the caller then fails the task)."""
+        if not self.broker.shared:
+            return False
+        self.broker.publish(TaskChangedNotice(task_id=task_id))
+        return True
+
+    def answer_elsewhere(self, session_id: str, response: Response) -> None:
+        """A client's answer no exchange of this process waits for: to the other processes,
+        one of which may (a shared session store; nothing to do in one process)."""
+        if self.broker.shared:
+            self.broker.publish(AnswerNotice(session_id=session_id, response=msgspec.Raw(_ENCODE(response))))
+
+    async def run(self) -> None:
+        """Deliver the other processes' notices (in the App's background task group)."""
+        await self.broker.run(self.receive)
+
+    async def receive(self, notice: Notice) -> None:
+        """Deliver another process's notice to this process's streams (and work)."""
+        server = self.app.server
+        try:
+            if isinstance(notice, ListChangedNotice):
+                self.app._deliver(server.list_changed(notice.list))
+            elif isinstance(notice, ResourceUpdatedNotice):
+                self._refresh_sessions()
+                self.app._deliver(server.resource_updated(notice.uri))
+            elif isinstance(notice, TaskStatusNotice):
+                if server.open_listeners:  # else no stream here to tell: spare the store a read
+                    self._task_status(notice.task_id)
+                self.app._tasks.wake(notice.task_id)
+            elif isinstance(notice, AnswerNotice):
+                session = server.sessions.get(notice.session_id, time.time())
+                response = _DECODE_RESPONSE(notice.response)
+                arrived = None if session is None else server.receive_answer(session, response)
+                if arrived is not None:  # an exchange of this process asked: it goes on
+                    self.app.input_arrived(arrived)
+            elif server.tasks is not None and self.app._tasks.runs(notice.task_id):
+                record = server.tasks.get(notice.task_id, time.time())
+                if record is not None:
+                    await self.app._tasks.task_changed(TaskChanged(task=record), forwarded=True)
+        except (ProtocolError, ValueError, msgspec.ValidationError) as exc:
+            _log.warning("dropped a notice from another process (%r): %s", notice, exc)
+
+    def _refresh_sessions(self) -> None:
+        # A shared session store: the subscriptions of this process's GET streams may have been
+        # changed by a request on another process (RedisSessionStore.refresh_listening).
+        refresh = getattr(self.app.server.sessions, "refresh_listening", None)
+        if refresh is not None:
+            refresh()
+
+    def _task_status(self, task_id: str) -> None:
+        try:
+            self.app._deliver(self.app.server.task_status(task_id, now=time.time()))
+        except ProtocolError as exc:  # the task store failed (it logged why): no notification
+            _log.warning("no status notification for task %s: %s", task_id, exc)

@@ -1,0 +1,660 @@
+"""An anyio + h11 MCP client over Streamable HTTP, driving the sans-IO :class:`mcpwire.Client`.
+
+    client = Client(Implementation(name="me", version="1"), capabilities={"elicitation": {"form": {}}})
+    async with HttpClient("http://127.0.0.1:8000/mcp", client) as c:
+        await c.discover()
+        tools = await c.list_tools()
+        result = await c.call_tool("echo", {"text": "hi"}, on_input=answer, on_progress=show)
+
+The same class runs under ``trio.run`` and ``asyncio.run``: tasks, locks, timeouts and sockets
+are anyio's (TLS through anyio's ``TLSStream``), and importing this module loads no trio. The
+HTTP/1.1 read loop is our own, on h11: no HTTP proxies, no HTTP/2 (docs/client.md, "asyncio
+and trio", says why and what to do instead).
+
+:class:`Session` (:mod:`mcpwire_adapters.client.session`, re-exported here with :class:`Subscription`,
+:class:`ServerError`, :class:`TransportError`, ``InputHandler`` and ``ListenEvent``) holds what
+every transport shares: the -32022 version fallback (once per request), the MRTR loop
+(``on_input`` gets the typed input requests of each round and returns the answers; at most
+``max_rounds`` rounds), pagination, and turning an :class:`ErrorResult` into
+:class:`ServerError`. :class:`HttpClient` adds a pool of keep-alive connections: each request
+in flight has one of its own (at most ``max_connections``, 8, at once; the others wait), kept
+alive and reused afterwards; connect and read timeouts, and a response size limit. Cancelling the awaiting task
+closes the connection, which is how HTTP cancels a request
+(<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation#transport-specific-cancellation>).
+
+Initialize-era servers (specification 2025-11-25: Basic > Transports > Streamable HTTP):
+:meth:`Session.connect` probes and falls back to ``initialize``; the ``Mcp-Session-Id`` of the
+answer is kept and sent; the server's requests on a response stream are answered with a POST
+on a connection of their own (the response stream keeps the main one); a response stream that
+ends early after an event id is resumed with a GET carrying ``Last-Event-ID`` after the
+stream's ``retry`` delay (at most ``max_resumptions`` times per request); a 404 on the session
+raises :class:`SessionExpired` to the session layer, which starts a new session; closing the
+client sends ``DELETE`` to end the session. Inside ``async with``, the session's GET stream is
+read in the background from the handshake on when the client declares elicitation, sampling or
+roots (the server may ask on it), or as soon as something listens: the server's requests on it
+are answered with the handler of the one call in flight, else the client's ``on_input``.
+
+:meth:`Session.listen` opens a ``subscriptions/listen`` stream
+(<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>) as a
+:class:`Subscription`; over HTTP each one has its own connection, so requests keep flowing
+on the shared one while it is open::
+
+    async with c.listen({"toolsListChanged": True}) as sub:
+        async for event in sub:      # ListenAck, then ListChanged / ResourceUpdated
+            ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import ssl
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Self
+from urllib.parse import urlsplit
+
+import anyio
+import anyio.abc
+import h11
+
+from mcpwire import (
+    Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, ListChanged, LogMessage,
+    OutgoingMessage, OutgoingRequest, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest,
+    SessionStreamParser, jsonschema_validator,
+)
+from mcpwire.sessions import Resume
+from mcpwire.types import Implementation
+
+# The transport-neutral half lives in .session (no h11 there); re-exported here, where it was.
+from ..errors import McpwireAdapterError, UsageError
+from .cache import ResponseCache, http_where
+from .session_feed import FeedListen, SessionFeed
+from .session import (
+    ElicitationHandler, EventHandler, InputHandler, ListenEvent, RootsHandler, SamplingHandler, ServerError, Session,
+    SessionExpired, Subscription, TransportError,
+)
+
+if TYPE_CHECKING:
+    from mcpwire.auth import AuthorizationFlow
+
+    from ..oauth.client import OAuth
+
+__all__ = [
+    "ElicitationHandler", "EventHandler", "HttpClient", "InputHandler", "ListenEvent", "RootsHandler", "SamplingHandler",
+    "ServerError", "Session", "SessionExpired", "Subscription", "TransportError",
+]
+
+_log = logging.getLogger("mcpwire.client")
+
+DEFAULT_RETRY_MS = 1000
+"""The wait before resuming or reopening a stream whose server named no ``retry``."""
+
+_ASKABLE = ("elicitation", "sampling", "roots")  # capabilities that let the server ask us things
+
+
+class HttpClient(Session):
+    """Streamable HTTP over one keep-alive h11 connection (http or https)."""
+
+    def __init__(
+        self,
+        url: str,
+        client: Client | None = None,
+        *,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 60.0,
+        max_response_bytes: int = 16 * 1024 * 1024,
+        max_rounds: int = 8,
+        extra_headers: Sequence[tuple[bytes, bytes]] = (),
+        ssl_context: ssl.SSLContext | None = None,
+        on_input: InputHandler | None = None,
+        on_log: EventHandler | None = None,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        roots: RootsHandler | None = None,
+        max_resumptions: int = 16,
+        max_connections: int = 8,
+        auth: OAuth | None = None,
+        cache: ResponseCache | None = None,
+    ) -> None:
+        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0"), validator=jsonschema_validator()),
+                         max_rounds=max_rounds,
+                         on_input=on_input, on_log=on_log, elicitation=elicitation, sampling=sampling, roots=roots)
+        self._setup_lock = anyio.Lock()
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(f"not an http(s) URL: {url!r}")
+        self.url = url
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._https else 80)
+        self._authority = parts.netloc.rsplit("@", 1)[-1].encode("ascii")
+        self._target = ((parts.path or "/") + (f"?{parts.query}" if parts.query else "")).encode("ascii")
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.max_response_bytes = max_response_bytes
+        self._extra = tuple(extra_headers)
+        self._ssl = ssl_context
+        if max_connections < 1:
+            raise UsageError("max_connections must be at least 1")
+        self.max_connections = max_connections
+        self._idle: list[tuple[anyio.abc.ByteStream, h11.Connection]] = []  # keep-alive, newest last
+        self._slots = anyio.Semaphore(max_connections)  # requests in flight, one connection each
+        self.max_resumptions = max_resumptions
+        self._issued: str | None = None  # the Mcp-Session-Id of the last initialize answer
+        self._stack = contextlib.AsyncExitStack()
+        self._tasks: anyio.abc.TaskGroup | None = None  # open inside `async with`: the GET stream's tasks
+        self._session_stream: _SessionStream | None = None
+        self._feed = SessionFeed()
+        # OAuth (adapters/oauth/client.py, docs/auth.md): headers on every request; a 401/403 runs a flow.
+        self.auth = auth
+        self._auth = auth.bind(url) if auth is not None else None
+        #: How many TCP connections were opened (keep-alive reuse is visible here).
+        self.connections_opened = 0
+        self.cache = cache  # a ResponseCache (adapters/client/cache.py), or None
+
+    async def __aenter__(self) -> Self:
+        self._stack = contextlib.AsyncExitStack()
+        self._tasks = await self._stack.enter_async_context(anyio.create_task_group())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await self.aclose()
+        finally:
+            tasks, self._tasks = self._tasks, None
+            if tasks is not None:
+                tasks.cancel_scope.cancel()
+            await self._stack.aclose()
+
+    async def aclose(self) -> None:
+        """End the initialize-era session, if the server issued one (DELETE; a 405 means the
+        server does not let clients end sessions), and close the connection."""
+        if self._session_stream is not None:
+            self._session_stream.scope.cancel()
+            self._session_stream = None
+        self._feed.close()
+        headers = self.client.end_session()
+        if headers is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.connect_timeout):
+                try:
+                    await self._one_shot(b"DELETE", headers, b"")
+                except TransportError:
+                    pass
+        idle, self._idle = self._idle, []
+        for stream, _ in idle:
+            await _close(stream)
+
+    async def _open_stream(self) -> anyio.abc.ByteStream:
+        """A new TCP (and TLS) connection to the server, within ``connect_timeout``."""
+        stream: anyio.abc.ByteStream
+        try:
+            with anyio.fail_after(self.connect_timeout):
+                if self._https:
+                    # Not standard-compatible: a server that closes without close_notify ends
+                    # the stream (h11 tells a cut-off body from a whole one).
+                    stream = await anyio.connect_tcp(self._host, self._port, tls=True, tls_hostname=self._host,
+                                                     ssl_context=self._ssl or ssl.create_default_context(),
+                                                     tls_standard_compatible=False)
+                else:
+                    stream = await anyio.connect_tcp(self._host, self._port)
+        except (OSError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:  # OSError: TimeoutError too
+            raise TransportError(f"cannot connect to {self.url}: {exc!r}") from exc
+        self.connections_opened += 1
+        return stream
+
+    async def _connect(self, reuse: bool) -> tuple[anyio.abc.ByteStream, h11.Connection, bool]:
+        """An idle keep-alive connection (``reuse``), else a new one; and whether it was reused."""
+        if reuse and self._idle:
+            stream, conn = self._idle.pop()
+            return stream, conn, True
+        stream = await self._open_stream()
+        return stream, h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024), False
+
+    async def _release(self, stream: anyio.abc.ByteStream, conn: h11.Connection) -> None:
+        """Back to the idle pool when the exchange ended cleanly, else closed."""
+        if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+            conn.start_next_cycle()
+            if len(self._idle) < self.max_connections:
+                self._idle.append((stream, conn))
+                return
+        await _close(stream)
+
+    def _request_bytes(self, conn: h11.Connection, request: OutgoingRequest | OutgoingMessage) -> bytes:
+        return self._message_bytes(conn, b"POST", request.headers, request.body)
+
+    def _message_bytes(self, conn: h11.Connection, method: bytes, headers: Sequence[tuple[bytes, bytes]],
+                       body: bytes) -> bytes:
+        head = [(b"Host", self._authority), *([(b"Content-Length", str(len(body)).encode())] if method != b"GET" else []),
+                *headers, *self._extra, *self._auth_headers()]
+        out = conn.send(h11.Request(method=method, target=self._target, headers=head)) or b""
+        if body:
+            out += conn.send(h11.Data(data=body)) or b""
+        return out + (conn.send(h11.EndOfMessage()) or b"")
+
+    def _auth_headers(self) -> list[tuple[bytes, bytes]]:
+        if self._auth is None or self.auth is None:
+            return []
+        return [(k.encode(), v.encode()) for k, v in self._auth.headers(now=self.auth.clock())]
+
+    def _auth_verdict(self, event: h11.Response) -> AuthorizationFlow | str:
+        if self._auth is None or self.auth is None:
+            return "ok"
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers]
+        return self._auth.on_response(event.status_code, headers, now=self.auth.clock())
+
+    async def _one_shot(self, method: bytes, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> int:
+        """Send one message on a connection of its own, read the whole response, close; return
+        the status. For what must not wait behind the main connection: answers to the server's
+        requests while their call's response stream is open, notifications, DELETE."""
+        stream = await self._open_stream()
+        conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        status = 0
+        try:
+            await stream.send(self._message_bytes(conn, method, headers, body))
+            size = 0
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    with anyio.fail_after(self.read_timeout):
+                        data = await _receive(stream)
+                    size += len(data)
+                    if size > self.max_response_bytes:
+                        raise TransportError(f"response from {self.url} exceeds {self.max_response_bytes} bytes")
+                    conn.receive_data(bytes(data))
+                elif isinstance(event, h11.Response):
+                    status = event.status_code
+                elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                    return status
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError, h11.RemoteProtocolError) as exc:
+            raise TransportError(f"{method.decode()} to {self.url} failed: {exc!r}") from exc
+        finally:
+            await _close(stream)
+
+    async def _deliver(self, message: OutgoingMessage) -> None:
+        status = await self._one_shot(b"POST", message.headers, message.body)
+        if status == 404 and self.client.session_id is not None:
+            raise SessionExpired(f"{self.url} no longer knows session {self.client.session_id!r} (HTTP 404)",
+                                 self.client.session_id)
+        if not 200 <= status < 300:
+            raise TransportError(f"{self.url} refused a message with HTTP {status}")
+
+    def _issued_session(self) -> str | None:
+        return self._issued
+
+    def _cache_where(self) -> tuple[str, str]:
+        creds = self._auth.credentials if self._auth is not None else None
+        return http_where(self.url, self._extra, creds.access_token if creds is not None else None)
+
+    def _subscription(self, request: OutgoingRequest) -> Subscription:
+        return _HttpSubscription(self, request)
+
+    def _session_listen(self, notifications: Mapping[str, Any]) -> Subscription:
+        return FeedListen(self, notifications, self._feed, self._listening)
+
+    async def _listening(self) -> None:
+        if self._tasks is None:
+            raise TransportError("listening to an initialize-era session needs `async with HttpClient(...)`")
+        if self._session_stream is None or not self._session_stream.running:
+            await self._start_session_stream()
+
+    async def _session_started(self) -> None:
+        # The old session's stream (if any) belongs to a session the server forgot.
+        if self._session_stream is not None:
+            self._session_stream.scope.cancel()
+            self._session_stream = None
+        caps = self.client.capabilities
+        if self._tasks is not None and (self._feed.listening or any(k in caps for k in _ASKABLE)):
+            await self._start_session_stream()
+
+    async def _start_session_stream(self) -> None:
+        # Wait for the stream's head (within connect_timeout): a server may send a call's
+        # questions on the GET stream, and drops them when no stream is open yet.
+        assert self._tasks is not None
+        stream = self._session_stream = _SessionStream(self, self._tasks)
+        self._tasks.start_soon(stream.run)
+        with anyio.move_on_after(self.connect_timeout):
+            await stream.opened.wait()
+
+    async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
+        async with self._slots:
+            if self._auth is None:
+                return await self._resumable(request, on_event)
+            self._auth.begin_request()
+            while True:  # ends: ClientAuth bounds the attempts and raises AuthError past them
+                try:
+                    return await self._resumable(request, on_event)
+                except _Reauthorize as again:
+                    if again.flow is not None and self.auth is not None:
+                        await self.auth.run(self._auth, again.flow)
+
+    async def _resumable(self, request: OutgoingRequest,
+                         on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
+        """One request to its final event, resuming its response stream when it ends early."""
+        outcome = await self._attempt(request, on_event, None)
+        resumptions = 0
+        while isinstance(outcome, Resume):
+            # 2025-11-25: the response stream ended before the response, after an event id;
+            # wait the stream's retry, then GET with Last-Event-ID for the rest (SEP-1699).
+            resumptions += 1
+            if resumptions > self.max_resumptions:
+                raise TransportError(f"{request.method}: the response stream was resumed {self.max_resumptions} "
+                                     "times without a response")
+            await anyio.sleep((DEFAULT_RETRY_MS if outcome.retry_ms is None else outcome.retry_ms) / 1000)
+            outcome = await self._attempt(request, on_event, outcome.last_event_id)
+        return outcome
+
+    async def _attempt(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]],
+                       resume_from: str | None) -> ClientEvent | Resume:
+        for attempt in range(2):
+            stream, conn, reused = await self._connect(reuse=attempt == 0)
+            try:
+                outcome = await self._round_trip(stream, conn, request, on_event, resume_from)
+            except _Stale:
+                await _close(stream)
+                if not reused:
+                    raise TransportError(f"{self.url} closed the connection without a response") from None
+            except _Reauthorize:
+                await self._release(stream, conn)  # the challenge was read whole: the connection is reusable
+                raise
+            except BaseException:
+                await _close(stream)  # cancelled, timed out or broken: the connection is unusable
+                raise
+            else:
+                await self._release(stream, conn)
+                return outcome
+        raise TransportError(f"{self.url} closed the connection without a response")  # pragma: no cover
+
+    async def _round_trip(self, stream: anyio.abc.ByteStream, conn: h11.Connection, request: OutgoingRequest,
+                          on_event: Callable[[ClientEvent], Awaitable[None]],
+                          resume_from: str | None = None) -> ClientEvent | Resume:
+        if resume_from is None:
+            head = self._request_bytes(conn, request)
+        else:
+            head = self._message_bytes(conn, b"GET", self.client.stream_headers(resume_from), b"")
+        try:
+            await stream.send(head)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise _Stale() from exc
+        parser: HttpResponseParser | None = None
+        final: ClientEvent | None = None
+        received = 0
+        reauthorize: _Reauthorize | None = None
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                try:
+                    with anyio.fail_after(self.read_timeout):
+                        data = await _receive(stream)
+                except TimeoutError:
+                    raise TransportError(f"no data from {self.url} for {self.read_timeout} s") from None
+                except (anyio.BrokenResourceError, OSError) as exc:
+                    if parser is None:
+                        raise _Stale() from exc
+                    resume = parser.interrupted()
+                    if resume is not None:
+                        return resume
+                    raise TransportError(f"connection to {self.url} broke: {exc!r}") from exc
+                if not data and parser is None and received == 0:
+                    raise _Stale()
+                received += len(data)
+                if received > self.max_response_bytes:
+                    raise TransportError(f"response from {self.url} exceeds {self.max_response_bytes} bytes")
+                conn.receive_data(bytes(data))
+                continue
+            if isinstance(event, h11.Response):
+                if event.status_code in (301, 302, 307, 308):
+                    raise TransportError(f"{self.url} redirects (HTTP {event.status_code}); not followed")
+                verdict = self._auth_verdict(event)
+                if verdict != "ok":  # read the challenge's body to the end, keep the connection, send again
+                    reauthorize = _Reauthorize(None if isinstance(verdict, str) else verdict)
+                headers = dict(event.headers)
+                if reauthorize is None and request.method == "initialize":
+                    issued = headers.get(b"mcp-session-id")
+                    self._issued = issued.decode("ascii", "replace") if issued else None
+                elif reauthorize is None and event.status_code == 404 and self.client.initialize_era \
+                        and self.client.session_id is not None:
+                    raise SessionExpired(f"{self.url} no longer knows session {self.client.session_id!r} (HTTP 404)",
+                                 self.client.session_id)
+                ctype = headers.get(b"content-type", b"")
+                parser = HttpResponseParser(self.client, request, status=event.status_code, content_type=ctype,
+                                            max_body_bytes=self.max_response_bytes, resumed=resume_from is not None)
+            elif isinstance(event, h11.Data):
+                assert parser is not None
+                if reauthorize is None:
+                    final = await self._dispatch(parser.feed(bytes(event.data)), final, on_event)
+            elif isinstance(event, h11.EndOfMessage):
+                assert parser is not None
+                if reauthorize is None:
+                    final = await self._dispatch(parser.close(), final, on_event)
+                break
+            elif isinstance(event, h11.ConnectionClosed):
+                if parser is None:
+                    raise _Stale()
+                resume = parser.interrupted()
+                if resume is not None:
+                    return resume
+                raise TransportError(f"{self.url} closed the connection mid-response")
+        if reauthorize is not None:
+            raise reauthorize
+        if final is None and parser is not None and parser.resume is not None:
+            return parser.resume
+        if final is None:
+            return ErrorResult(request_id=request.id, code=ErrorCode.TRANSPORT_ERROR, message="no response")  # pragma: no cover
+        return final
+
+    @staticmethod
+    async def _dispatch(events: list[ClientEvent], final: ClientEvent | None,
+                        on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent | None:
+        for event in events:
+            if isinstance(event, (ResultReceived, ErrorResult, InputRequired)):
+                final = event
+            else:
+                await on_event(event)
+        return final
+
+
+class _HttpSubscription(Subscription):
+    """A listen stream on a connection of its own: closing that connection cancels it (on HTTP
+    a disconnect is the cancellation)."""
+
+    def __init__(self, session: HttpClient, request: OutgoingRequest) -> None:
+        super().__init__(session, request)
+        self._http = session
+        self._stream: anyio.abc.ByteStream | None = None
+        self._conn: h11.Connection | None = None
+        self._parser: HttpResponseParser | None = None
+        self._finished = False  # the response body ended
+
+    async def _start(self) -> None:
+        assert self.request is not None
+        self._parser, self._finished = None, False
+        self._stream = await self._http._open_stream()
+        self._conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        try:
+            await self._stream.send(self._http._request_bytes(self._conn, self.request))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise TransportError(f"cannot send to {self._http.url}: {exc!r}") from exc
+
+    async def _receive(self) -> list[ClientEvent] | None:
+        stream, conn, url = self._stream, self._conn, self._http.url
+        if self._finished or stream is None or conn is None:
+            return None
+        while True:
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise TransportError(f"invalid HTTP from {url}: {exc}") from exc
+            if event is h11.NEED_DATA:
+                # The server sends a keepalive comment every few seconds on an idle stream, so
+                # read_timeout of silence means the connection is dead.
+                try:
+                    with anyio.fail_after(self._http.read_timeout):
+                        data = await _receive(stream)
+                except TimeoutError:
+                    raise TransportError(f"no data from {url} for {self._http.read_timeout} s") from None
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                    raise TransportError(f"connection to {url} broke: {exc!r}") from exc
+                conn.receive_data(bytes(data))
+            elif isinstance(event, h11.Response):
+                if event.status_code in (301, 302, 307, 308):
+                    raise TransportError(f"{url} redirects (HTTP {event.status_code}); not followed")
+                ctype = dict(event.headers).get(b"content-type", b"")
+                limit = self._http.max_response_bytes
+                assert self.request is not None
+                self._parser = HttpResponseParser(self._http.client, self.request, status=event.status_code,
+                                                  content_type=ctype, max_body_bytes=limit, max_event_bytes=limit)
+            elif isinstance(event, h11.Data):
+                assert self._parser is not None
+                events = self._parser.feed(bytes(event.data))
+                if events:
+                    return events
+            elif isinstance(event, h11.EndOfMessage):
+                assert self._parser is not None
+                self._finished = True
+                return self._parser.close()
+            elif isinstance(event, h11.ConnectionClosed):
+                raise TransportError(f"{url} closed the listen stream mid-response")
+
+    async def _stop(self) -> None:
+        stream, self._stream, self._conn = self._stream, None, None
+        if stream is not None:
+            await _close(stream)
+
+
+class _SessionStream:
+    """The GET stream of one initialize-era session, read by a task of the client's task group
+    (specification 2025-11-25: Basic > Transports > Streamable HTTP, Listening for Messages
+    from the Server). The server's requests on it are answered as they come (each in a task of
+    its own, so a slow answer holds nothing up); list changes and resource updates go to the
+    session's feed; log messages to the ``on_log`` of the one call in flight. When the server ends the stream (2025-11-25 polling) or the connection
+    breaks, it is reopened after the stream's ``retry`` with ``Last-Event-ID``; ``max_failures``
+    failed reopenings in a row, or an answer that is not an event stream (405: the server
+    offers none; 404: the session is gone), end it. An idle stream has no read timeout."""
+
+    max_failures = 3
+
+    def __init__(self, http: HttpClient, tasks: anyio.abc.TaskGroup) -> None:
+        self._http = http
+        self._tasks = tasks
+        self.scope = anyio.CancelScope()
+        self.running = True
+        self.opened = anyio.Event()  # the first head arrived, or the stream gave up
+
+    async def run(self) -> None:
+        http = self._http
+        last_event_id: str | None = None
+        retry_ms: int | None = None
+        failures = 0
+        try:
+            with self.scope:
+                while True:
+                    try:
+                        parser = await self._once(last_event_id)
+                    except TransportError as exc:
+                        failures += 1
+                        if failures > self.max_failures:
+                            _log.info("the session stream of %s failed %d times: %s", http.url, failures, exc)
+                            return
+                    else:
+                        failures = 0
+                        last_event_id = parser.last_event_id or last_event_id
+                        retry_ms = parser.retry_ms if parser.retry_ms is not None else retry_ms
+                    await anyio.sleep((DEFAULT_RETRY_MS if retry_ms is None else retry_ms) / 1000)
+        except _NoStream as exc:
+            _log.info("%s", exc)
+        finally:
+            self.running = False
+            self.opened.set()
+
+    async def _once(self, last_event_id: str | None) -> SessionStreamParser:
+        stream = await self._http._open_stream()
+        try:
+            return await self._read(stream, last_event_id)
+        finally:
+            await _close(stream)
+
+    async def _read(self, stream: anyio.abc.ByteStream, last_event_id: str | None) -> SessionStreamParser:
+        """One GET, read to its end; the parser tells where to resume."""
+        http = self._http
+        conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        try:
+            await stream.send(http._message_bytes(conn, b"GET", http.client.stream_headers(last_event_id), b""))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise TransportError(f"cannot send to {http.url}: {exc!r}") from exc
+        parser: SessionStreamParser | None = None
+        while True:
+            try:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await _receive(stream))
+                    continue
+            except (h11.RemoteProtocolError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                if parser is None:
+                    raise TransportError(f"the session stream of {http.url} broke: {exc!r}") from exc
+                return parser
+            if isinstance(event, h11.Response):
+                ctype = dict(event.headers).get(b"content-type", b"")
+                try:
+                    parser = SessionStreamParser(http.client, status=event.status_code, content_type=ctype,
+                                                 max_event_bytes=http.max_response_bytes)
+                except ProtocolError as exc:
+                    raise _NoStream(f"{http.url} offers no session stream: {exc}") from exc
+                self.opened.set()
+            elif isinstance(event, h11.Data) and parser is not None:
+                self._dispatch(self._parsed(parser, bytes(event.data)))
+            elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                if parser is None:
+                    raise TransportError(f"{http.url} ended the session stream before its head")
+                self._dispatch(self._parsed(parser, None))
+                return parser
+
+    def _parsed(self, parser: SessionStreamParser, data: bytes | None) -> list[ClientEvent]:
+        """The events of ``data`` (``None``: the end of the stream)."""
+        try:
+            return parser.close() if data is None else parser.feed(data)
+        except ProtocolError as exc:  # an event over the size limit, say: the stream is unusable
+            raise TransportError(f"the session stream of {self._http.url} broke the protocol: {exc}") from exc
+
+    def _dispatch(self, events: list[ClientEvent]) -> None:
+        for event in events:
+            if isinstance(event, ServerRequest):
+                self._tasks.start_soon(self._answer, event)
+            elif isinstance(event, (ListChanged, ResourceUpdated)):
+                self._http._feed.publish(event)
+            elif isinstance(event, LogMessage):
+                self._tasks.start_soon(self._http._unrelated_log, event)
+
+    async def _answer(self, event: ServerRequest) -> None:
+        try:
+            await self._http._answer_server(event, None)
+        except TransportError as exc:  # SessionExpired included: the next request starts anew
+            _log.info("could not answer %s from the session stream: %s", event.method, exc)
+
+
+class _NoStream(McpwireAdapterError):
+    """The GET was answered with something other than an event stream."""
+
+
+async def _receive(stream: anyio.abc.ByteStream) -> bytes:
+    """The next bytes from ``stream``; ``b""`` once the peer closed its side (h11's end of data)."""
+    try:
+        return await stream.receive(65536)
+    except anyio.EndOfStream:
+        return b""
+
+
+async def _close(stream: anyio.abc.ByteStream) -> None:
+    with anyio.CancelScope(shield=True):
+        await anyio.aclose_forcefully(stream)
+
+
+class _Stale(McpwireAdapterError):
+    """A reused keep-alive connection was closed by the server before any response byte."""
+
+
+class _Reauthorize(McpwireAdapterError):
+    """The response was an OAuth challenge: run ``flow`` (None: just send again), then retry."""
+
+    def __init__(self, flow: AuthorizationFlow | None) -> None:
+        super().__init__("reauthorize")
+        self.flow = flow

@@ -1,0 +1,690 @@
+"""What every MCP client transport shares: :class:`Session`, :class:`Subscription` and their errors.
+
+The transport-neutral half of :class:`~mcpwire_adapters.client.http.HttpClient` and
+:class:`~mcpwire_adapters.client.stdio.StdioClient`; it does not import h11, so a stdio client
+never loads the HTTP machinery.
+
+:class:`Session` holds the client logic: the -32022 version fallback (once per request), the
+MRTR loop (``on_input`` gets the typed input requests of each round and returns the answers;
+at most ``max_rounds`` rounds), pagination, and turning an :class:`ErrorResult` into
+:class:`ServerError`. A transport subclasses it and implements ``_exchange`` (send one request,
+return its final event) and ``_subscription``. :meth:`Session.listen` opens a
+``subscriptions/listen`` stream (specification: Basic > Patterns > Subscriptions) as a
+:class:`Subscription`::
+
+    async with session.listen({"toolsListChanged": True}) as sub:
+        async for event in sub:      # ListenAck, then ListChanged / ResourceUpdated
+            ...
+
+Initialize-era servers (specification 2025-11-25; 2026-07-28: Basic > Versioning, Backward
+Compatibility): :meth:`Session.connect` probes with ``server/discover`` and, when the answer
+identifies an older server (``Client.probe_says_legacy``), falls back to ``initialize`` and
+``notifications/initialized``; a host that pinned an initialize-era ``protocol_version`` starts
+there. Over HTTP, a first request that fails as a modern request would not, sent without
+``connect()``, runs the probe then (and is resent on the session); stdio probes before the
+first request. The server's own requests (elicitation, sampling, roots, ping) are answered by
+the same ``on_input`` handler the multi round-trip loop uses, the call's own or else the
+session's; a session the server forgot (HTTP 404) is replaced by a new one, once per request,
+with a warning on the ``mcpwire.client`` logger. ``listen`` on a session opens its GET stream
+(HTTP) or reads the server's notifications (stdio), and turns ``resourceSubscriptions`` into
+``resources/subscribe`` / ``resources/unsubscribe``.
+
+Pages and caching: ``list_tools_page(cursor)`` and its kin return one :class:`Page` with its
+``nextCursor`` and caching hints; a session given ``cache=`` (a
+:class:`~mcpwire_adapters.client.cache.ResponseCache`) answers cacheable requests from it while fresh
+(``_follow`` consults it, ``_observe`` invalidates it from every listen stream).
+
+These names are also importable from :mod:`mcpwire_adapters.client.http`, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import msgspec
+
+from mcpwire import (
+    Client, ClientEvent, ErrorCode, ErrorResult, InputRequired, ListChanged, LogMessage, OutgoingMessage,
+    OutgoingRequest, Progress, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest,
+)
+from mcpwire.sessions import INITIALIZE_ERA
+from mcpwire.tasks import RELATED_TASK_META_KEY, Task
+from mcpwire.types import (
+    SERVER_INFO_META_KEY, CreateMessageRequest, CreateMessageResult, DiscoverResult, ElicitRequest, ElicitResult, ListRootsRequest,
+    ListRootsResult, Implementation, InitializeResult, InputRequest, ServerCapabilities,
+)
+
+from ..callbacks import maybe_await
+from ..errors import InvalidResult, McpwireAdapterError, ServerError, SessionExpired, TaskCancelled, TransportError
+from .task_follower import TaskFollower, TaskHandler, caps_option
+from .subscription import ListenEvent, SessionListen, Subscription
+
+if TYPE_CHECKING:
+    from .cache import ResponseCache
+
+__all__ = [
+    "ElicitationHandler", "EventHandler", "InputHandler", "InvalidResult", "ListenEvent", "Page", "RootsHandler",
+    "SamplingHandler", "ServerError", "Session", "SessionExpired", "SessionListen", "Subscription", "TaskCancelled",
+    "TaskHandler", "TransportError",
+]
+
+_log = logging.getLogger("mcpwire.client")
+
+T = TypeVar("T")
+InputHandler = Callable[[dict[str, InputRequest]], "Mapping[str, Any] | Awaitable[Mapping[str, Any]]"]
+ElicitationHandler = Callable[[ElicitRequest], "ElicitResult | Awaitable[ElicitResult]"]
+SamplingHandler = Callable[[CreateMessageRequest], "CreateMessageResult | Awaitable[CreateMessageResult]"]
+RootsHandler = Callable[[ListRootsRequest], "ListRootsResult | Awaitable[ListRootsResult]"]
+# What each handler of Session(elicitation=, sampling=, roots=) makes the client declare, unless it
+# declares the capability itself (URL-mode elicitation is declared by the host that handles it).
+_HANDLER_CAPABILITIES: dict[str, dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+EventHandler = Callable[[Any], "None | Awaitable[None]"]
+_LIST_KINDS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
+               "resources/templates/list": "resources"}  # what list_changed names each list
+
+
+class Page(msgspec.Struct, frozen=True, kw_only=True):
+    """One page of a list method (tools/list, resources/list, resources/templates/list,
+    prompts/list) with the hints that came with it (specification: Server > Utilities >
+    Pagination; caching, schema ``$defs.CacheableResult``), from :meth:`Session.list_tools_page`
+    and the like.
+
+    ``items`` are the page's typed items (tools with invalid ``x-mcp-header`` annotations are
+    left out, as in :meth:`Session.list_tools`). ``next_cursor`` names the next page; ``None``:
+    this is the last. ``ttl_ms`` (0: immediately stale; positive: fresh for that many
+    milliseconds) and ``cache_scope`` (``"public"`` or ``"private"``) are ``None`` when the
+    server sent none, as initialize-era servers do. ``result`` is the result the page was read
+    from (``result.raw`` holds its exact bytes)."""
+
+    method: str
+    items: list[Any]
+    next_cursor: str | None
+    ttl_ms: int | None
+    cache_scope: Literal["public", "private"] | None
+    result: ResultReceived
+
+    @classmethod
+    def of(cls, client: Client, result: ResultReceived) -> Page:
+        """The page ``result`` (a list method's) holds, its items read the way ``client`` reads them."""
+        reader = client.paginate(result.method, max_pages=1)
+        reader.add(result)
+        cursor = result.data.get("nextCursor")
+        return cls(method=result.method, items=reader.items, next_cursor=cursor if isinstance(cursor, str) else None,
+                   ttl_ms=result.ttl_ms, cache_scope=result.cache_scope, result=result)
+
+
+class _NoAnswer(McpwireAdapterError):
+    """The probe got no answer in time (stdio): an initialize-era server that ignores requests
+    sent before ``initialize``."""
+
+
+class Session:
+    """Transport-independent client logic; subclasses implement :meth:`_exchange`.
+
+    ``on_input`` is the session's handler for input requests: it answers the server's own
+    requests outside any call (on the GET stream, on stdio) and any call given no ``on_input``.
+    ``on_log`` gets the log messages that belong to no call (an initialize-era session's GET
+    stream, while no single call with an ``on_log`` is in flight). ``cache`` is a
+    :class:`~mcpwire_adapters.client.cache.ResponseCache` for the cacheable requests (default: none).
+    """
+
+    _probe_first = False  # stdio: probe with server/discover before the first other request
+
+    def __init__(self, client: Client, *, max_rounds: int = 8, max_pages: int = 100,
+                 on_input: InputHandler | None = None, on_log: EventHandler | None = None,
+                 elicitation: ElicitationHandler | None = None, sampling: SamplingHandler | None = None,
+                 roots: RootsHandler | None = None, cache: ResponseCache | None = None) -> None:
+        self.client = client
+        self._handlers: dict[type, Callable[[Any], Any]] = {
+            kind: handler for kind, handler in ((ElicitRequest, elicitation), (CreateMessageRequest, sampling),
+                                                (ListRootsRequest, roots)) if handler is not None}
+        for name, handler in (("elicitation", elicitation), ("sampling", sampling), ("roots", roots)):
+            if handler is not None and name not in client.capabilities:
+                client.capabilities[name] = _HANDLER_CAPABILITIES[name]
+        if on_input is None and self._handlers:
+            on_input = self._by_kind
+        self.max_rounds = max_rounds
+        self.max_pages = max_pages
+        self.on_input = on_input
+        self.on_log = on_log
+        self.cache = cache
+        """The :class:`~mcpwire_adapters.client.cache.ResponseCache` cacheable requests consult, if any."""
+        self.discovered: ResultReceived | None = None
+        self.initialized: ResultReceived | None = None
+        """The ``initialize`` answer of the current initialize-era session, if any."""
+        self.sessions_started = 0
+        """How many initialize-era sessions this client opened (more than one: the server forgot one)."""
+        self._era_known = False  # the first answer (or the probe) told which era the server speaks
+        self._log_level: str | None = None  # the session's logging/setLevel
+        self._tokens = 0  # progress tokens this session made up
+        self._calls: list[tuple[InputHandler | None, EventHandler | None]] = []  # on_input, on_log per call
+        self.task_inputs: dict[str, InputHandler | None] = {}  # the on_input of each task a call follows
+        # One probe or handshake at a time: the transport gives its event loop's lock.
+        self._setup_lock: contextlib.AbstractAsyncContextManager[object] = contextlib.nullcontext()
+
+    async def _by_kind(self, requests: dict[str, InputRequest]) -> dict[str, Any]:
+        """The session's on_input made of its elicitation, sampling and roots handlers."""
+        answers: dict[str, Any] = {}
+        for key, request in requests.items():
+            handler = self._handlers.get(type(request))
+            if handler is None:
+                raise ServerError(ErrorResult(request_id=key, code=ErrorCode.INTERNAL_ERROR,
+                                              message=f"no handler for {type(request).__name__}"))
+            answers[key] = await maybe_await(handler(request))
+        return answers
+
+    # -- what the server said about itself ------------------------------------------------------
+    @property
+    def protocol_version(self) -> str:
+        """The revision requests are built for (negotiated by ``initialize`` on a session)."""
+        return self.client.protocol_version
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities | None:
+        found = self._server()
+        return found.capabilities if found is not None else None
+
+    @property
+    def server_info(self) -> Implementation | None:
+        """serverInfo of ``initialize``, or ``_meta["io.modelcontextprotocol/serverInfo"]`` of
+        ``server/discover``."""
+        found = self._server()
+        if isinstance(found, InitializeResult):
+            return found.server_info
+        meta = found.meta if found is not None and isinstance(found.meta, dict) else {}
+        try:
+            return msgspec.convert(meta[SERVER_INFO_META_KEY], Implementation) if SERVER_INFO_META_KEY in meta else None
+        except msgspec.ValidationError:
+            return None
+
+    @property
+    def instructions(self) -> str | None:
+        found = self._server()
+        text = found.instructions if found is not None else None
+        return text if isinstance(text, str) else None
+
+    def _server(self) -> InitializeResult | DiscoverResult | None:
+        if self.client.initialized is not None:
+            return self.client.initialized
+        value = self.discovered.value if self.discovered is not None else None
+        return value if isinstance(value, DiscoverResult) else None
+
+    # -- connecting -------------------------------------------------------------------------------
+    async def connect(self) -> ResultReceived:
+        """Learn what the server speaks: ``server/discover`` (after a -32022, once more with a
+        version both speak), or, when the answer identifies an initialize-era server or the host
+        pinned an initialize-era version, the ``initialize`` handshake. Returns the discover or
+        initialize result (see :attr:`server_info`, :attr:`server_capabilities`)."""
+        if self.client.initialize_era:
+            return await self._handshake()
+        try:
+            found = await self._probe()
+        except _NoAnswer:
+            found = None
+        except ServerError as exc:
+            if not self.client.probe_says_legacy(exc.error):
+                raise
+            found = None
+        except ProtocolError as exc:
+            _log.info("server/discover failed (%s): trying initialize", exc)
+            found = None
+        if found is not None and not self.client.probe_says_legacy(found):
+            self._era_known = True
+            self.discovered = found
+            return found
+        return await self._handshake()
+
+    async def _probe(self) -> ResultReceived:
+        """Send the probe; stdio bounds the wait (a :class:`_NoAnswer`)."""
+        return await self._send(self.client.discover())
+
+    async def _handshake(self) -> ResultReceived:
+        request = self.client.initialize()
+        answer = await self._send(request)
+        note = self.client.accept_initialize(answer, self._issued_session())
+        self._era_known, self.initialized, self._log_level = True, answer, None
+        self.sessions_started += 1
+        await self._deliver(note)
+        await self._session_started()
+        return answer
+
+    async def _session_started(self) -> None:
+        """A new initialize-era session is open (HTTP starts reading its GET stream)."""
+
+    async def _deliver(self, message: OutgoingMessage) -> None:
+        """Send a notification or an answer on the session (HTTP: POST; stdio: a line)."""
+        raise NotImplementedError
+
+    def _issued_session(self) -> str | None:
+        """The session id the transport saw on the ``initialize`` answer (HTTP only)."""
+        return None
+
+    def _unrelated_handler(self, event: ServerRequest) -> InputHandler | None:
+        """Who answers a server request that names no request of ours (the GET stream, a
+        stdio line): the call following the task its related-task ``_meta`` names (2025-11-25
+        tasks), else the ``on_input`` of the one call in flight, else the session's. Servers
+        send a tool's questions there too (the TypeScript SDK v1 does, unless told otherwise)."""
+        meta = event.params.get("_meta")
+        related = meta.get(RELATED_TASK_META_KEY) if type(meta) is dict else None
+        task_id = related.get("taskId") if type(related) is dict else None
+        if type(task_id) is str and self.task_inputs.get(task_id) is not None:
+            return self.task_inputs[task_id]
+        if len(self._calls) == 1 and self._calls[0][0] is not None:
+            return self._calls[0][0]
+        return self.on_input
+
+    async def _unrelated_log(self, event: LogMessage) -> None:
+        """A log message that names no request (the GET stream): the one call in flight's
+        ``on_log`` (servers log a tool's work there too), else the client's ``on_log``. The
+        call may have ended by the time it is read: its answer travels on another connection."""
+        handler = self._calls[0][1] if len(self._calls) == 1 and self._calls[0][1] is not None else self.on_log
+        if handler is not None:
+            await maybe_await(handler(event))
+
+    async def _answer_server(self, event: ServerRequest, handler: InputHandler | None) -> None:
+        """Answer one of the server's own requests through the input handler: the same that
+        answers ``input_required`` rounds, so a tool is answered alike in both eras."""
+        handler = handler or self._unrelated_handler(event)
+        if event.method == "ping":
+            message = self.client.answer(event, {})
+        elif event.request is None and event.method in ("elicitation/create", "sampling/createMessage", "roots/list"):
+            message = self.client.answer_error(event, ErrorCode.INVALID_PARAMS, f"Invalid params for {event.method}")
+        elif event.request is None or handler is None:
+            message = self.client.answer_error(event, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {event.method}")
+        else:
+            key = str(event.request_id)
+            try:
+                answers = await maybe_await(handler({key: event.request}))
+                message = self.client.answer(event, answers[key])
+            except Exception as exc:  # the handler failed: the server hears -32603, the host the log
+                _log.warning("input handler failed for %s: %r", event.method, exc)
+                message = self.client.answer_error(event, ErrorCode.INTERNAL_ERROR, "Internal error")
+        await self._deliver(message)
+
+    async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
+        """Send ``request``; pass Progress/LogMessage events to ``on_event``; return the final event."""
+        raise NotImplementedError
+
+    async def send(
+        self,
+        request: OutgoingRequest,
+        *,
+        on_input: InputHandler | None = None,
+        on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None,
+    ) -> ResultReceived:
+        """Send ``request`` and follow it to a complete result: -32022 fallback, MRTR rounds.
+
+        Raises :class:`ServerError` for a JSON-RPC error, and for an ``input_required`` when
+        there is no ``on_input`` or the rounds exceed ``max_rounds`` (code -32603).
+        """
+
+        if request.method not in ("initialize", "server/discover"):
+            modern = not self.client.initialize_era
+            await self._ready()
+            if modern and self.client.initialize_era:
+                request = self.client.as_session_request(request)
+        modern = not self.client.initialize_era
+        try:
+            return await self._send(request, on_input=on_input, on_progress=on_progress, on_log=on_log)
+        except (ServerError, ProtocolError) as exc:
+            # Over HTTP the first modern request is the probe (Streamable HTTP, Backward
+            # Compatibility): a failure no modern server gives sends the real probe, and an
+            # initialize-era answer to it means: open a session and send the request there.
+            if not modern or request.method in ("initialize", "server/discover"):
+                raise
+            if isinstance(exc, ServerError) and not self.client.probe_says_legacy(exc.error):
+                raise
+            async with self._setup_lock:  # concurrent first requests: one probe
+                if not self._era_known:
+                    await self.connect()
+            if not self.client.initialize_era:
+                raise
+        return await self._send(self.client.as_session_request(request), on_input=on_input,
+                                on_progress=on_progress, on_log=on_log)
+
+    async def _send(
+        self,
+        request: OutgoingRequest,
+        *,
+        on_input: InputHandler | None = None,
+        on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None,
+    ) -> ResultReceived:
+        async def on_event(event: ClientEvent) -> None:
+            if isinstance(event, Progress) and on_progress is not None:
+                await maybe_await(on_progress(event))
+            elif isinstance(event, LogMessage) and on_log is not None:
+                await maybe_await(on_log(event))
+            elif isinstance(event, ServerRequest):
+                await self._answer_server(event, on_input)
+
+        call = (on_input, on_log)
+        self._calls.append(call)
+        try:
+            return await self._follow(request, on_input, on_event)
+        finally:
+            self._calls.remove(call)
+
+    async def _follow(self, request: OutgoingRequest, on_input: InputHandler | None,
+                      on_event: Callable[[ClientEvent], Awaitable[None]]) -> ResultReceived:
+        rounds = 0
+        version_retried = False
+        restarted = False
+        while True:
+            try:
+                kept = await self._recall(request) if rounds == 0 else None
+                final = kept if kept is not None else await self._exchange(request, on_event)
+                if kept is None and rounds == 0 and isinstance(final, ResultReceived):
+                    await self._remember(request, final)  # not after input rounds: never kept
+            except SessionExpired as exc:
+                if restarted or request.method == "initialize":
+                    raise
+                restarted = True
+                async with self._setup_lock:  # concurrent requests that all got 404: one new session
+                    if self.client.session_id == exc.session_id:
+                        _log.warning("%s; starting a new session", exc)
+                        self.client.session_expired()
+                        await self._handshake()
+                request = self.client.as_session_request(request)
+                continue
+            if isinstance(final, ResultReceived):
+                if not self.client.initialize_era and request.method != "server/discover":
+                    self._era_known = True  # a modern answer: the server speaks 2026-07-28
+                if final.problem is not None and final.method == "tools/call":
+                    raise InvalidResult(final)
+                return final
+            if isinstance(final, ErrorResult):
+                if final.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and not version_retried \
+                        and not self.client.initialize_era and not self.client.probe_says_legacy(final):
+                    version_retried = True
+                    self._era_known = True
+                    request = self.client.version_retry(request, final)
+                    continue
+                raise ServerError(final)
+            assert isinstance(final, InputRequired)
+            on_input = on_input or self.on_input  # a call given none: the session's handler
+            rounds += 1
+            if on_input is None or rounds > self.max_rounds:
+                why = "no input handler" if on_input is None else f"more than {self.max_rounds} input rounds"
+                raise ServerError(ErrorResult(request_id=final.request_id, code=ErrorCode.INTERNAL_ERROR,
+                                              message=f"input required for {request.method}: {why}", data=final.data))
+            answers = await maybe_await(on_input(final.input_requests))
+            request = self.client.retry(final, answers)
+
+    # -- the response cache -----------------------------------------------------------------------
+    def _cache_where(self) -> tuple[str, str]:
+        """The server this session talks to and the authorization context of its requests, as
+        the response cache keys them. A transport that knows neither keeps its entries to this
+        one session object (HTTP: the URL and a digest of the Authorization header; stdio: the
+        command line and a digest of the server's environment)."""
+        return f"{type(self).__name__}@{id(self):x}", ""
+
+    def _caching(self) -> ResponseCache | None:
+        # An initialize-era server gives no hints: nothing on such a session is kept or reused.
+        return None if self.client.initialize_era else self.cache
+
+    async def _recall(self, request: OutgoingRequest) -> ResultReceived | None:
+        """A fresh kept result for ``request``, read as if just received, or ``None``."""
+        cache = self._caching()
+        if cache is None:
+            return None
+        server, context = self._cache_where()
+        raw = await cache.get(server, context, request)
+        if raw is None:
+            return None
+        try:
+            return self.client.cached_result(request, raw)
+        except ProtocolError:  # a store handed back bytes that are no result: ask the server
+            _log.warning("the response cache held no valid result for %s; asking the server", request.method)
+            return None
+
+    async def _remember(self, request: OutgoingRequest, result: ResultReceived) -> None:
+        cache = self._caching()
+        if cache is not None and result.problem is None:
+            server, context = self._cache_where()
+            await cache.put(server, context, request, result)
+
+    async def _observe(self, events: list[ClientEvent]) -> None:
+        """Every event read from a listen stream of this session passes here first (a
+        ``subscriptions/listen`` stream, an initialize-era session's GET stream or stdio
+        notifications): list changes and resource updates drop what the cache kept of them."""
+        if self.cache is None:
+            return
+        server = None
+        for event in events:
+            if isinstance(event, (ListChanged, ResourceUpdated)):
+                server = server or self._cache_where()[0]
+                if isinstance(event, ListChanged):
+                    await self.cache.list_changed(server, event.kind)
+                else:
+                    await self.cache.resource_updated(server, event.uri)
+
+    async def ready(self) -> None:
+        """Do now what the first request would: a pinned initialize-era session's handshake, or
+        the probe on stdio (then ``client.request(...)`` builds for what the server speaks)."""
+        await self._ready()
+
+    async def _ready(self) -> None:
+        """Before building a request: open the session of a host that pinned an
+        initialize-era version (again, after the server forgot it or the client ended it);
+        on stdio, probe before the first request."""
+        while self._needs_setup():
+            async with self._setup_lock:  # concurrent first requests: one handshake, one probe
+                if not self._needs_setup():
+                    break
+                if self.client.initialize_era:
+                    await self._handshake()
+                else:
+                    await self.connect()
+
+    def _needs_setup(self) -> bool:
+        if self.client.initialize_era:
+            return self.client.initialized is None
+        return self._probe_first and not self._era_known and any(v in INITIALIZE_ERA for v in self.client.supported_versions)
+
+    # -- verbs ------------------------------------------------------------------------------------
+    async def discover(self) -> ResultReceived:
+        """``server/discover`` as is (no fallback; :meth:`connect` falls back)."""
+        self.discovered = await self.send(self.client.discover())
+        if isinstance(self.discovered.value, DiscoverResult):
+            self._era_known = True
+        return self.discovered
+
+    async def set_log_level(self, level: str) -> None:
+        """The session's log level (``logging/setLevel``, initialize era). In 2026-07-28 the level
+        travels with each request instead (``log_level=``)."""
+        await self._ready()
+        await self.send(self.client.set_log_level(level))
+        self._log_level = level
+
+    async def subscribe(self, uri: str) -> None:
+        """``resources/subscribe`` (initialize era); updates arrive on :meth:`listen`."""
+        await self._ready()
+        await self.send(self.client.subscribe(uri))
+
+    async def unsubscribe(self, uri: str) -> None:
+        await self._ready()
+        await self.send(self.client.unsubscribe(uri))
+
+    async def ping(self) -> None:
+        await self._ready()
+        await self.send(self.client.ping())
+
+    async def _era_log_level(self, log_level: str | None) -> str | None:
+        # On a session the level is the session's: set it once, then build without it; a
+        # server without the logging capability is not asked (it need not know the method).
+        if log_level is None or not self.client.initialize_era:
+            return log_level
+        caps = self.server_capabilities
+        if self._log_level != log_level and caps is not None and isinstance(caps.logging, dict):
+            await self.set_log_level(log_level)
+        return None
+
+    async def _all(self, method: str) -> list[Any]:
+        await self._ready()
+        restarted = False
+        while True:
+            pages = self.client.paginate(method, max_pages=self.max_pages)
+            try:
+                while (request := pages.next_request()) is not None:
+                    pages.add(await self.send(request))
+                return pages.items
+            except ServerError as exc:
+                # A kept page's cursor may name a list the server has since changed (a page
+                # after it was dropped, by expiry or eviction): -32602. Walk once more, afresh.
+                cache = self._caching()
+                if restarted or cache is None or exc.code != ErrorCode.INVALID_PARAMS or pages.pages == 0:
+                    raise
+                restarted = True
+                await cache.list_changed(self._cache_where()[0], _LIST_KINDS[method])
+
+    async def _page(self, method: str, cursor: str | None) -> Page:
+        await self._ready()
+        return Page.of(self.client, await self.send(self.client.request(method, None if cursor is None else {"cursor": cursor})))
+
+    async def list_tools(self) -> list[Any]:
+        """Every tool (all pages, at most ``max_pages``). Tools with invalid ``x-mcp-header`` are left out."""
+        return await self._all("tools/list")
+
+    async def list_resources(self) -> list[Any]:
+        """Every resource (all pages, at most ``max_pages``)."""
+        return await self._all("resources/list")
+
+    async def list_resource_templates(self) -> list[Any]:
+        """Every resource template (all pages, at most ``max_pages``)."""
+        return await self._all("resources/templates/list")
+
+    async def list_prompts(self) -> list[Any]:
+        """Every prompt (all pages, at most ``max_pages``)."""
+        return await self._all("prompts/list")
+
+    async def list_tools_page(self, cursor: str | None = None) -> Page:
+        """One page of ``tools/list``: the first, or the one ``cursor`` (a page's
+        ``next_cursor``) names, with its ``ttl_ms`` and ``cache_scope``."""
+        return await self._page("tools/list", cursor)
+
+    async def list_resources_page(self, cursor: str | None = None) -> Page:
+        """One page of ``resources/list`` (see :meth:`list_tools_page`)."""
+        return await self._page("resources/list", cursor)
+
+    async def list_resource_templates_page(self, cursor: str | None = None) -> Page:
+        """One page of ``resources/templates/list`` (see :meth:`list_tools_page`)."""
+        return await self._page("resources/templates/list", cursor)
+
+    async def list_prompts_page(self, cursor: str | None = None) -> Page:
+        """One page of ``prompts/list`` (see :meth:`list_tools_page`)."""
+        return await self._page("prompts/list", cursor)
+
+    async def _verb(self, build: Callable[..., OutgoingRequest], *args: Any, on_input: InputHandler | None = None,
+                    on_progress: EventHandler | None = None, on_log: EventHandler | None = None,
+                    progress_token: str | int | None = None, log_level: str | None = None,
+                    capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
+                    **params: Any) -> ResultReceived:
+        """One request verb with the options every verb takes alike: ``on_input``, ``on_progress``
+        (a ``progress_token`` is made up when none is given), ``on_log`` and ``log_level`` (a
+        session's ``logging/setLevel``), ``capabilities`` for this request (2026-07-28) and
+        ``meta``, keys of the host's own for ``_meta``. Cancel by cancelling the awaiting task."""
+        await self._ready()
+        if on_progress is not None and progress_token is None:
+            self._tokens += 1
+            progress_token = f"progress-{self._tokens}"
+        log_level = await self._era_log_level(log_level)
+        options = {k: v for k, v in (("progress_token", progress_token), ("log_level", log_level),
+                                     ("capabilities", capabilities), ("meta", meta)) if v is not None}
+        request = build(*args, **params, **options)
+        return await self.send(request, on_input=on_input, on_progress=on_progress, on_log=on_log)
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None, progress_token: str | int | None = None, log_level: str | None = None,
+        capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
+        on_task: TaskHandler | None = None, task: Mapping[str, Any] | None = None,
+    ) -> ResultReceived:
+        """``tools/call``, with the options every verb takes (see :meth:`_verb`). ``task``
+        (``{}``, or ``{"ttl": ms}``) asks a 2025-11-25 server for a task (its experimental
+        tasks), followed as below: ``tasks/get`` polls, ``tasks/result`` brings the outcome.
+
+        A client that declares the tasks extension (``{"extensions":
+        {"io.modelcontextprotocol/tasks": {}}}`` in its capabilities, or in this call's) may get
+        a task instead of the result: the call then follows it (ext-tasks: Task Polling) and
+        returns the result it completes with. ``tasks/get`` every ``pollIntervalMs`` the server
+        advises; each state of the task goes to ``on_task``; its input requests are answered by
+        the handlers of input rounds, with ``tasks/update`` (each key once). A failed task
+        raises :class:`ServerError` with its error, a cancelled one :class:`TaskCancelled`;
+        cancelling the call sends ``tasks/cancel``."""
+        result = await self._verb(self.client.call_tool, name, arguments, on_input=on_input, on_progress=on_progress,
+                                  on_log=on_log, progress_token=progress_token, log_level=log_level,
+                                  capabilities=capabilities, meta=meta, **({} if task is None else {"task": task}))
+        if result.result_type == "task" and isinstance(result.value, Task):
+            follow = TaskFollower(self, name, arguments, capabilities, on_input or self.on_input, on_task)
+            return await follow.run(result.value)
+        return result
+
+    async def get_task(self, task_id: str, *, capabilities: Mapping[str, Any] | None = None) -> Task:
+        """``tasks/get``: the task's current state."""
+        result = await self.send(self.client.get_task(task_id, **caps_option(capabilities)))
+        if not isinstance(result.value, Task):
+            raise InvalidResult(result)
+        return result.value
+
+    async def update_task(self, task_id: str, input_responses: Mapping[str, Any], *,
+                          capabilities: Mapping[str, Any] | None = None) -> None:
+        """``tasks/update``: answers to the task's outstanding input requests."""
+        await self.send(self.client.update_task(task_id, input_responses, **caps_option(capabilities)))
+
+    async def cancel_task(self, task_id: str, *, capabilities: Mapping[str, Any] | None = None) -> None:
+        """``tasks/cancel`` (cooperative: the task may still finish otherwise)."""
+        await self.send(self.client.cancel_task(task_id, **caps_option(capabilities)))
+
+    async def read_resource(
+        self, uri: str, *, on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None, progress_token: str | int | None = None, log_level: str | None = None,
+        capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
+    ) -> ResultReceived:
+        return await self._verb(self.client.read_resource, uri, on_input=on_input, on_progress=on_progress, on_log=on_log,
+                                progress_token=progress_token, log_level=log_level, capabilities=capabilities, meta=meta)
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None, progress_token: str | int | None = None, log_level: str | None = None,
+        capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
+    ) -> ResultReceived:
+        return await self._verb(self.client.get_prompt, name, arguments, on_input=on_input, on_progress=on_progress, on_log=on_log,
+                                progress_token=progress_token, log_level=log_level, capabilities=capabilities, meta=meta)
+
+    async def complete(
+        self, ref: Mapping[str, Any], argument_name: str, value: str, *, context: Mapping[str, str] | None = None,
+        on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
+        on_log: EventHandler | None = None, progress_token: str | int | None = None, log_level: str | None = None,
+        capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
+    ) -> ResultReceived:
+        """``completion/complete``: the values the server offers for ``argument_name`` of
+        ``ref`` (``{"type": "ref/prompt", "name": ...}`` or ``{"type": "ref/resource", "uri":
+        ...}``) starting with ``value``, given the arguments already chosen (``context``)."""
+        return await self._verb(self.client.complete, ref, argument_name, value, context=context,
+                                on_input=on_input, on_progress=on_progress, on_log=on_log,
+                                progress_token=progress_token, log_level=log_level, capabilities=capabilities, meta=meta)
+
+    def listen(self, notifications: Mapping[str, Any], **kw: Any) -> Subscription:
+        """A ``subscriptions/listen`` stream for ``notifications`` (a SubscriptionFilter object,
+        e.g. ``{"toolsListChanged": True}``); ``kw`` go to :meth:`Client.listen`. Nothing is
+        sent until the :class:`Subscription` is entered with ``async with``.
+
+        On an initialize-era session the same call listens to the session instead: the GET
+        stream over HTTP, the server's notification lines over stdio; ``resourceSubscriptions``
+        become ``resources/subscribe`` (and ``unsubscribe`` on leaving), and events carry
+        ``subscription_id=None``."""
+        if self.client.initialize_era:
+            return self._session_listen(notifications)
+        return self._subscription(self.client.listen(notifications, **kw))
+
+    def _subscription(self, request: OutgoingRequest) -> Subscription:
+        raise NotImplementedError
+
+    def _session_listen(self, notifications: Mapping[str, Any]) -> Subscription:
+        raise NotImplementedError
+

@@ -1,0 +1,299 @@
+"""An anyio MCP client over stdio: starts a server subprocess and talks NDJSON to it.
+
+    async with StdioClient([sys.executable, "server.py"], client) as c:
+        await c.discover()
+        async with anyio.create_task_group() as tg:   # several requests in flight at once
+            tg.start_soon(c.call_tool, "a", {})
+            tg.start_soon(c.call_tool, "b", {})
+
+The same class runs under ``trio.run`` and ``asyncio.run`` (anyio: the subprocess, its pipes,
+the reader task, locks and timeouts); importing this module loads neither trio nor h11.
+
+Requests are demultiplexed by id (:class:`mcpwire.ClientStdioConnection`);
+one reader task routes each event to the task awaiting that request. Cancelling the
+awaiting task writes ``notifications/cancelled`` for its request, which is how stdio
+cancels a request
+(<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation#transport-specific-cancellation>).
+Leaving the ``async with`` closes the server's stdin, waits ``exit_timeout`` seconds for it
+to exit, then kills it. The MRTR loop, version fallback and pagination are :class:`Session`'s
+(:mod:`mcpwire_adapters.client.session`): this module imports no h11.
+
+``c.listen({...})`` opens a ``subscriptions/listen`` stream on the same pipes (its events are
+routed by subscription id); leaving its ``async with`` writes ``notifications/cancelled``::
+
+    async with c.listen({"toolsListChanged": True}) as sub:
+        async for event in sub:
+            ...
+
+Initialize-era servers (specification 2026-07-28: Basic > Transports > stdio, Backward
+Compatibility): the first request is preceded by the ``server/discover`` probe; an answer no
+modern server gives, or none within ``probe_timeout`` seconds, means ``initialize``. The
+server's requests are lines like any other: one arriving while a single call is in flight is
+answered with that call's ``on_input``, otherwise with the client's; ``listen`` then reads the
+server's notification lines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from mcpwire.types import Implementation
+from mcpwire import (
+    Client, ClientEvent, ClientStdioConnection, ErrorCode, ErrorResult, InputRequired, ListChanged, LogMessage,
+    OutgoingMessage, OutgoingRequest, ResourceUpdated, ResultReceived, ServerRequest, jsonschema_validator,
+)
+
+from .cache import ResponseCache, stdio_where
+from .session_feed import FeedListen, SessionFeed, receive_one
+from .session import (
+    ElicitationHandler, EventHandler, InputHandler, RootsHandler, SamplingHandler, Session, Subscription, TransportError,
+    _NoAnswer,
+)
+
+__all__ = ["DEFAULT_ENV_KEYS", "StdioClient", "default_environment"]
+
+
+DEFAULT_ENV_KEYS: tuple[str, ...] = (
+    ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE",
+     "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE")
+    if sys.platform == "win32" else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+)
+"""What a server process inherits from ours by default: enough to run, nothing secret."""
+
+
+def default_environment() -> dict[str, str]:
+    """The variables of :data:`DEFAULT_ENV_KEYS` that are set here (values that look like shell
+    functions, ``()`` first, are left out, as the official SDKs do)."""
+    return {k: v for k in DEFAULT_ENV_KEYS if (v := os.environ.get(k)) is not None and not v.startswith("()")}
+
+
+class StdioClient(Session):
+    """MCP over a subprocess's stdin/stdout.
+
+    The process starts in ``cwd`` (default: ours) with :func:`default_environment` plus ``env``
+    (``inherit_env=True``: our whole environment plus ``env``): a server gets no secret it was
+    not given. ``stderr`` is passed to the process as is (``None``: ours).
+    """
+
+    _probe_first = True
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        client: Client | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        inherit_env: bool = False,
+        stderr: int | None = None,
+        max_rounds: int = 8,
+        max_line_bytes: int = 4 * 1024 * 1024,
+        exit_timeout: float = 5.0,
+        on_input: InputHandler | None = None,
+        on_log: EventHandler | None = None,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        roots: RootsHandler | None = None,
+        probe_timeout: float = 10.0,
+        cache: ResponseCache | None = None,
+    ) -> None:
+        super().__init__(client or Client(Implementation(name="mcpwire", version="0.1.0"), validator=jsonschema_validator()),
+                         max_rounds=max_rounds,
+                         on_input=on_input, on_log=on_log, elicitation=elicitation, sampling=sampling, roots=roots)
+        self._setup_lock = anyio.Lock()
+        self.probe_timeout = probe_timeout
+        self.command = list(command)
+        self._env = {**(dict(os.environ) if inherit_env else default_environment()), **(env or {})}
+        self._cwd = cwd
+        self._stderr = stderr
+        self._conn = ClientStdioConnection(self.client, max_line_bytes=max_line_bytes)
+        self._exit_timeout = exit_timeout
+        self._waiters: dict[tuple[type, Any], MemoryObjectSendStream[ClientEvent]] = {}
+        self._write_lock = anyio.Lock()
+        self._process: anyio.abc.Process | None = None
+        self._stack = contextlib.AsyncExitStack()
+        self._closed = False
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._feed = SessionFeed()  # initialize-era notifications, for listen()
+        self.returncode: int | None = None
+        self.cache = cache  # a ResponseCache (adapters/client/cache.py), or None
+
+    async def __aenter__(self) -> Self:
+        self._process = await anyio.open_process(
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=self._env,
+            cwd=self._cwd
+        )
+        self._stack = contextlib.AsyncExitStack()
+        tasks = await self._stack.enter_async_context(anyio.create_task_group())
+        self._tasks = tasks
+        tasks.start_soon(self._read)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        process = self._process
+        assert process is not None and process.stdin is not None
+        with anyio.CancelScope(shield=True):
+            try:
+                await process.stdin.aclose()
+            except (anyio.BrokenResourceError, OSError):
+                pass  # the server exited already
+            with anyio.move_on_after(self._exit_timeout):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            self.returncode = process.returncode
+        await self._stack.aclose()  # the reader has hit EOF by now; outside the shield
+
+    async def _read(self) -> None:
+        process = self._process
+        assert process is not None and process.stdout is not None
+        try:
+            async for chunk in process.stdout:
+                self._route(self._conn.receive_data(chunk))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # as EOF: the server is gone
+        self._route(self._conn.receive_eof())
+        self._closed = True
+        for channel in self._waiters.values():  # anything left: the server is gone
+            channel.close()
+        self._feed.close()
+
+    def _route(self, events: list[ClientEvent]) -> None:
+        for event in events:
+            if isinstance(event, ServerRequest):
+                if self._tasks is not None:
+                    self._tasks.start_soon(self._answer_quietly, event)
+                continue
+            if isinstance(event, (ListChanged, ResourceUpdated)) and event.subscription_id is None:
+                self._feed.publish(event)
+                continue
+            if isinstance(event, LogMessage) and event.request_id is None:
+                if self._tasks is not None:  # several calls in flight: the client's on_log
+                    self._tasks.start_soon(self._unrelated_log, event)
+                continue
+            request_id = getattr(event, "request_id", None)
+            if request_id is None:  # listen events carry the listen request's id as subscription_id
+                request_id = getattr(event, "subscription_id", None)
+            channel = self._waiters.get((type(request_id), request_id)) if request_id is not None else None
+            if channel is not None:
+                try:
+                    channel.send_nowait(event)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+            # Events for no waiter (a log line on a busy connection, a server request) are dropped.
+
+    async def _answer_quietly(self, event: ServerRequest) -> None:
+        # A line names no request: the one call in flight answers (its on_input), else the client.
+        try:
+            await self._answer_server(event, None)
+        except TransportError:
+            pass  # the server is gone
+
+    async def _deliver(self, message: OutgoingMessage) -> None:
+        await self._write(message.line)
+
+    def _cache_where(self) -> tuple[str, str]:
+        return stdio_where(self.command, self._cwd, self._env)
+
+    async def _probe(self) -> ResultReceived:
+        with anyio.move_on_after(self.probe_timeout):
+            return await super()._probe()
+        raise _NoAnswer()
+
+    async def _write(self, data: bytes) -> None:
+        process = self._process
+        assert process is not None and process.stdin is not None
+        async with self._write_lock:
+            try:
+                await process.stdin.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise TransportError(f"server stdin closed: {exc!r}") from exc
+
+    async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
+        if self._process is None or self._closed:
+            raise TransportError("the server process is not running")
+        key = (type(request.id), request.id)
+        send, receive = anyio.create_memory_object_stream[ClientEvent](math.inf)
+        self._waiters[key] = send
+        finished = False
+        try:
+            await self._write(self._conn.send(request))
+            async for event in receive:
+                if isinstance(event, (ResultReceived, ErrorResult, InputRequired)):
+                    finished = True
+                    return event
+                await on_event(event)
+            finished = True
+            return ErrorResult(request_id=request.id, code=ErrorCode.TRANSPORT_ERROR, message="server closed stdout")
+        finally:
+            del self._waiters[key]
+            send.close()
+            receive.close()
+            if not finished and not self._closed:
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await self._write(self._conn.cancel(request, "cancelled by the client"))
+                    except TransportError:
+                        pass
+
+    def _subscription(self, request: OutgoingRequest) -> Subscription:
+        return _StdioSubscription(self, request)
+
+    def _session_listen(self, notifications: Mapping[str, Any]) -> Subscription:
+        return FeedListen(self, notifications, self._feed, self._check_running)
+
+    async def _check_running(self) -> None:
+        if self._process is None or self._closed:
+            raise TransportError("the server process is not running")
+
+
+class _StdioSubscription(Subscription):
+    """A listen stream sharing the process's pipes; cancelled with ``notifications/cancelled``."""
+
+    def __init__(self, session: StdioClient, request: OutgoingRequest) -> None:
+        super().__init__(session, request)
+        self._stdio = session
+        self._channel: MemoryObjectReceiveStream[ClientEvent] | None = None
+
+    def _key(self) -> tuple[type, Any]:
+        assert self.request is not None
+        return (type(self.request.id), self.request.id)
+
+    async def _start(self) -> None:
+        client = self._stdio
+        if client._process is None or client._closed:
+            raise TransportError("the server process is not running")
+        send, self._channel = anyio.create_memory_object_stream[ClientEvent](math.inf)
+        client._waiters[self._key()] = send
+        assert self.request is not None
+        await client._write(client._conn.send(self.request))
+
+    async def _receive(self) -> list[ClientEvent] | None:
+        return await receive_one(self._channel)
+
+    async def _stop(self) -> None:
+        client = self._stdio
+        channel, self._channel = self._channel, None
+        if channel is None:
+            return
+        send = client._waiters.pop(self._key(), None)
+        if send is not None:
+            send.close()
+        channel.close()
+        if not self._ended and not client._closed and self.request is not None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await client._write(client._conn.cancel(self.request, "subscription closed by the client"))
+                except TransportError:
+                    pass

@@ -1,0 +1,590 @@
+"""Streamable HTTP over trio and h11: the driver that owns sockets for an :class:`App`.
+
+The engine (``app.server.receive_http``) decides every answer; this module only moves bytes:
+h11 parses requests and frames responses, trio runs one task per connection.
+
+Per connection, one request at a time (HTTP/1.1 persistent connections, RFC 9112 section 9.3):
+
+1. read the request head within ``header_timeout`` (``keepalive_idle_timeout`` to wait for the
+   first byte of a later request on a kept-alive connection); heads over ``max_header_bytes``
+   get 431;
+2. refuse before reading the body whatever the head alone decides (``Server.check_head``:
+   413 when Content-Length is over ``app.server.http.max_body_bytes``, 405, 404, 403, 415,
+   406), or as soon as a chunked body passes the limit: 413 with a JSON-RPC -32600 body,
+   then close; the whole body must arrive within ``body_timeout`` (408 otherwise);
+3. hand the request to the engine and write what it returns: a complete reply; an exchange,
+   whose handler runs while the socket is watched (a peer that closes cancels the handler and
+   the exchange: on HTTP a disconnect is the cancellation, specification: Basic > Patterns >
+   Cancellation); or a listen stream, forwarded as SSE with a ``: keepalive`` comment every
+   ``sse_keepalive_interval`` (the specification encourages keep-alive comments on listen
+   streams: Basic > Transports > Streamable HTTP, Receiving Messages).
+
+Who reads the socket (``_http_reader.ConnectionReading``): while a connection waits for a
+request, its own task; while responses are produced, a reader task feeding h11, so that
+noticing a departed client costs no task per request. The reader starts with the first
+response a connection produces and ends once the connection has been idle for a tick of the
+server's timer: an idle connection is one task, and holds no h11 state machine until the first
+byte of its next request.
+
+Every error this driver answers by itself carries a JSON-RPC error body, never HTML or plain
+text: 400/431 -32600 for malformed HTTP, 408/413 -32600, 500 -32603 for a bug, 503 -32603 at
+the connection limit. Beyond ``max_connections`` a new connection is accepted, its request
+head read (for at most a second), answered 503 with ``connection: close``, and closed.
+
+Every read and write deadline (header, body, idle, send) and the listen keep-alive are kept on
+one timer task per server (``_expire_deadlines``), not in trio's deadline heap; they fire up
+to a tenth of the shortest timeout late. Shutdown: cancelling :func:`serve_http` closes the listeners and every connection at once.
+:func:`serve_http_until` stops gracefully when its ``stop`` event is set: it closes the
+listeners, closes idle kept-alive connections, ends every listen stream with its listen
+result (``app.close_streams()``), lets in-flight requests finish for ``grace_period`` seconds
+and then cancels what is left.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING
+
+import h11
+import msgspec
+import trio
+
+from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, RemoteProtocolError, ResponseBody, ResponseHead, error_reply
+
+from ...errors import McpwireAdapterError
+from ..answers import deliver
+from .plain import head_facts, plain_answer, reason, write_now
+from .reader import RECEIVE_BYTES, ConnectionReading, Expired as _Expired, Gone as _PeerGone
+from .listeners import reuse_port_listeners
+from ...app.app import App
+from ...app.context import principal_key
+
+if TYPE_CHECKING:
+    from ...oauth.resource_server import OAuthResource
+
+__all__ = ["HttpServerConfig", "serve_http", "serve_http_until"]
+
+_log = logging.getLogger("mcpwire_adapters.http")
+
+_LINGER_SECONDS = 1.0  # after an early refusal, drain what the client still sends so it reads our answer
+_REJECT_SECONDS = 1.0  # time given to a connection over the limit to send its head
+
+Output = ResponseHead | ResponseBody
+
+
+class HttpServerConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """Socket-level limits of :func:`serve_http` (the engine's own limits are ``app.server.http``).
+
+    ``header_timeout``: seconds for a whole request head to arrive. ``body_timeout``: seconds
+    for the whole body. ``keepalive_idle_timeout``: how long a kept-alive connection may sit
+    idle between requests. ``send_timeout``: seconds a single write may block on a client that
+    does not read before the connection is dropped. ``max_header_bytes``: the largest request
+    head (h11's ``max_incomplete_event_size``; 431 above it). ``sse_keepalive_interval``: seconds
+    between ``: keepalive`` comments on an idle listen stream. ``max_connections``: open
+    connections served at once; more are answered 503 and closed.
+    """
+
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    keepalive_idle_timeout: float = 60.0
+    send_timeout: float = 30.0
+    max_header_bytes: int = 64 * 1024
+    sse_keepalive_interval: float = 15.0
+    max_connections: int = 1024
+    reuse_port: bool = False
+    """Listen with ``SO_REUSEPORT``, beside other processes on the same (non-zero) port."""
+    auth: OAuthResource | None = None
+    """OAuth resource server guard (``mcpwire_adapters.oauth.resource_server``, docs/auth.md): runs before the engine."""
+
+
+_DEFAULT_CONFIG = HttpServerConfig()
+
+
+class _Refused(McpwireAdapterError):
+    """The request was answered by the driver itself; the connection must close."""
+
+
+async def serve_http(
+    app: App,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+    config: HttpServerConfig = _DEFAULT_CONFIG,
+) -> None:
+    """Serve ``app`` on ``host:port`` until cancelled. Use with ``nursery.start``, which returns
+    the bound ``(host, port)`` (``port=0`` picks a free port). Cancellation closes the listeners
+    and every open connection; for a graceful stop use :func:`serve_http_until`."""
+    await _HttpServer(app, config).serve(host, port, task_status=task_status)
+
+
+async def serve_http_until(
+    app: App,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    stop: trio.Event,
+    grace_period: float = 10.0,
+    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+    config: HttpServerConfig = _DEFAULT_CONFIG,
+) -> None:
+    """Like :func:`serve_http`, and returns after a graceful stop once ``stop`` is set: no new
+    connections, idle connections closed, listen streams ended with their result, in-flight
+    requests given ``grace_period`` seconds to finish, then cancelled."""
+    server = _HttpServer(app, config)
+    async with trio.open_nursery() as nursery:
+        bound = await nursery.start(partial(server.serve, host, port))
+        task_status.started(bound)
+        await stop.wait()
+        server.drain()
+        # The nursery now waits for the connections still busy, up to the deadline.
+        nursery.cancel_scope.deadline = trio.current_time() + grace_period
+
+
+class _HttpServer:
+    def __init__(self, app: App, config: HttpServerConfig) -> None:
+        self.app = app
+        self.config = config
+        self.connections: set[_Connection] = set()
+        self.rejecting = 0
+        self.draining = False
+        self._accepting: trio.CancelScope | None = None
+        self.nursery: trio.Nursery | None = None  # the connections' tasks and their readers
+
+    async def serve(
+        self, host: str, port: int, *, task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        if self.config.reuse_port:
+            listeners = await reuse_port_listeners(host, port)
+        else:
+            listeners = await trio.open_tcp_listeners(port, host=host)
+        sockname = listeners[0].socket.getsockname()
+        # The App's background work (tasks) runs as long as the server serves.
+        async with self.app.running(), trio.open_nursery() as timer:
+            timer.start_soon(self._expire_deadlines)
+            async with trio.open_nursery() as handlers, trio.open_nursery() as accepting:
+                self._accepting = accepting.cancel_scope
+                self.nursery = handlers
+                await accepting.start(partial(trio.serve_listeners, self._handle, listeners, handler_nursery=handlers))
+                task_status.started((sockname[0], sockname[1]))
+                # Accepting stopped (drain): the handlers nursery waits for open connections.
+            timer.cancel_scope.cancel()
+
+    async def _expire_deadlines(self) -> None:
+        """The one timer of every connection's read and write deadlines. A cancel scope with a
+        deadline per wait would leave an entry in trio's deadline heap each time it exits
+        early (as nearly every wait does), kept until trio prunes the heap: hundreds of
+        entries per thousand requests. Here a deadline is a float on the connection, and this
+        task looks at them every ``tick`` (a tenth of the shortest timeout, 5 ms to 1 s): a
+        timeout fires up to one tick late."""
+        config = self.config
+        shortest = min(
+            config.header_timeout, config.body_timeout, config.keepalive_idle_timeout, config.send_timeout,
+            config.sse_keepalive_interval,
+        )
+        tick = min(1.0, max(0.005, shortest / 10))
+        while True:
+            await trio.sleep(tick)
+            now = trio.current_time()
+            for connection in self.connections:
+                connection.stop_idle_reader(now - tick)  # idle a tick: one task per connection
+                if connection.read_deadline <= now:
+                    connection.expire()
+                if connection.send_deadline <= now:
+                    connection.abort_send()
+                if connection.alarm_deadline <= now:
+                    connection.ring()
+
+    def drain(self) -> None:
+        """Begin a graceful stop: stop accepting, close idle connections, end listen streams."""
+        self.draining = True
+        if self._accepting is not None:
+            self._accepting.cancel()
+        for connection in list(self.connections):
+            connection.stop_if_idle()
+        self.app.close_streams()
+
+    def _handle(self, stream: trio.SocketStream) -> Awaitable[None]:
+        # Not a coroutine of its own: the connection's task runs what this returns, one frame
+        # fewer held for the connection's whole life.
+        if self.draining:
+            return trio.lowlevel.checkpoint()
+        if len(self.connections) >= self.config.max_connections:
+            return self._reject(stream)
+        connection = _Connection(self, stream)
+        self.connections.add(connection)
+        return connection.run()
+
+    async def _reject(self, stream: trio.SocketStream) -> None:
+        if self.rejecting < self.config.max_connections:
+            self.rejecting += 1
+            try:
+                await _Connection(self, stream).reject()
+            finally:
+                self.rejecting -= 1
+
+
+class _Connection(ConnectionReading):
+    """One client connection: an h11 state machine and the socket it drives (who reads the
+    socket, and when: :class:`ConnectionReading`)."""
+
+    __slots__ = (
+        "server", "app", "config", "_send_lock", "_plain", "_written", "_body_done",
+        "send_deadline", "alarm_deadline", "_alarm", "_head_request", "_linger",
+    )
+
+    def __init__(self, server: _HttpServer, stream: trio.SocketStream) -> None:
+        assert server.nursery is not None
+        super().__init__(stream, server.nursery, server.config.max_header_bytes)
+        self.server = server
+        self.app = server.app
+        self.config = server.config
+        self._send_lock: trio.Lock | None = None  # made by the first write through h11
+        self._plain = False  # this request may take a plain JSON answer written without h11
+        self._written = False  # the answer went out without h11: start the next cycle afresh
+        self._body_done = False  # _take_body saw the request's EndOfMessage
+        self.send_deadline = math.inf  # when the write under way times out
+        self.alarm_deadline = math.inf  # when to call _alarm (a listen stream's keepalive)
+        self._alarm: Callable[[], None] | None = None
+        self._head_request = False
+        self._linger = False
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Serve the connection's requests, one at a time, until it closes."""
+        try:
+            first = True
+            # The head is read here, not in _cycle: an idle connection holds no _cycle frame.
+            while True:
+                request = await self._read_head(first)
+                if request is None or not await self._cycle(request):
+                    break
+                del request  # nor the last request, while it waits for the next
+                self._next_cycle()
+                first = False
+        except (_PeerGone, _Refused):
+            pass
+        except h11.RemoteProtocolError as exc:
+            await self._try_refuse(exc.error_status_hint, ErrorCode.INVALID_REQUEST, _h11_message(exc))
+        except Exception:  # noqa: BLE001 - a bug must not take the server down
+            _log.exception("unexpected error on an HTTP connection")
+            await self._try_refuse(500, ErrorCode.INTERNAL_ERROR, "Internal error")
+        finally:
+            try:
+                await self._close()
+            finally:
+                self.server.connections.discard(self)  # counted until closed, lingering included
+
+    async def reject(self) -> None:
+        """Answer a connection over the limit with 503 and close it."""
+        with trio.move_on_after(min(_REJECT_SECONDS, self.config.header_timeout)):
+            try:
+                if await self._read_head(first=True) is not None:
+                    await self._refuse(503, ErrorCode.INTERNAL_ERROR, "Server is at its connection limit")
+            except (_PeerGone, _Refused, h11.ProtocolError):
+                pass
+        await self._close()
+
+    def stop_if_idle(self) -> None:
+        if self._idle:
+            self.expire()
+
+    def alarm(self, seconds: float, callback: Callable[[], None] | None) -> None:
+        """The forwarder's keepalive timer (forwarder.Alarm), on the server's timer."""
+        self._alarm = callback
+        self.alarm_deadline = math.inf if callback is None else trio.current_time() + seconds
+
+    def ring(self) -> None:
+        callback, self._alarm, self.alarm_deadline = self._alarm, None, math.inf
+        if callback is not None:
+            callback()
+
+    def abort_send(self) -> None:
+        """A write blocked past ``send_timeout`` (a client that does not read): close the
+        socket, which ends the write (and the reader) with ClosedResourceError."""
+        self.send_deadline = math.inf
+        self.stream.socket.close()
+
+    async def _close(self) -> None:
+        try:
+            await self.stop_reading()  # a reader task ends before its socket is read here or closed
+            if self._linger:
+                # Half-close, then read what the client still sends for a moment: closing a socket
+                # with unread data sends RST, which can destroy our answer before the client reads it.
+                with trio.move_on_after(_LINGER_SECONDS):
+                    try:
+                        await self.stream.send_eof()
+                        while await self.stream.receive_some(RECEIVE_BYTES):
+                            pass
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
+                        pass
+        finally:
+            await trio.aclose_forcefully(self.stream)
+
+    async def _cycle(self, request: h11.Request) -> bool:
+        """Serve one request. True when the connection may carry another."""
+        # The request's headers, walked once: the head's size, whether the connection stays
+        # open (HTTP/1.1 without "Connection: close", RFC 9112 9.3), and the pairs the engine takes,
+        # as a tuple: Server.check_head's index of it is reused by receive_http.
+        headers = tuple(request.headers.raw_items())
+        size, keep_alive = head_facts(request.http_version, headers)
+        if len(request.method) + len(request.target) + size > self.config.max_header_bytes:
+            # h11 bounds only an incomplete head; one that arrived whole in a read is checked here.
+            await self._refuse(431, ErrorCode.INVALID_REQUEST, "Request head too large")
+        self._head_request = request.method == b"HEAD"
+        self._plain = keep_alive and not self._head_request
+        auth = self.config.auth  # OAuth (oauth_server.py): its metadata document, or a 401/403, or the principal set
+        denial = auth.metadata_for(request.method.decode("latin-1"), request.target.decode("latin-1")) if auth else None
+        body = b"" if denial is not None else await self._read_body(request, headers)
+        if auth is not None and denial is None:
+            denial = await auth.check_http(request.method.decode("latin-1"), request.target.decode("latin-1"),
+                                           list(headers), body)
+        reply = denial or self.app.server.receive_http(
+            HttpRequest(
+                method=request.method.decode("latin-1"), target=request.target.decode("latin-1"),
+                headers=headers, body=body, principal=principal_key() if auth is not None else None,
+            ),
+            now=time.time(),
+        )
+        if isinstance(reply, HttpExchange):
+            await self._run_exchange(reply)
+        elif isinstance(reply, HttpListenStream):
+            await self._run_listen(reply)
+        elif await deliver(self.app, reply, self._emit, self.watch):
+            raise _PeerGone  # the client left during a batch
+        if self._written:
+            return not self.server.draining and not self._overflow
+        return (
+            self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE
+            and not self.server.draining and not self._overflow
+        )
+
+    def _next_cycle(self) -> None:
+        """Ready h11 for the next request. After an answer written without h11
+        (:meth:`_write_plain`), h11 still waits to send one: a fresh state machine takes over
+        the bytes the client already sent (a pipelined request), and its end of input."""
+        self._plain = False
+        if not self._written:
+            self.h11.start_next_cycle()
+            return
+        self._written = False
+        data, closed = self.h11.trailing_data
+        self._h11 = None  # an idle connection holds no state machine: made again with the next bytes
+        if data:
+            self.h11.receive_data(data)
+        if closed:
+            self.h11.receive_data(b"")
+
+    # -- reading --------------------------------------------------------------------------------
+    def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        try:
+            return self.h11.next_event()
+        except ValueError as exc:
+            # h11 < 0.15 runs int() on a Content-Length of any length: past 4300 digits it raises.
+            raise h11.RemoteProtocolError("bad Content-Length", error_status_hint=400) from exc
+
+    async def _read_head(self, first: bool) -> h11.Request | None:
+        """The next request head, or None when the client closed, idled out or was too slow."""
+        if self.server.draining:
+            return None
+        event: h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED] = h11.NEED_DATA
+        if self._h11 is None:  # nothing read since the last answer: wait for the first byte
+            buffered = False
+        else:
+            buffered = bool(self._h11.trailing_data[0])  # pipelined bytes of this request already read
+            event = self._next_event()
+        if isinstance(event, h11.Request):
+            return event  # whole in h11's buffer: no wait, no scope
+        if event is not h11.NEED_DATA:
+            return None  # ConnectionClosed
+        waiting_idle = not buffered  # no byte of this request yet: drain() may close the connection
+        wait = self.config.header_timeout if first or buffered else self.config.keepalive_idle_timeout
+        # The deadline is the server timer's (no cancel scope); it moves only when a head
+        # arrives in pieces after an idle wait.
+        self._expired = False
+        self.idle_since = now = trio.current_time()
+        self.read_deadline = now + wait
+        self._idle = waiting_idle
+        try:
+            while True:
+                await self.receive()
+                event = self._next_event()
+                if waiting_idle:
+                    waiting_idle = self._idle = False
+                    if not first and event is h11.NEED_DATA:
+                        # the idle wait is over; the whole head must now arrive in time
+                        self.read_deadline = trio.current_time() + self.config.header_timeout
+                if isinstance(event, h11.Request):
+                    return event
+                if event is not h11.NEED_DATA:
+                    return None  # ConnectionClosed
+        except _Expired:
+            return None  # too slow, or closed by drain()
+        finally:
+            self._idle = False
+            self.read_deadline = math.inf
+
+    async def _read_body(self, request: h11.Request, headers: tuple[tuple[bytes, bytes], ...]) -> bytes:
+        limit = self.app.server.http.max_body_bytes
+        early = self.app.server.check_head(request.method, request.target, headers)
+        if early is not None:  # refused on the head alone (413 on Content-Length, 405, 415, ...)
+            await self._refuse_with(*early)
+        if self.h11.they_are_waiting_for_100_continue:
+            await self._send(h11.InformationalResponse(status_code=100, headers=[]))
+        chunks: list[bytes] = []
+        self._body_done = False
+        size = self._take_body(chunks, 0, limit)
+        if size >= 0 and not self._body_done:
+            # Not all in h11's buffer yet: the rest must arrive within body_timeout (no
+            # deadline at all when the body came with the head, as it mostly does).
+            self._expired = False
+            self.read_deadline = trio.current_time() + self.config.body_timeout
+            try:
+                while size >= 0 and not self._body_done:
+                    await self.receive()
+                    size = self._take_body(chunks, size, limit)
+            except _Expired:
+                pass
+            finally:
+                self.read_deadline = math.inf
+        if size < 0:
+            await self._refuse(413, ErrorCode.INVALID_REQUEST, f"Request body exceeds {limit} bytes")
+        if self._body_done:
+            return b"".join(chunks)
+        late = f"Request body not received within {self.config.body_timeout} s"
+        await self._refuse(408, ErrorCode.INVALID_REQUEST, late)
+        raise AssertionError("unreachable")
+
+    def _take_body(self, chunks: list[bytes], size: int, limit: int) -> int:
+        """Move the body h11 holds into ``chunks`` until it needs data or the body ends
+        (``_body_done``). Returns the size so far, or -1 past ``limit``."""
+        while True:
+            event = self.h11.next_event()
+            if event is h11.NEED_DATA:
+                return size
+            if isinstance(event, h11.Data):
+                size += len(event.data)
+                if size > limit:
+                    return -1
+                chunks.append(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                self._body_done = True
+                return size
+            else:
+                raise _PeerGone
+
+    # -- writing --------------------------------------------------------------------------------
+    async def _send(self, *events: h11.Event, framed: bytes = b"") -> None:
+        # One write (one syscall, one deadline) for everything the engine produced at once:
+        # a JSON answer's head, body and end go out together. ``framed``: bytes already framed.
+        self._sending += 1
+        try:
+            lock = self._send_lock
+            if lock is None:
+                lock = self._send_lock = trio.Lock()
+            async with lock:
+                data = b"".join(self.h11.send(event) or b"" for event in events) if events else framed
+                if data:
+                    await self._send_all(data)
+        finally:
+            self.sent()
+
+    async def _send_all(self, data: bytes) -> None:
+        # One writer at a time (the lock): one deadline, the server timer's (abort_send).
+        self.send_deadline = trio.current_time() + self.config.send_timeout
+        try:
+            await self.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise _PeerGone from exc
+        finally:
+            self.send_deadline = math.inf
+
+    async def _emit(self, outputs: Sequence[Output]) -> None:
+        """Write engine output events: ResponseHead -> h11.Response (no Content-Length on SSE
+        heads, so h11 frames the body chunked), ResponseBody -> Data, and EndOfMessage when
+        ``more`` is False."""
+        if self._plain and len(outputs) == 2 and not self._sending and not self.server.draining:
+            rest = self._write_plain(outputs[0], outputs[1])
+            if rest is not None:
+                if rest:
+                    await self._send(framed=rest)
+                return
+        events: list[h11.Event] = []
+        for item in outputs:
+            if isinstance(item, ResponseHead):
+                headers = list(item.headers)
+                if self.server.draining:
+                    headers.append((b"connection", b"close"))
+                events.append(h11.Response(status_code=item.status, headers=headers, reason=reason(item.status)))
+            else:
+                if item.data and not self._head_request:
+                    events.append(h11.Data(data=item.data))
+                if not item.more:
+                    events.append(h11.EndOfMessage())
+        await self._send(*events)
+
+    def _write_plain(self, head: Output, body: Output) -> bytes | None:
+        """A complete answer framed by its Content-Length, written as the engine made it
+        (:func:`plain_answer`: no h11), by the connection's one writer (no lock). Tried once
+        without blocking: what the socket did not take is returned, for :meth:`_send`
+        (bounded by ``send_timeout`` like every write). None (nothing written) for anything
+        else: h11 frames it."""
+        if self.h11.their_state is not h11.DONE or self.h11.our_state is not h11.SEND_RESPONSE:
+            return None
+        out = plain_answer(head, body)
+        if out is None:
+            return None
+        self._written = True
+        self._plain = False
+        try:
+            sent = write_now(self._socket, out)
+        except OSError as exc:  # reset, broken pipe, closed
+            raise _PeerGone from exc
+        return out[sent:]
+
+    async def _refuse(self, status: int, code: int, message: str) -> None:
+        """Answer with a JSON-RPC error body and ``connection: close``; raises :class:`_Refused`."""
+        await self._refuse_with(*error_reply(RemoteProtocolError(message, code=code, http_status=status)))
+
+    async def _refuse_with(self, head: ResponseHead, body: ResponseBody) -> None:
+        head = ResponseHead(status=head.status, headers=head.headers + ((b"connection", b"close"),))
+        self._linger = True
+        await self._emit([head, body])
+        raise _Refused
+
+    async def _try_refuse(self, status: int, code: int, message: str) -> None:
+        if self.h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return  # a response already started: closing the connection is the only signal left
+        try:
+            await self._refuse(status, code, message)
+        except (_Refused, _PeerGone, h11.LocalProtocolError):
+            pass
+
+    # -- the two long-lived shapes ------------------------------------------------------------------
+    async def _run_exchange(self, exchange: HttpExchange) -> None:
+        """Run the handler while watching the socket; a disconnect cancels both (on HTTP a
+        disconnect is the cancellation)."""
+        if await self.app.run_exchange_armed(exchange, self._emit, self.arm, trio.CancelScope()):
+            raise _PeerGone
+
+    async def _run_listen(self, stream: HttpListenStream) -> None:
+        """Forward a listen stream as SSE (``App.forward_listen``) until it ends, the app drops
+        it, or the client leaves."""
+        forwarder = self.app.forward_listen(stream)  # before the first await: no event can be missed
+        ended = await forwarder.run(
+            self._emit, watch=self.watch, keepalive_interval=self.config.sse_keepalive_interval,
+            alarm=self.alarm,
+        )
+        if not ended:
+            raise _PeerGone  # an abrupt end carries no response: close the connection
+
+
+def _h11_message(exc: h11.RemoteProtocolError) -> str:
+    if exc.error_status_hint == 431:
+        return "Request head too large"
+    return "Malformed HTTP request"
+

@@ -1,0 +1,1 @@
+"""Redis stores (the ``redis`` extra): ``sessions``, ``tasks``, ``broker``."""

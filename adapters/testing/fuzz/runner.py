@@ -1,0 +1,410 @@
+"""``mcpwire fuzz``: hypothesis-driven fuzzing of any MCP server, over Streamable HTTP or stdio,
+with every failure shrunk and written as a replayable file (issue 15; docs/fuzzing.md).
+
+    report = await fuzz("http://127.0.0.1:8000/mcp", max_examples=200, seed=1, out_dir="fuzz-out")
+    report = await fuzz_stdio(["python", "server.py"], time_budget=60)
+    result = await replay("fuzz-out/failure-1.json")
+
+Each case is one request, valid or mutated at one layer (:mod:`mcpwire_adapters.testing.fuzz.strategies`),
+or a stateful sequence (discover, lists by their cursors, tool calls through their rounds,
+listen, cancel: :func:`mcpwire_adapters.testing.fuzz.cases.run_sequence`). Every answer is judged by
+the oracle (:mod:`mcpwire_adapters.testing.fuzz.oracle`), and after each case the target must still
+answer a well-formed server/discover (on stdio every message is followed by one). A failing
+case is shrunk by hypothesis and written, as sent, to ``out_dir``: a JSON file that
+:func:`replay` (``mcpwire fuzz --replay FILE``) sends again and judges again, with a ``curl``
+script (HTTP) or a line file (stdio) beside it.
+
+Safe by default, as the probe: only the named target is contacted, at most ``rate`` requests a
+second, and tools are called (with arguments drawn from their own ``inputSchema``) only when
+named in ``tools`` or with ``all_tools=True``. The HTTP and stdio plumbing is the probe's
+(:func:`mcpwire_adapters.testing.probe.runner.exchange`, :func:`mcpwire_adapters.testing.rawwire_stdio.stdio_sender`).
+Needs hypothesis: ``pip install 'mcpwire[probe]'``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+
+try:
+    import hypothesis
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import strategies as st
+    from hypothesis.database import DirectoryBasedExampleDatabase
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError("mcpwire fuzz needs hypothesis: pip install 'mcpwire[probe]'") from exc
+
+from ...errors import McpwireAdapterError, UsageError
+from .cases import Info, Step, decode_step, encode_step, judge_special, run_sequence, single_steps
+from .oracle import Context, check, expect_for, sent_id, validity
+from ..probe.checks import Exchange, Reply, Request, Send, meta, rpc
+from ..rawwire_stdio import stdio_sender
+from ..probe.runner import UNSENDABLE, _loopback, http_sender, paced
+from ...client.session import TransportError
+
+__all__ = ["Failure", "FuzzReport", "Progress", "ReplayResult", "curl_command", "fuzz", "fuzz_stdio", "replay"]
+
+FORMAT = "mcpwire-fuzz/1"
+Progress = Callable[[int, int, float], None]  # (cases run, failures found, seconds elapsed)
+
+
+@dataclass
+class Failure:
+    """A failing case, shrunk: the problems, the steps as sent, and what came back."""
+
+    problems: list[str]
+    steps: list[Step]
+    evidence: list[Exchange]
+    flaky: bool = False
+    path: Path | None = None  # the replay file, once written
+
+
+@dataclass
+class FuzzReport:
+    target: str
+    seed: int
+    cases: int = 0
+    seconds: float = 0.0
+    failures: list[Failure] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        return self.cases / self.seconds if self.seconds > 0 else 0.0
+
+
+class _CaseFailed(McpwireAdapterError):
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass
+class _Options:
+    max_examples: int
+    time_budget: float | None
+    seed: int
+    database: str | None
+    out_dir: str | None
+    progress: Progress | None
+    sequences: bool
+    target: str
+
+
+async def _gather(send: Send, stdio: bool, tools: Sequence[str], all_tools: bool, unreachable: str) -> Info:
+    """What the target offers, asked with well-formed requests before the run."""
+    first = await send(rpc("server/discover", rpc_id="fuzz-discover"))
+    if first[1] is None:
+        raise TransportError(f"{unreachable}: {first[2]}")
+    info = Info(stdio=stdio, discover=_result(first[1]))
+    caps = info.capabilities
+
+    async def listed(method: str, key: str) -> list[Any]:
+        got = _result((await send(rpc(method, {"_meta": meta()}, rpc_id=f"fuzz-{key}")))[1])
+        items = (got or {}).get(key)
+        return items if isinstance(items, list) else []
+
+    if "tools" in caps:
+        info.tools = [t for t in await listed("tools/list", "tools") if isinstance(t, dict)]
+    unknown = sorted(set(tools) - {str(t.get("name")) for t in info.tools})
+    if unknown:
+        raise UsageError(f"the server lists no tool named {', '.join(unknown)}")
+    info.allowed_tools = [t for t in info.tools if all_tools or t.get("name") in tools]
+    if "resources" in caps:
+        info.resources = [str(r["uri"]) for r in await listed("resources/list", "resources")
+                          if isinstance(r, dict) and isinstance(r.get("uri"), str)][:20]
+    if "prompts" in caps:
+        info.prompts = [p for p in await listed("prompts/list", "prompts") if isinstance(p, dict)][:20]
+    return info
+
+
+def _result(reply: Reply | None) -> dict[str, Any] | None:
+    if reply is None or reply.status not in (0, 200):
+        return None
+    for message in reply.messages():
+        if isinstance(message, dict) and isinstance(message.get("result"), dict):
+            return message["result"]  # type: ignore[no-any-return]
+    return None
+
+
+def judge(step: Step, reply: Reply | None, error: str | None, context: Context) -> list[str]:
+    """Every problem with the answer to one step (no answer at all is one)."""
+    if reply is None:
+        return [f"no answer: {error}"]
+    if error is not None:  # some lines, then silence
+        return [f"no complete answer: {error}"]
+    if step.judge == "listen":  # only the stream's first event was read
+        return [p for p in check(step.request, reply, context) if not p.startswith("no response")] \
+            + judge_special(step.judge, reply.messages() if reply.body else [])
+    if step.judge == "lines":
+        return validity(reply)
+    problems = check(step.request, reply, context)
+    return problems + judge_special(step.judge, reply.messages() if reply.body else [])
+
+
+def _context(info: Info, loopback: bool) -> Context:
+    caps = info.capabilities if info.discover is not None else None
+    return Context(stdio=info.stdio, loopback=loopback, capabilities=frozenset(caps) if caps is not None else None,
+                   header_tools=info.header_tools())
+
+
+def _for_stdio(step: Step, context: Context) -> Step:
+    """Tell the stdio sender which answer to wait for: none, the one with the id the body carries
+    (a body mutation may leave it readable), a null one, or either."""
+    expect, rpc_id = expect_for(step.request, context), sent_id(step.request)
+    if expect.silent or expect.id is None:  # nothing, or not settled (a blank line, say): the sentinel only
+        return replace(step, request=replace(step.request, answered=False))
+    if expect.id == "null" or (expect.id == "echo" and rpc_id is not None):
+        return replace(step, request=replace(step.request, answered=True, rpc_id=None if expect.id == "null" else rpc_id))
+    return replace(step, request=replace(step.request, rpc_id=rpc_id))  # echo-or-null: either
+
+
+def _signature(step: Step, problems: list[str]) -> str:
+    return step.label.split(".")[0] + "|" + re.sub(r"'[^']*'|\"[^\"]*\"|\b\d{3,}\b", "_", problems[0])[:100]
+
+
+async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> FuzzReport:
+    """Run hypothesis (in a worker thread: its loop is synchronous) against ``send``."""
+    context = _context(info, loopback)
+    report = FuzzReport(target=options.target, seed=options.seed)
+    started = time.monotonic()
+    deadline = started + options.time_budget if options.time_budget else None
+    known: set[str] = set()
+    lock = threading.Lock()
+    case: dict[str, Any] = {}  # the current case's steps and evidence, and the last failing one
+
+    async def send_one(request: Request) -> Exchange:
+        return await send(request)
+
+    def call(step: Step) -> list[Any]:
+        if info.stdio and step.judge == "oracle" and step.request.answered is None:
+            step = _for_stdio(step, context)
+        sent = anyio.from_thread.run(send_one, step.request)
+        if sent[2] is not None and sent[2].startswith(UNSENDABLE):
+            hypothesis.reject()  # the generator's fault, not the server's: draw another case
+        case["steps"].append(step)
+        case["evidence"].append(sent)
+        problems = judge(step, sent[1], sent[2], context)
+        if problems:
+            raise _CaseFailed(problems)
+        return sent[1].messages() if sent[1] is not None and sent[1].body else []
+
+    def alive() -> None:
+        probe = Step(rpc("server/discover", rpc_id="fuzz-alive"), label="alive")
+        sent = anyio.from_thread.run(send_one, probe.request)
+        if _result(sent[1]) is None:
+            case["steps"].append(probe)
+            case["evidence"].append(sent)
+            raise _CaseFailed([f"the target no longer answers a well-formed server/discover after the case "
+                               f"({sent[2] or f'HTTP {sent[1].status if sent[1] else 0}'})"])
+
+    def body(data: st.DataObject) -> None:
+        if deadline is not None and time.monotonic() > deadline:
+            return
+        case.update(steps=[], evidence=[])
+        if info.stdio:  # a barrier: late answers to the last case's lines are read and dropped here
+            anyio.from_thread.run(send_one, replace(rpc("server/discover", rpc_id="fuzz-barrier"), answered=True))
+        try:
+            if options.sequences and data.draw(st.integers(0, 3), label="kind") == 3:  # 0, the simplest: one request
+                run_sequence(data, info, call)
+            else:
+                call(data.draw(single_steps(info), label="case"))
+            if not info.stdio:
+                alive()
+        except _CaseFailed as failed:
+            signature = _signature(case["steps"][-1], failed.problems)
+            if signature in known:
+                return  # found and written already: look for other bugs
+            case["failed"] = (signature, Failure(failed.problems, list(case["steps"]), list(case["evidence"])))
+            raise
+        finally:
+            with lock:
+                report.cases += 1
+            if options.progress is not None:
+                options.progress(report.cases, len(report.failures), time.monotonic() - started)
+
+    database = DirectoryBasedExampleDatabase(options.database) if options.database else None
+
+    def run_rounds() -> None:
+        examples, round_ = 0, 0
+        while examples < options.max_examples and (deadline is None or time.monotonic() < deadline):
+            size = min(100, options.max_examples - examples)
+            test = given(st.data())(body)
+            test._hypothesis_internal_database_key = hashlib.sha256(  # type: ignore[attr-defined]
+                f"mcpwire-fuzz {options.target}".encode()).digest()
+            test = hypothesis.seed(options.seed + round_)(test)  # before settings: seed() alone turns the database off
+            test = settings(max_examples=size, deadline=None, database=database, derandomize=False,
+                            suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False,
+                            report_multiple_bugs=False, phases=[p for p in Phase if p.name != "explain"])(test)
+            case.pop("failed", None)
+            flaky = False
+            try:
+                test()
+            except (_CaseFailed, hypothesis.errors.Unsatisfiable):  # a failure (kept below); or every case redrawn
+                pass
+            except (hypothesis.errors.Flaky, hypothesis.errors.FlakyFailure, BaseExceptionGroup):
+                flaky = True
+            if "failed" in case:
+                signature, failure = case.pop("failed")
+                failure.flaky = flaky
+                known.add(signature)
+                report.failures.append(failure)
+                if options.out_dir:
+                    failure.path = write_failure(Path(options.out_dir), len(report.failures), failure, info, context,
+                                                 options.target)
+            examples += size
+            round_ += 1
+
+    await anyio.to_thread.run_sync(run_rounds)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+async def fuzz(url: str, *, max_examples: int = 100, time_budget: float | None = None, seed: int = 0,
+               database: str | None = None, out_dir: str | None = None, rate: float = 0.0,
+               tools: Sequence[str] = (), all_tools: bool = False, timeout: float = 10.0,
+               sequences: bool = True, progress: Progress | None = None) -> FuzzReport:
+    """Fuzz the Streamable HTTP endpoint ``url``: up to ``max_examples`` cases (and at most
+    ``time_budget`` seconds), from ``seed``; hypothesis' examples kept in ``database`` (a
+    directory) when given; failures written to ``out_dir`` when given. :class:`TransportError`
+    when the first server/discover gets no answer; ``ValueError`` for a tool that is not listed."""
+    host = urlsplit(url).hostname or ""
+    send = http_sender(url, rate, timeout)
+
+    info = await _gather(send, False, tools, all_tools, f"cannot reach {url}")
+    return await _engine(send, info, _loopback(host), _Options(max_examples, time_budget, seed, database, out_dir,
+                                                              progress, sequences, url))
+
+
+async def fuzz_stdio(command: Sequence[str], *, max_examples: int = 100, time_budget: float | None = None,
+                     seed: int = 0, database: str | None = None, out_dir: str | None = None, rate: float = 0.0,
+                     tools: Sequence[str] = (), all_tools: bool = False, timeout: float = 10.0,
+                     sequences: bool = True, progress: Progress | None = None) -> FuzzReport:
+    """Fuzz a server started as ``command`` speaking NDJSON on stdio (one process for the run;
+    every message is followed by a server/discover whose answer shows it is still alive)."""
+    async with stdio_sender(command, timeout=timeout) as raw_send:
+        send = paced(raw_send, rate)
+        target = shlex.join(command)
+        info = await _gather(send, True, tools, all_tools, f"no answer from {target}")
+        return await _engine(send, info, False, _Options(max_examples, time_budget, seed, database, out_dir,
+                                                         progress, sequences, target))
+
+
+# -- reproducers ---------------------------------------------------------------------------------------------
+def curl_command(url: str, request: Request, body_file: str | None = None) -> str:
+    """A ``curl`` command sending ``request`` as it was sent (curl's own Accept and Content-Type
+    are removed when the request has none)."""
+    words = ["curl", "-sS", "-i", "-X", request.method, url]
+    names = {k.lower() for k, _ in request.headers}
+    for default in ("Accept", "Content-Type"):
+        if default.lower() not in names:
+            words += ["-H", f"{default}:"]
+    for name, value in request.headers:
+        words += ["-H", f"{name}: {value}"]
+    if request.body:
+        words += ["--data-binary", f"@{body_file}" if body_file else request.body.decode("utf-8")]
+    return shlex.join(words)
+
+
+def write_failure(out_dir: Path, number: int, failure: Failure, info: Info, context: Context, target: str) -> Path:
+    """Write ``failure-N.json`` (the replay file), and ``failure-N.sh`` (curl) or ``failure-N.jsonl`` (stdio)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = out_dir / f"failure-{number}"
+    document: dict[str, Any] = {
+        "format": FORMAT, "target": {"kind": "stdio", "command": target} if info.stdio else {"kind": "http", "url": target},
+        "problems": failure.problems, "flaky": failure.flaky,
+        "context": {"capabilities": sorted(context.capabilities) if context.capabilities is not None else None,
+                    "loopback": context.loopback, "headerTools": sorted(context.header_tools)},
+        "steps": [encode_step(s) for s in failure.steps],
+        "answers": [_answer_json(e) for e in failure.evidence],
+    }
+    if info.stdio:
+        lines = Path(f"{stem}.jsonl")
+        lines.write_bytes(b"".join(s.request.body + b"\n" for s in failure.steps))
+        document["replay"] = f"{target} < {lines.name}"
+    else:
+        script = ["#!/bin/sh", f"# mcpwire fuzz: {failure.problems[0]}", "# the requests as sent, in order:"]
+        for i, step in enumerate(failure.steps, 1):
+            body_file = None
+            if step.request.body and (b"\x00" in step.request.body or not _utf8(step.request.body)):
+                body_file = f"{stem.name}.{i}.body"
+                (out_dir / body_file).write_bytes(step.request.body)
+            script.append(curl_command(target, step.request, body_file))
+        Path(f"{stem}.sh").write_text("\n".join(script) + "\n", encoding="utf-8")
+        document["curl"] = script[3:]
+    path = Path(f"{stem}.json")
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _answer_json(sent: Exchange) -> dict[str, Any]:
+    _, reply, error = sent
+    if reply is None:
+        return {"error": error}
+    return {"status": reply.status, "headers": [list(h) for h in reply.headers],
+            "body": reply.body[:4000].decode("utf-8", "replace")}
+
+
+@dataclass
+class ReplayResult:
+    """Each step of a replay file as sent again: the exchange and its problems (none: it conforms now)."""
+
+    target: str
+    steps: list[tuple[Step, Exchange, list[str]]]
+
+    @property
+    def reproduced(self) -> bool:
+        return any(problems for _, _, problems in self.steps)
+
+
+async def replay(path: str | Path, *, timeout: float = 10.0, target: str | None = None) -> ReplayResult:
+    """Send the steps of the replay file at ``path`` again, in order, and judge each with the
+    oracle and the context the file records. ``target`` replaces the file's (a URL, or a
+    command for a stdio file)."""
+    document = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise UsageError(f"{path} is not an mcpwire fuzz replay file")
+    kind = document["target"]["kind"]
+    where = target or str(document["target"]["url" if kind == "http" else "command"])
+    recorded = document.get("context", {})
+    caps = recorded.get("capabilities")
+    context = Context(stdio=kind == "stdio", loopback=bool(recorded.get("loopback", True)),
+                      capabilities=frozenset(caps) if isinstance(caps, list) else None,
+                      header_tools=frozenset(recorded.get("headerTools", [])))
+    steps = [decode_step(s) for s in document["steps"]]
+    out: list[tuple[Step, Exchange, list[str]]] = []
+    if kind == "stdio":
+        async with stdio_sender(shlex.split(where), timeout=timeout) as send:
+            for step in steps:
+                sent: Exchange = await send(step.request)
+                out.append((step, sent, judge(step, sent[1], sent[2], context)))
+        return ReplayResult(where, out)
+    send_http = http_sender(where, 0, timeout)
+    for step in steps:
+        _, answer, error = await send_http(step.request)
+        if step.label == "alive":
+            problems = [] if _result(answer) is not None else ["the target does not answer a well-formed server/discover"]
+        else:
+            problems = judge(step, answer, error, context)
+        out.append((step, (step.request, answer, error), problems))
+    return ReplayResult(where, out)

@@ -1,0 +1,128 @@
+"""The probe as a pytest plugin: ``pytest --mcp-target URL`` runs every check of ``mcpwire probe``
+against the server at URL as a test of its own (issue 15; docs/probing.md).
+
+Each check is an item named ``mcp_probe[<check id>]``, marked ``mcp_probe`` (``-m mcp_probe``
+runs them alone, beside a project's own tests); it passes, fails with the request and the
+response as evidence, or is skipped when it does not apply to the server. The checks run once,
+together, at the first item (``--mcp-rate`` requests per second, default 10); tools are called
+with generated arguments only with ``--mcp-call-tools``. The target may be an http(s) URL or a
+command line that starts a stdio server (``--mcp-target 'python server.py --stdio'``).
+
+Installed with the package (its ``pytest11`` entry point); nothing is imported beyond this module
+until ``--mcp-target`` is given.
+"""
+
+from __future__ import annotations
+
+from ...errors import McpwireAdapterError
+import shlex
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .checks import Check, Finding
+
+__all__ = ["ProbeItem", "pytest_addoption", "pytest_collection_modifyitems", "pytest_configure"]
+
+_FINDINGS = pytest.StashKey["dict[str, Finding] | str"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mcp", "MCP server probe (mcpwire)")
+    group.addoption("--mcp-target", metavar="URL|COMMAND", default=None,
+                    help="run mcpwire's probe checks against this MCP server (an http(s) URL, or a command "
+                         "line starting a stdio server), one test per check")
+    group.addoption("--mcp-rate", type=float, default=10.0, metavar="N",
+                    help="requests per second the probe sends at most (0: no limit; default 10)")
+    group.addoption("--mcp-call-tools", action="store_true", default=False,
+                    help="let checks call the server's tools with generated arguments (tools have side effects)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "mcp_probe: a check of mcpwire's probe against --mcp-target")
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("mcp_target"):
+        return
+    from .table import CHECKS
+
+    for check in CHECKS:
+        name = f"mcp_probe[{check.id}]"
+        item = ProbeItem.from_parent(session, name=name, nodeid=name, check=check)
+        item.add_marker(pytest.mark.mcp_probe)
+        items.append(item)
+
+
+class ProbeFailed(McpwireAdapterError):
+    """A check that failed: its finding."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.detail)
+        self.finding = finding
+
+
+class ProbeItem(pytest.Item):
+    """One check of the probe against ``--mcp-target``."""
+
+    def __init__(self, *, check: Check, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.check = check
+
+    def runtest(self) -> None:
+        findings = _findings(self.config)
+        if isinstance(findings, str):
+            pytest.fail(findings, pytrace=False)
+        finding = findings[self.check.id]
+        if finding.status == "n/a":
+            pytest.skip(f"not applicable: {finding.detail}")
+        if finding.status == "fail":
+            raise ProbeFailed(finding)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if not isinstance(excinfo.value, ProbeFailed):
+            return str(super().repr_failure(excinfo))
+        from .runner import evidence_json
+
+        finding = excinfo.value.finding
+        lines = [f"{self.check.id}: {self.check.title} ({self.check.cites})", f"  sends: {self.check.sends}",
+                 f"  FAIL: {finding.detail}"]
+        for exchange in finding.evidence:
+            evidence = evidence_json(exchange)
+            lines.append(f"  request: {evidence.get('request')}")
+            lines.append(f"  reply:   {evidence.get('reply') or evidence.get('error')}")
+        return "\n".join(lines)
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return self.check.cites, None, f"mcp_probe[{self.check.id}]"
+
+
+def _findings(config: pytest.Config) -> dict[str, Finding] | str:
+    """Every check's finding, from one run of the probe (made at the first item); a string
+    saying why when the target could not be probed at all."""
+    cached = config.stash.get(_FINDINGS, None)
+    if cached is None:
+        import anyio
+
+        from .table import CHECKS
+        from .runner import probe, probe_stdio
+
+        target = str(config.getoption("mcp_target"))
+        rate = float(config.getoption("mcp_rate"))
+        call_tools = bool(config.getoption("mcp_call_tools"))
+
+        async def run() -> list[Finding]:
+            if target.startswith(("http://", "https://")):
+                return await probe(target, CHECKS, rate=rate, call_tools=call_tools)
+            return await probe_stdio(shlex.split(target), CHECKS, rate=rate, call_tools=call_tools)
+
+        from ...client.session import TransportError
+
+        try:
+            cached = {finding.check.id: finding for finding in anyio.run(run)}
+        except (TransportError, OSError, ValueError) as exc:
+            cached = f"cannot probe {target}: {exc}"
+        config.stash[_FINDINGS] = cached
+    return cached

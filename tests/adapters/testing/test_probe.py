@@ -1,0 +1,381 @@
+"""Tests of ``mcpwire probe`` (``mcpwire_adapters.testing.probe.runner``, issue 15).
+
+Two targets prove the checks both ways: the conformance fixture over HTTP (a subprocess,
+stopped by closing its stdin), on which every check passes or is not applicable; and a server
+that gets every rule wrong (the standard library's HTTP server in a thread, on 127.0.0.1,
+shut down by the fixture), on which every check fails with its evidence. The reports parse as
+JSON and JUnit XML; docs/probing.md's table of checks is generated from the registry, and its
+links to the specification are held to the known pages and anchors by tests/integration/test_docs.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import pytest
+from _lines import fixture_served
+from _stdlib_http import serving_http
+import trio
+
+from mcpwire_adapters.testing.probe.checks import NDJSON, UNKNOWN_TOOL, Reply, Request, cite_url
+from mcpwire_adapters.testing.probe.runner import (
+    CHECKS,
+    Check,
+    Finding,
+    evidence_json,
+    json_report,
+    junit_report,
+    probe,
+    probe_stdio,
+    select,
+    text_report,
+)
+
+REPO = Path(__file__).resolve().parents[3]
+CLI = [sys.executable, "-m", "mcpwire_adapters.cli.main"]
+TIMEOUT = 30.0
+
+
+@pytest.fixture(scope="module")
+def fixture_url() -> Iterator[str]:
+    with fixture_served() as url:
+        yield url
+
+
+class WrongAboutEverything(BaseHTTPRequestHandler):
+    """Answers any POST 200 with a result and a null id (requests, notifications, responses,
+    batches and garbage alike), GET and DELETE too; opens a session for any initialize, naming
+    the revision asked for and declaring tasks; advertises tools, resources and prompts
+    with list changes but leaves ttlMs and cacheScope out; its one tool asks for input and then
+    accepts any requestState. No header, version or _meta is looked at."""
+
+    called: list[str] = []  # the tool names of every tools/call received
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _answer(self, result: Any, *extra: tuple[str, str]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "result": result}).encode()
+        self.send_response(200)
+        for name, value in extra:
+            self.send_header(name, value)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            message = None
+        method = message.get("method") if isinstance(message, dict) else None
+        params = message.get("params") if isinstance(message, dict) else None
+        if method == "tools/call" and isinstance(params, dict):
+            self.called.append(str(params.get("name")))
+        if method == "server/discover":
+            self._answer({"supportedVersions": ["2026-07-28"], "capabilities": {
+                "tools": {"listChanged": True}, "resources": {}, "prompts": {}}})
+        elif method == "initialize" and isinstance(params, dict):  # any version, as asked; tasks declared
+            self._answer({"protocolVersion": params.get("protocolVersion"), "capabilities": {"tasks": {}},
+                          "serverInfo": {"name": "broken", "version": "1"}}, ("Mcp-Session-Id", "broken-session"))
+        elif method == "tools/list":
+            self._answer({"tools": [{"name": "ask", "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"}}}}]})
+        elif method == "tools/call" and isinstance(params, dict) and "requestState" not in params:
+            self._answer({"resultType": "input_required", "requestState": "state-1",
+                          "inputRequests": {"q": {"method": "roots/list", "params": {}}}})
+        else:
+            self._answer({})
+
+    do_GET = do_DELETE = do_POST
+
+
+@pytest.fixture(scope="module")
+def broken_url() -> Iterator[str]:
+    with serving_http(WrongAboutEverything) as url:
+        yield url
+
+
+def run_probe(url: str, **options: Any) -> list[Finding]:
+    async def go() -> list[Finding]:
+        with trio.fail_after(TIMEOUT):
+            return await probe(url, **options)
+    return trio.run(go)
+
+
+# -- the registry ------------------------------------------------------------------------------------
+def test_checks_are_named_rows_citing_a_section() -> None:
+    assert len(CHECKS) >= 25
+    assert len({c.id for c in CHECKS}) == len(CHECKS)
+    for check in CHECKS:
+        assert re.fullmatch(r"[a-z]+(\.[a-z0-9-]+)+", check.id), check.id
+        assert re.fullmatch(r"(https://modelcontextprotocol\.io/specification/2025-11-25/)?[a-z/-]+(#[a-z-]+)?"
+                            r"|JSON-RPC 2\.0 section [\d.]+", check.cites), (check.id, check.cites)
+        assert check.title and check.sends
+        assert (check.build is not None and check.expect is not None) != (check.steps is not None), check.id
+
+
+def test_only_selects_by_pattern() -> None:
+    assert [c.id for c in select(["envelope.id-*-refused"])] == [
+        "envelope.id-null-refused", "envelope.id-bool-refused", "envelope.id-object-refused",
+        "envelope.id-fraction-refused", "envelope.id-too-large-refused", "envelope.id-too-long-refused"]
+    assert select([]) == CHECKS and select(["nothing.*"]) == ()
+
+
+def test_reply_messages_of_json_sse_and_ndjson() -> None:
+    sse = (("content-type", "text/event-stream"),)
+    stream = b': keepalive\r\n\r\ndata: {"a": 1}\r\n\r\ndata: {"b"'
+    assert Reply(200, sse, b": keepalive\r\n\r\n").messages(whole_events_only=True) == []
+    assert Reply(200, sse, stream).messages(whole_events_only=True) == [{"a": 1}]
+    assert Reply(200, sse, stream).messages()[1] == {"mcpwire-probe": "not JSON", "text": '{"b"'}
+    assert Reply(200, (("content-type", "application/json"),), b'{"a": 1').messages(whole_events_only=True) == []
+    assert Reply(0, (("content-type", NDJSON),), b'{"a": 1}\n\n{"b": 2}').messages() == [{"a": 1}, {"b": 2}]
+
+
+# -- against our fixture: nothing fails ---------------------------------------------------------------
+def test_every_check_passes_or_is_not_applicable_on_the_fixture(fixture_url: str) -> None:
+    findings = run_probe(fixture_url, rate=0, call_tools=True)
+    assert [f.check.id for f in findings] == [c.id for c in CHECKS]
+    not_passed = [(f.check.id, f.status, f.detail) for f in findings if f.status != "pass"]
+    # With --call-tools the fixture has something for every check but one: it lacks no capability.
+    assert not_passed == [
+        ("cancel.listen-no-late-response", "n/a", "on HTTP a stream ends when its connection closes; nothing comes "
+                                                  "back to observe"),
+        ("capabilities.unadvertised-refused", "n/a", "the server advertises tools, prompts, resources and completions"),
+    ], not_passed
+    without_tools = run_probe(fixture_url, checks=select(["mrtr.*"]), rate=0)
+    assert [(f.status, f.detail) for f in without_tools] == [
+        ("n/a", "needs a tool call: pass --call-tools to allow it")]
+
+
+# -- against a broken server: every check fails, with evidence ------------------------------------------
+def test_every_check_fails_on_a_server_wrong_about_everything(broken_url: str) -> None:
+    findings = run_probe(broken_url, rate=0, call_tools=True)
+    passed = [f.check.id for f in findings if f.status != "fail"]
+    assert passed == ["cancel.listen-no-late-response"], passed  # stdio only: shown to fail below
+    for finding in findings:
+        if finding.status != "fail":
+            continue
+        assert finding.detail and finding.evidence, finding.check.id
+        request, reply, error = finding.evidence[-1]
+        assert reply is not None and error is None, finding.check.id
+        assert reply.status == 200
+    by_id = {f.check.id: f for f in findings}
+    assert by_id["notification.cancelled-202"].detail == "HTTP status 200, expected 202; a body of 44 bytes, expected none"
+    assert by_id["method.unknown"].detail == ("HTTP status 200, expected 404; a result, expected error -32601; "
+                                              "id None, expected the request's id 'unknown-1'")
+    assert "ttlMs None, expected an integer >= 0" in by_id["discover.shape"].detail
+    assert by_id["http.get-refused"].detail == "HTTP status 200, expected 405 (or 400 from a server keeping sessions)"
+    assert "expected notifications/subscriptions/acknowledged" in by_id["listen.acknowledged-first"].detail
+    assert "-TAMPERED" in by_id["mrtr.request-state-tampered"].evidence[1][0].body.decode()
+
+
+def test_no_listed_tool_is_called_without_call_tools(broken_url: str) -> None:
+    WrongAboutEverything.called.clear()
+    run_probe(broken_url, rate=0)
+    assert set(WrongAboutEverything.called) == {UNKNOWN_TOOL}  # only the name that cannot exist
+    run_probe(broken_url, checks=select(["mrtr.*"]), rate=0, call_tools=True)
+    assert "ask" in WrongAboutEverything.called
+
+
+def test_evidence_bodies_are_cut() -> None:
+    request = Request("POST", (), b"x" * 3000)
+    shown = evidence_json((request, Reply(200, (), b"y" * 2500), None))
+    assert shown["request"]["body"] == "x" * 2000 + "... (1000 more bytes)"
+    assert shown["response"]["body"] == "y" * 2000 + "... (500 more bytes)"
+
+
+def test_the_rate_limit_spaces_requests(broken_url: str) -> None:
+    checks = select(["envelope.id-*-refused"])  # 6 checks, plus discover and tools/list: 8 requests
+
+    async def go() -> float:
+        start = trio.current_time()
+        await probe(broken_url, checks, rate=40)
+        return trio.current_time() - start
+    assert trio.run(go) >= 7 / 40
+
+
+# -- stdio ------------------------------------------------------------------------------------------------
+FIXTURE_STDIO = [sys.executable, str(REPO / "conformance" / "fixture.py"), "--transport", "stdio"]
+BROKEN_STDIO = [sys.executable, str(Path(__file__).with_name("_probe_broken_stdio.py"))]
+
+
+def run_stdio(command: list[str], **options: Any) -> list[Finding]:
+    async def go() -> list[Finding]:
+        with trio.fail_after(TIMEOUT):
+            return await probe_stdio(command, rate=0, call_tools=True, timeout=3, **options)
+    return trio.run(go)
+
+
+def test_over_stdio_the_fixture_passes_every_check_but_the_http_ones() -> None:
+    findings = run_stdio(FIXTURE_STDIO)
+    assert [f.check.id for f in findings] == [c.id for c in CHECKS]
+    not_passed = [(f.check.id, f.status, f.detail) for f in findings if f.status != "pass"]
+    unadvertised = ("capabilities.unadvertised-refused", "n/a",
+                    "the server advertises tools, prompts, resources and completions")
+    assert not_passed == [(c.id, "n/a", "a rule of HTTP; stdio has no statuses or headers") if c.http_only
+                          else unadvertised for c in CHECKS if c.http_only or c.id == unadvertised[0]]
+
+
+def test_a_server_lacking_a_capability_refuses_its_methods() -> None:
+    """tests/stdio_app.py (an mcpwire App without every capability) passes the check the
+    fixture cannot: a method of a capability it does not advertise is -32601."""
+    findings = run_stdio([sys.executable, str(REPO / "tests" / "stdio_app.py")],
+                         checks=select(["capabilities.*", "*.list-cacheable"]))
+    assert [(f.check.id, f.status) for f in findings if f.check.id.startswith("capabilities.")] == [
+        ("capabilities.unadvertised-refused", "pass")]
+    assert "fail" not in {f.status for f in findings}
+
+
+def test_over_stdio_every_check_fails_on_a_server_wrong_about_everything() -> None:
+    findings = run_stdio(BROKEN_STDIO)
+    applicable = [f for f in findings if not f.check.http_only]
+    # The sentinel after each message is a server/discover, so this server echoes those ids
+    # (and serves discover without clientInfo); it advertises no prompts.
+    assert [(f.check.id, f.status) for f in applicable if f.status != "fail"] == [
+        ("meta.client-info-optional", "pass"), ("envelope.id-string-echoed", "pass"),
+        ("prompts.list-cacheable", "n/a")]
+    by_id = {f.check.id: f for f in findings}
+    assert by_id["notification.cancelled-202"].detail == "1 lines in reply, expected none"
+    assert by_id["envelope.batch-refused"].evidence[0][0].method == "LINE"
+    assert "expected notifications/subscriptions/acknowledged" in by_id["listen.acknowledged-first"].detail
+    assert by_id["cancel.listen-no-late-response"].detail.startswith("a response to the cancelled listen request")
+
+
+def test_cli_probes_a_command_after_dashes() -> None:
+    done = subprocess.run([*CLI, "probe", "--only", "notification.*", "--rate", "0", "--", *BROKEN_STDIO],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.count("FAIL  notification.") == 3
+
+
+# -- reports ---------------------------------------------------------------------------------------------
+def test_reports_parse_and_carry_the_evidence(broken_url: str) -> None:
+    findings = run_probe(broken_url, checks=select(["envelope.batch-refused", "tools.unknown-tool"]), rate=0)
+    report = json.loads(json_report(broken_url, findings))
+    assert report["counts"] == {"pass": 0, "fail": 2, "n/a": 0}
+    batch = report["checks"][0]
+    assert (batch["id"], batch["cites"], batch["status"]) == (
+        "envelope.batch-refused", "https://modelcontextprotocol.io/specification/2026-07-28/basic#messages", "fail")
+    assert batch["evidence"][0]["request"]["body"].startswith("[{")
+    assert batch["evidence"][0]["response"]["status"] == 200
+    assert ["Content-Type", "application/json"] in batch["evidence"][0]["request"]["headers"]
+
+    suite = ElementTree.fromstring(junit_report(broken_url, findings))
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "2", "0")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["envelope.batch-refused", "tools.unknown-tool"]
+    failure = cases[0].find("failure")
+    assert failure is not None and failure.text is not None and '"status": 200' in failure.text
+
+    text = text_report(broken_url, findings)
+    assert "FAIL  envelope.batch-refused" in text and "< 200 (application/json)" in text
+    assert text.endswith("0 passed, 2 failed, 0 not applicable\n")
+
+
+def test_the_text_report_escapes_control_characters() -> None:
+    finding = Finding(CHECKS[0], "fail", "bad \x1b[31m red")
+    assert "\x1b" not in text_report("http://x/mcp", [finding]) and "\\x1b[31m" in text_report("http://x/mcp", [finding])
+
+
+# -- the command line ------------------------------------------------------------------------------------
+def test_cli_exit_codes_and_files(fixture_url: str, broken_url: str, tmp_path: Path) -> None:
+    done = subprocess.run([*CLI, "probe", fixture_url, "--only", "envelope.*", "--rate", "0",
+                           "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml")],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["counts"]["fail"] == 0
+    assert ElementTree.parse(tmp_path / "r.xml").getroot().get("failures") == "0"
+    assert "PASS  envelope.id-null-refused" in done.stdout
+
+    done = subprocess.run([*CLI, "probe", broken_url, "--only", "http.*", "--rate", "0", "--json", "-"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["counts"]["fail"] == 6 and "FAIL  http.get-refused" in done.stderr
+
+    done = subprocess.run([*CLI, "probe", broken_url, "--only", "nothing.*"], capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert done.returncode == 4 and "no check matches" in done.stderr
+
+
+def test_cli_unreachable_target_exits_3() -> None:
+    with socket_bound() as port:  # a port nothing listens on
+        done = subprocess.run([*CLI, "probe", f"http://127.0.0.1:{port}/mcp"], capture_output=True, text=True,
+                              timeout=TIMEOUT)
+    assert done.returncode == 3 and "cannot reach" in done.stderr, done.stderr
+
+
+class socket_bound:
+    """A port taken and not listened on, for as long as the block runs."""
+
+    def __enter__(self) -> int:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        return int(self.sock.getsockname()[1])
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+
+# -- docs ------------------------------------------------------------------------------------------------
+def checks_table() -> str:
+    rows = ["| Check | Rule | Sends | Cites |", "| --- | --- | --- | --- |"]
+    def cell(text: str) -> str:  # markdown: no table breaks, no emphasis
+        return re.sub(r"([|_*\\`<>\[\]])", r"\\\1", text)
+    def cites(check: Check) -> str:
+        url = cite_url(check.cites)
+        label = check.cites.split("#")[0].removeprefix("https://modelcontextprotocol.io/specification/")
+        return f"[{label}]({url})" if url else check.cites
+    rows += [f"| `{c.id}` | {cell(c.title)} | {cell(c.sends)} | {cites(c)} |" for c in CHECKS]
+    return "\n".join(rows) + "\n"
+
+
+def test_docs_list_every_check() -> None:
+    """docs/probing.md holds the table generated from the registry between two markers
+    (regenerate: MCPWIRE_REGEN_DOCS=1 pytest tests/adapters/testing/test_probe.py -k docs)."""
+    path = REPO / "docs" / "probing.md"
+    text = path.read_text()
+    start, end = "<!-- checks: begin (generated by tests/adapters/testing/test_probe.py) -->\n", "<!-- checks: end -->"
+    before, rest = text.split(start)
+    _, after = rest.split(end)
+    expected = before + start + checks_table() + end + after
+    if expected != text and os.environ.get("MCPWIRE_REGEN_DOCS") == "1":
+        path.write_text(expected)
+        return
+    assert text == expected, "docs/probing.md's table of checks is stale: regenerate it (see this test's docstring)"
+
+
+# -- the pytest plugin ----------------------------------------------------------------------------
+def _pytest_probe(target: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """``pytest --mcp-target TARGET`` in an empty folder: only the probe's items run."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
+                           "--mcp-target", target, "--mcp-rate", "0", "-rfs"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
+def test_the_pytest_plugin_runs_every_check_as_a_test(fixture_url: str, broken_url: str, tmp_path: Path) -> None:
+    good = _pytest_probe(fixture_url, tmp_path)
+    assert good.returncode == 0, good.stdout[-3000:]
+    summary = good.stdout.strip().splitlines()[-1]
+    passed = int(re.search(r"(\d+) passed", summary).group(1))  # type: ignore[union-attr]
+    skipped = int(re.search(r"(\d+) skipped", summary).group(1)) if "skipped" in summary else 0  # type: ignore[union-attr]
+    assert passed + skipped == len(CHECKS) and "failed" not in summary, summary
+    assert "not applicable" in good.stdout  # -rs shows why each skipped check does not apply
+    bad = _pytest_probe(broken_url, tmp_path)
+    assert bad.returncode == 1, bad.stdout[-3000:]
+    assert "FAILED mcp_probe[envelope.id-null-refused]" in bad.stdout
+    assert "  FAIL: " in bad.stdout and "  request: " in bad.stdout and "  reply: " in bad.stdout
+    gone = _pytest_probe("http://127.0.0.1:1/mcp", tmp_path)
+    assert gone.returncode == 1 and "cannot probe http://127.0.0.1:1/mcp" in gone.stdout, gone.stdout[-2000:]
