@@ -60,12 +60,14 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def _caller_level() -> int:
     """The stack level of the first frame outside the import system, so the warning points at
-    the ``import`` statement that used the old path."""
-    frame, level = sys._getframe(2), 3
+    the code that used the old path. ``warnings`` itself skips the frozen importlib frames when
+    it counts; ``importlib.import_module`` is a frame it counts."""
+    frame, level = sys._getframe(2), 2  # level 1 is create_module
     while frame.f_back is not None and (
-        frame.f_code.co_filename.startswith("<frozen importlib") or frame.f_code.co_filename == __file__
+        frame.f_code.co_filename.startswith("<frozen importlib") or frame.f_code.co_filename == importlib.__file__
     ):
-        frame, level = frame.f_back, level + 1
+        level += not frame.f_code.co_filename.startswith("<frozen")
+        frame = frame.f_back
     return level
 
 

@@ -40,7 +40,7 @@ class Served:
 
     def __init__(self, redis_url: str, keys: Path, *options: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mcpwire_adapters.cli.main", "serve", f"{APP}:app", "--port", "0",
+            [sys.executable, "-m", "mcpwire_adapters.cli", "serve", f"{APP}:app", "--port", "0",
              "--redis", redis_url, "--keys", str(keys), *options],
             cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         assert self.process.stderr is not None

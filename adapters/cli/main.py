@@ -55,23 +55,23 @@ from mcpwire.types import SERVER_INFO_META_KEY
 from mcpwire.sessions import INITIALIZE_ERA
 
 from .terminal import (
-    _COLUMNS,
-    os_reason,
-    trio_run,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_RPC_ERROR,
     EXIT_TOOL_ERROR,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
+    LIST_COLUMNS,
     Answerer,
     CliError,
     Terminal,
-    _root_uri,
     capabilities_text,
     clean,
+    os_reason,
+    root_uri,
     summary,
     table,
+    trio_run,
 )
 from .keys import keys
 from .fuzz import add_fuzz_parser, run_fuzz
@@ -239,7 +239,7 @@ async def inspect_server(args: argparse.Namespace, term: Terminal) -> int:
         elif not value:
             term.out(f"{heading}: none")
         else:
-            headers, row = _COLUMNS[key]
+            headers, row = LIST_COLUMNS[key]
             term.out(f"{heading} ({len(value)})")
             for line in table(headers, [row(item) for item in value], term.out_width):
                 term.out(line)
@@ -292,7 +292,7 @@ async def call_tool(args: argparse.Namespace, term: Terminal) -> int:
     # A call may become a task (the tasks extension): followed to its result, its state shown.
     capabilities: dict[str, Any] = {} if args.no_input else {
         "elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}, "extensions": {TASKS_EXTENSION: {}}}
-    answerer = Answerer(term, [_root_uri(r) for r in args.root])
+    answerer = Answerer(term, [root_uri(r) for r in args.root])
 
     def on_log(event: Any) -> None:
         logger = f" {clean(event.logger)}:" if event.logger else ""

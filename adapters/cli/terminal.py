@@ -209,7 +209,8 @@ def _resource_row(resource: dict[str, Any], key: str) -> list[str]:
             str(resource.get("description") or resource.get("title") or "")]
 
 
-_COLUMNS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]]] = {
+# The columns `mcpwire inspect` shows for each list, and how a row is made from an entry.
+LIST_COLUMNS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]]] = {
     "tools": (("NAME", "ARGUMENTS", "DESCRIPTION"), _tool_row),
     "resources": (("URI", "NAME", "MIME TYPE", "DESCRIPTION"), lambda r: _resource_row(r, "uri")),
     "resourceTemplates": (("URI TEMPLATE", "NAME", "MIME TYPE", "DESCRIPTION"),
@@ -341,11 +342,12 @@ class Answerer:
                 break
             if not text:
                 break
-            roots.append(Root(uri=_root_uri(text)))
+            roots.append(Root(uri=root_uri(text)))
         return ListRootsResult(roots=roots)
 
 
-def _root_uri(text: str) -> str:
+def root_uri(text: str) -> str:
+    """A root given on the command line as a URI: a path (absolute or not) becomes a file: URI."""
     return text if urlsplit(text).scheme not in ("", "c", "d") else Path(text).expanduser().resolve().as_uri()
 
 

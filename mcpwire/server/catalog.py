@@ -7,7 +7,7 @@ version per list (a digest of its encoded items) that signed cursors are bound t
 cursor expires when its list changes; URI-template matching for resources/read.
 
 Each list also keeps, per initialize-era revision, every item shaped for that revision
-(mcpwire/server/era.py) and encoded once at registration; an item a revision cannot take (a
+(mcpwire/server/initialize_era_results.py) and encoded once at registration; an item a revision cannot take (a
 tool whose schemas are not object schemas) is absent from that revision's list.
 
 Invariants: nothing here is per request except slicing a page out of pre-encoded items.

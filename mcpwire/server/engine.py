@@ -38,7 +38,7 @@ from .catalog import (
     TaskSupport, Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, prepare_prompt, prepare_template, prepare_tool, resource_key, struct_schema,
 )
 from .context import CachePolicy, ServerContext
-from .era import listing_shapes
+from .initialize_era_results import listing_shapes
 from .events import TaskChanged, ToolCall
 from .exchange import HttpExchange, StdioExchange
 from .http import (
@@ -53,10 +53,10 @@ from .listeners import Listeners
 from .tasks import Tasks
 from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, check_now
 from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
-from .admitted import Admitted, Handler, HttpAnswer, Listen, refuse
-from .era_engine import EraEngine
-from .host_requests import HostRequests, may_be_task
-from .lanes import CallLanes, Key, Lane
+from .admission import Admitted, Handler, HttpAnswer, Listen, refuse
+from .initialize_era import InitializeEraEngine
+from .handler_requests import HandlerRequests, may_be_task
+from .call_fast_path import CallFastPath, Key, FastCall
 from .listen_engine import ListenEngine
 from .task_engine import TasksEngine
 
@@ -75,7 +75,7 @@ def _disagree(tool: str, member: str, derive: str, option: str, given: type[Any]
 
 
 
-class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
+class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
     """A sans-IO MCP 2026-07-28 server engine.
 
     Declare what the server offers (``add_tool``, ``add_resource``, ``add_template``,
@@ -96,7 +96,7 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
     every list (``True``), or only on the kinds named (``{"tools", "prompts"}``); call
     :meth:`list_changed` when such a list changes. ``call_memo``: how many heads of admitted
     ``tools/call`` requests to remember, so that a call with the same head goes straight to
-    its body (``mcpwire/server/lanes.py``; 0 remembers none).
+    its body (``mcpwire/server/call_fast_path.py``; 0 remembers none).
     """
 
     def __init__(
@@ -145,9 +145,9 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         # admitted the head; no view when it passed from the lanes' memo (then with its index and
         # the lane it found).
         self._head_view: tuple[
-            Any, HeaderView | None, dict[bytes, bytes] | None, Any, Any, Key | None, Lane | None
+            Any, HeaderView | None, dict[bytes, bytes] | None, Any, Any, Key | None, FastCall | None
         ] | None = None
-        self._lanes = CallLanes(call_memo)
+        self._fast_calls = CallFastPath(call_memo)
         # What a -32022 names: a server of the initialize era only names those revisions, so
         # the client knows to open a session (and a person reading it, why).
         self._offered = self._stateless_versions or self._era
@@ -389,7 +389,7 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         view: HeaderView | None = None
         index = None
         key = None
-        lane: Lane | None = None
+        lane: FastCall | None = None
         if cached is not None and cached[0] is headers:
             view, index = cached[1], cached[2]  # check_head indexed this very tuple
             self._head_view = None
@@ -400,11 +400,11 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         else:
             index = index_headers(headers)
             if index is not None:
-                key = self._lanes.key(method, request.target, index)
+                key = self._fast_calls.key(method, request.target, index)
                 if key is not None:
-                    lane = self._lanes.find(key)
+                    lane = self._fast_calls.find(key)
         if lane is not None:
-            exchange = self._by_lane(lane, request, now)
+            exchange = self._by_fast_path(lane, request, now)
             if exchange is not None:
                 return exchange
         if view is None:
@@ -446,7 +446,7 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
             if key is not None and type(event) is ToolCall and event.input_responses is None and event.state is None:
                 entry = self._tools.get(event.name)
                 if entry is not None:
-                    self._lanes.learn(key, entry, event.meta.protocol_version, self.http)
+                    self._fast_calls.learn(key, entry, event.meta.protocol_version, self.http)
             return HttpExchange(self._context, event, admitted[1], now)
         if isinstance(admitted, bytes):
             return json_reply(200, admitted)
@@ -455,8 +455,8 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         assert isinstance(admitted, Listen)
         return HttpListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
 
-    def _by_lane(self, lane: Lane, request: HttpRequest, now: float) -> HttpExchange | None:
-        """A call whose head was admitted before for this tool (``lanes.py``), admitted on its
+    def _by_fast_path(self, lane: FastCall, request: HttpRequest, now: float) -> HttpExchange | None:
+        """A call whose head was admitted before for this tool (``call_fast_path.py``), admitted on its
         body; ``None`` when the body is not exactly such a call: it then goes the full way."""
         entry = lane.entry
         if lane.policy is not self.http or self._tools.get(entry.tool.name) is not entry:
@@ -503,15 +503,15 @@ class Server(HostRequests, EraEngine, ListenEngine, TasksEngine):
         """
         kept = type(headers) is tuple
         index = index_headers(headers)
-        key = None if index is None else self._lanes.key(method, target, index)
+        key = None if index is None else self._fast_calls.key(method, target, index)
         if key is not None and index is not None:
-            lane = self._lanes.find(key)
+            lane = self._fast_calls.find(key)
             size = index.get(b"content-length")
             if lane is not None and lane.policy is self.http and (
                 size is None or (len(size) < lane.digits and size.isdigit())
                 or (content_length(size) or 0) <= self.http.max_body_bytes
             ):
-                # A head whose call was admitted before (lanes.py): every step but the size passes again.
+                # A head whose call was admitted before (call_fast_path.py): every step but the size passes again.
                 self._head_view = (headers, None, index, method, target, key, lane) if kept else None
                 return None
         view = HeaderView(headers, index)

@@ -38,7 +38,7 @@ from .events import ServerEvent, TaskResultWanted
 from ..wire.versions import SSE_PRIMING
 from .http import HttpOutput, ResponseBody, json_reply, sse_head
 from .states import EXCHANGE, SENDING, ExchangeState
-from .era import session_result, shape_request
+from .initialize_era_results import session_result, shape_request
 from .mrtr import ANSWER_TYPES, round_data
 from .session import Session
 from .results import error_object, shape_result

@@ -16,7 +16,7 @@ from ..wire.capabilities import TASKS_EXTENSION, declares_extension, extension_r
 from ..wire.envelope import Request
 from ..wire.errors import ErrorCode, MissingCapability, ProtocolError
 from ..wire.meta import RequestMeta
-from .admitted import Admitted, Listen
+from .admission import Admitted, Listen
 from .listen import LIST_FLAGS, ListenStream, check_list_kind, check_uri, parse_filter
 from .listeners import Listeners
 from .states import ListenState

@@ -20,7 +20,7 @@ from ..wire.errors import ErrorCode, RemoteProtocolError
 from ..wire.methods import SESSION_METHODS
 from ..wire.meta import RequestMeta
 from ..wire.params import bad_params, check_cursor
-from .admitted import Admitted
+from .admission import Admitted
 from .catalog import ToolEntry
 from .events import TaskChanged, TaskResultWanted
 from .listen import ListenStream

@@ -24,7 +24,7 @@ import msgspec
 
 from ..wire.envelope import RequestId, encode_error_object, encode_result
 from ..wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
-from .era import session_result
+from .initialize_era_results import session_result
 from .states import TASK, TaskStatus
 
 __all__ = [

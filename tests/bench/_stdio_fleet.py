@@ -31,8 +31,8 @@ def _prepare(kind: str) -> Any:
     """Import what the server needs, in the zygote; return the function a child runs."""
     if kind == "ours":
         from mcpwire_adapters import cli
-        from mcpwire_adapters.cli import serve as _cli_serve
-        from mcpwire_adapters.serve import stdio as stdio_server  # noqa: F401 - imported once, before forking
+        from mcpwire_adapters.cli import serve as _cli_serve  # noqa: F401 - imported once, before forking
+        from mcpwire_adapters.serve import stdio as stdio_server  # noqa: F401
 
         from . import _workload  # noqa: F401
 

@@ -137,7 +137,7 @@ def serve_workers(n: int) -> None:
     import signal
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcpwire_adapters.cli.main", "serve", "tests.bench._workload:our_app", "--port", "0",
+        [sys.executable, "-m", "mcpwire_adapters.cli", "serve", "tests.bench._workload:our_app", "--port", "0",
          "--workers", str(n)], cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None

@@ -186,7 +186,7 @@ def engine_call_variant() -> Variant:
 
 def engine_call_no_lane_variant() -> Variant:
     """The same call with ``Server(call_memo=0)``: admitted the full way every time, as a call
-    whose head the server does not remember (mcpwire/server/lanes.py) always is."""
+    whose head the server does not remember (mcpwire/server/call_fast_path.py) always is."""
     server = small_server(call_memo=0)
     return Variant("ours.call_no_lane", _echo_batch(server, http(CALL, CALL_HEADERS)))
 

@@ -100,7 +100,7 @@ def _serve_until_stdin_closes(argv: list[str], ready: str, count: int, port: int
 
 def serve_ours(n: int) -> None:
     """``mcpwire serve --workers N --redis URL --keys FILE`` with the end-to-end rows' App."""
-    argv = [sys.executable, "-m", "mcpwire_adapters.cli.main", "serve", "tests.bench._workload:our_app", "--port", "0",
+    argv = [sys.executable, "-m", "mcpwire_adapters.cli", "serve", "tests.bench._workload:our_app", "--port", "0",
             "--workers", str(n), "--redis", os.environ[ENV_REDIS], "--keys", os.environ[ENV_KEYS],
             "--redis-prefix", "bench-scale:"]
     _serve_until_stdin_closes(argv, r"serving .* at http://127\.0\.0\.1:(\d+)/", n)
@@ -108,7 +108,7 @@ def serve_ours(n: int) -> None:
 
 def serve_fanout() -> None:
     """One process of tests/cluster_app.py (its ``touch`` tool raises ``list_changed``)."""
-    argv = [sys.executable, "-m", "mcpwire_adapters.cli.main", "serve", f"{REPO / 'tests' / 'cluster_app.py'}:app",
+    argv = [sys.executable, "-m", "mcpwire_adapters.cli", "serve", f"{REPO / 'tests' / 'cluster_app.py'}:app",
             "--port", "0", "--redis", os.environ[ENV_REDIS], "--keys", os.environ[ENV_KEYS],
             "--redis-prefix", "bench-fanout:"]
     _serve_until_stdin_closes(argv, r"serving .* at http://127\.0\.0\.1:(\d+)/", 1)

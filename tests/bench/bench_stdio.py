@@ -28,7 +28,7 @@ from .bench_e2e import REPO, _cpu_seconds
 
 SDK_SERVER = "from tests.bench._workload import sdk_small_server; sdk_small_server().run(transport='stdio')"
 COMMANDS = {
-    "ours": [sys.executable, "-m", "mcpwire_adapters.cli.main", "serve", "tests.bench._workload:our_app",
+    "ours": [sys.executable, "-m", "mcpwire_adapters.cli", "serve", "tests.bench._workload:our_app",
              "--transport", "stdio"],
     "sdk": [sys.executable, "-c", SDK_SERVER],
 }

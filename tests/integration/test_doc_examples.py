@@ -254,7 +254,7 @@ def _deadline(seconds: int) -> Iterator[None]:
 def demo_url() -> Iterator[str]:
     """The demo server (examples/demo.py) over HTTP on 127.0.0.1, a free port, as client.md says."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcpwire_adapters.cli.main", "serve", "examples/demo.py:build_demo_app", "--port", "0"],
+        [sys.executable, "-m", "mcpwire_adapters.cli", "serve", "examples/demo.py:build_demo_app", "--port", "0"],
         cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     assert process.stderr is not None

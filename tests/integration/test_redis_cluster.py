@@ -299,7 +299,7 @@ def test_redis_down_at_start_is_a_clear_error(tmp_path: Path) -> None:
     write_keyring(new_keyring(), keys)
     port = free_port()
     done = subprocess.run(
-        [sys.executable, "-m", "mcpwire_adapters.cli.main", "serve", "tests/cluster_app.py:app", "--port", "0",
+        [sys.executable, "-m", "mcpwire_adapters.cli", "serve", "tests/cluster_app.py:app", "--port", "0",
          "--redis", f"redis://127.0.0.1:{port}/0", "--keys", str(keys)],
         cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 3, done.stderr

@@ -49,7 +49,7 @@ class HttpServed:
 
     def __init__(self, *options: str, cwd: Path = REPO) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mcpwire_adapters.cli.main", "serve", f"{APP}:app", "--port", "0", *options],
+            [sys.executable, "-m", "mcpwire_adapters.cli", "serve", f"{APP}:app", "--port", "0", *options],
             cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         assert self.process.stderr is not None
         self.stderr = LineQueue(self.process.stderr)
@@ -170,7 +170,7 @@ def test_a_killed_servers_tasks_after_a_restart(db: Path) -> None:
 
 def test_a_stdio_server_stopped_cleanly_then_read_over_http(db: Path) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcpwire_adapters.cli.main", "serve", f"{APP}:app", "--transport", "stdio",
+        [sys.executable, "-m", "mcpwire_adapters.cli", "serve", f"{APP}:app", "--transport", "stdio",
          "--tasks-db", str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdin is not None and process.stdout is not None
     try:
@@ -304,7 +304,7 @@ def test_bad_task_requests_are_answered(db: Path) -> None:
 def test_serve_task_store_options(tmp_path: Path) -> None:
     plain = tmp_path / "plain_app.py"
     plain.write_text("from mcpwire_adapters import App\napp = App('plain', '1.0')\n")
-    command = [sys.executable, "-m", "mcpwire_adapters.cli.main", "serve"]
+    command = [sys.executable, "-m", "mcpwire_adapters.cli", "serve"]
     done = subprocess.run([*command, f"{plain}:app", "--tasks-db", str(tmp_path / "x.db")], capture_output=True,
                           text=True, timeout=TIMEOUT, cwd=tmp_path)
     assert done.returncode == 4 and "--tasks-db: the App serves no tasks" in done.stderr, done.stderr

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from test_era_shapes import validate
+from test_initialize_era_shapes import validate
 from test_session_admission import INIT, make_server, open_session, reply, send
 
 import mcpwire

@@ -43,7 +43,7 @@ from mcpwire_adapters.client.http import HttpClient
 
 REPO = Path(__file__).resolve().parents[3]
 TIMEOUT = 20.0
-CLI = [sys.executable, "-m", "mcpwire_adapters.cli.main"]
+CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
 
 
 def run_cli(*args: str, stdin: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -28,7 +28,7 @@ from mcpwire_adapters.state.keys import ENV, new_keyring, write_keyring
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"), reason="no SO_REUSEPORT here")
 
-CLI = [sys.executable, "-m", "mcpwire_adapters.cli.main"]
+CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
 TIMEOUT = 30.0
 VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": VERSION,

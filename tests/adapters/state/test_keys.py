@@ -16,7 +16,7 @@ import pytest
 import mcpwire
 from mcpwire_adapters.state.keys import ENV, add_key, drop_key, load_keyring, make_current, new_keyring, write_keyring
 
-CLI = [sys.executable, "-m", "mcpwire_adapters.cli.main"]
+CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
 TIMEOUT = 30.0
 KEY = "a" * 43  # base64url of 32 bytes
 

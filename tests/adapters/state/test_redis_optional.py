@@ -89,6 +89,6 @@ def test_the_asgi_startup_fails_when_redis_is_down(monkeypatch: pytest.MonkeyPat
     (["--redis", "redis://127.0.0.1:1/0", "--tasks-db", "x.db"], "--tasks-db and --redis"),
 ])
 def test_redis_options_misused_are_usage_errors(options: list[str], message: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "mcpwire_adapters.cli.main", "serve", "tests/cluster_app.py:app",
+    done = subprocess.run([sys.executable, "-m", "mcpwire_adapters.cli", "serve", "tests/cluster_app.py:app",
                            "--port", "0", *options], capture_output=True, text=True, cwd=str(REPO), timeout=60)
     assert done.returncode == 4 and message in done.stderr, done.stderr

@@ -27,7 +27,7 @@ import trio
 from mcpwire_adapters.testing.fuzz.runner import FuzzReport, fuzz, fuzz_stdio, replay
 
 REPO = Path(__file__).resolve().parents[3]
-CLI = [sys.executable, "-m", "mcpwire_adapters.cli.main"]
+CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
 FIXTURE_STDIO = [sys.executable, str(REPO / "conformance" / "fixture.py"), "--transport", "stdio"]
 TIMEOUT = 60.0
 

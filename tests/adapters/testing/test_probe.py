@@ -42,7 +42,7 @@ from mcpwire_adapters.testing.probe.runner import (
 )
 
 REPO = Path(__file__).resolve().parents[3]
-CLI = [sys.executable, "-m", "mcpwire_adapters.cli.main"]
+CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
 TIMEOUT = 30.0
 
 

@@ -1,4 +1,4 @@
-"""What admission hands back inside the server engine, shared by its two halves (engine.py, era_engine.py).
+"""What admission hands back inside the server engine, shared by its two halves (engine.py, initialize_era.py).
 
 Not a public import path: :data:`HttpAnswer` is documented on :meth:`mcpwire.Server.receive_http`.
 """

@@ -1,7 +1,7 @@
 """Invariant 7 (fuzz/README.md): a call lane never changes an answer.
 
 The fuzz server twice, once as it is and once with ``call_memo=0`` (no lanes,
-mcpwire/server/lanes.py), gets the same traffic in the same order: a valid tools/call of the
+mcpwire/server/call_fast_path.py), gets the same traffic in the same order: a valid tools/call of the
 fuzz catalog (which teaches the first server that call's head), then that call mutated by the
 strategies (its JSON, its bytes, its headers, or nothing). The host plays the same plan on
 both. Every outcome must be the same: the reply, or what the exchange wrote, and the host's own

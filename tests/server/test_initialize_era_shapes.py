@@ -1,8 +1,8 @@
-"""Results shaped per initialize-era revision (mcpwire/server/era.py, mcpwire/wire/era_shapes.py):
+"""Results shaped per initialize-era revision (mcpwire/server/initialize_era_results.py, mcpwire/wire/initialize_era_shapes.py):
 what a session of 2025-11-25, 2025-06-18 or 2025-03-26 receives validates against that
 revision's official schema and carries no member of a named type that the revision does not
 define (icons, titles, structuredContent, resource links... where it lacks them). The shapes
-table is checked to be what scripts/gen_era_shapes.py makes of the vendored schemas."""
+table is checked to be what scripts/gen_initialize_era_shapes.py makes of the vendored schemas."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 import mcpwire
-import mcpwire.server.era
+import mcpwire.server.initialize_era_results
 import mcpwire.sessions
 from mcpwire import StdioConnection, StdioExchange
 from mcpwire.types import (
@@ -24,7 +24,7 @@ from mcpwire.types import (
     ImageContent, Implementation, ListRootsRequest, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
     ResourceLink, ResourceTemplate, SamplingMessage, TextContent, TextResourceContents, Tool, ToolAnnotations,
 )
-from mcpwire.wire import era_shapes
+from mcpwire.wire import initialize_era_shapes
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "tests" / "data" / "schemas"
@@ -34,7 +34,7 @@ ICONS = [Icon(src="https://example.com/i.png", mime_type="image/png")]
 
 
 def load_generator() -> Any:
-    spec = importlib.util.spec_from_file_location("gen_era_shapes", ROOT / "scripts" / "gen_era_shapes.py")
+    spec = importlib.util.spec_from_file_location("gen_initialize_era_shapes", ROOT / "scripts" / "gen_initialize_era_shapes.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -45,8 +45,8 @@ def test_the_shapes_table_is_generated_from_the_vendored_schemas() -> None:
     generator = load_generator()
     for revision in ERA:
         members, variants = generator.shapes(revision)
-        assert era_shapes.MEMBERS[revision] == members, revision
-        assert era_shapes.VARIANTS[revision] == variants, revision
+        assert initialize_era_shapes.MEMBERS[revision] == members, revision
+        assert initialize_era_shapes.VARIANTS[revision] == variants, revision
 
 
 def definitions(revision: str) -> dict[str, Any]:
@@ -380,7 +380,7 @@ def test_lists_are_shaped_once_at_registration(monkeypatch: pytest.MonkeyPatch) 
     def no_shaping(*args: Any) -> Any:
         raise AssertionError("shaped per request")
 
-    monkeypatch.setattr(mcpwire.server.era, "_prune", no_shaping)
+    monkeypatch.setattr(mcpwire.server.initialize_era_results, "_prune", no_shaping)
     for revision, session in sessions.items():
         for method in ("tools/list", "resources/list", "prompts/list", "resources/templates/list"):
             session.request(method)

@@ -23,13 +23,13 @@ from ..wire.errors import MissingCapability
 from ..wire.meta import SERVER_INFO_META_KEY, RequestMeta
 from ..wire.params import bad_params, check_string_map, decode_params, is_absolute_uri, is_object
 from ..wire.versions import INITIALIZE_ERA
-from .admitted import Admitted
+from .admission import Admitted
 from .catalog import Listing, PromptEntry, TemplateEntry, ToolEntry, match_template
 from .events import CompletionRequest, PromptGet, ResourceRead, ToolCall
 from .mrtr import check_answers, check_input_responses, check_request_state, open_round
 from .tokens import RequestStateCodec, request_scope
 
-__all__ = ["HostRequests", "may_be_task"]
+__all__ = ["HandlerRequests", "may_be_task"]
 
 _dict_decoder: Final = msgspec.json.Decoder(dict[str, Any])
 
@@ -44,7 +44,7 @@ def may_be_task(entry: ToolEntry, meta: RequestMeta) -> bool:
     return allowed
 
 
-class HostRequests:
+class HandlerRequests:
     """The requests :class:`~mcpwire.Server` hands to its host (see the module docstring)."""
 
     # What this part uses of the engine, set by Server.__init__.

@@ -5,7 +5,7 @@ Streamable HTTP, Session Management, Multiple Connections, Resumability; 2025-03
 batching): routing a message to its session (Mcp-Session-Id, 400 without it, 404 for a session
 the store does not hold, 400 for an unsupported MCP-Protocol-Version), ``initialize`` and the
 session's admission (the same method table and handlers as the stateless half, the methods of
-that revision only, results shaped by era.py), the session's GET stream (409 for a second one,
+that revision only, results shaped by initialize_era_results.py), the session's GET stream (409 for a second one,
 ``Last-Event-ID`` replay from its EventStore), DELETE, 2025-03-26 batches, and the stdio entry
 points :class:`~mcpwire.StdioConnection` calls. :class:`~mcpwire.Server` inherits it; the
 annotations below name what it uses of the engine.
@@ -27,7 +27,7 @@ from ..wire.params import bad_params, check_cursor, decode_params
 from ..wire.versions import INITIALIZE_ERA
 from .catalog import Listing, ToolEntry
 from .context import ServerContext
-from .era import session_result
+from .initialize_era_results import session_result
 from .events import Cancelled, HttpBatch, InputArrived, SessionClosed, TaskChanged
 from .exchange import Exchange, HttpExchange
 from .http import HttpPolicy, HttpRequest, admit_target, as_text, empty_reply, error_reply, json_reply
@@ -36,18 +36,18 @@ from .session import (
     BATCH_REVISIONS, MAX_BATCH, EventStore, Session, SessionStore, check_initialize, check_session_id,
     negotiate_version,
 )
-from .admitted import Admitted, Handler, HttpAnswer, Listen, names_version, refuse
+from .admission import Admitted, Handler, HttpAnswer, Listen, names_version, refuse
 from .listeners import Listeners
 from .tasks import Tasks
 from .task_engine import TASK_REVISIONS
 from .tokens import CursorCodec, ExpiredCursor, check_now
 
-__all__ = ["EraEngine"]
+__all__ = ["InitializeEraEngine"]
 
 OLDEST: Final = INITIALIZE_ERA[-1]
 
 
-class EraEngine:
+class InitializeEraEngine:
     """The initialize-era methods of :class:`~mcpwire.Server` (see the module docstring)."""
 
     # What this half uses of the engine, set by Server.__init__.

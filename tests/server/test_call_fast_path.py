@@ -1,4 +1,4 @@
-"""Call lanes (mcpwire/server/lanes.py): a call whose head was admitted before goes straight to
+"""Call lanes (mcpwire/server/call_fast_path.py): a call whose head was admitted before goes straight to
 its body, and is answered exactly as the full admission answers it.
 
 The differential test sends the same generated requests, mostly near-valid calls with one to
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import mcpwire
 import mcpwire.server.engine
 import mcpwire.server.http
-from mcpwire import HttpExchange, HttpPolicy, HttpRequest, Keyring, Server
+from mcpwire import HttpExchange, HttpPolicy, HttpRequest, Keyring, LocalProtocolError, Server
 from mcpwire.tasks import MemoryTaskStore, Tasks
 from mcpwire.types import CallToolResult, Implementation, TextContent, Tool
 
@@ -97,11 +97,15 @@ def outcome(server: Server, request: HttpRequest, *, head: bool, answer: str) ->
     answered = server.receive_http(request, now=NOW)
     if isinstance(answered, HttpExchange):
         seen.append(msgspec.to_builtins(answered.event))
-        if answer == "complete":
-            out = answered.complete(CallToolResult(content=[TextContent(text="ok")]))
-        else:  # the requestState is bound to the whole params, members the event omits included
-            out = answered.input_required(state={"round": 1}, now=NOW)
-        seen.append(msgspec.to_builtins(out))
+        try:
+            if answer == "complete":
+                out = answered.complete(CallToolResult(content=[TextContent(text="ok")]))
+            else:  # the requestState is bound to the whole params, members the event omits included
+                out = answered.input_required(state={"round": 1}, now=NOW)
+        except LocalProtocolError as refused:  # e.g. state alone asked of an initialize-era call
+            seen.append(("refused", str(refused)))
+        else:
+            seen.append(msgspec.to_builtins(out))
     elif isinstance(answered, tuple):
         seen.append(msgspec.to_builtins(answered))
     else:

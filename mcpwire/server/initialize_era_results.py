@@ -14,7 +14,7 @@ from typing import Any, Callable, Final
 
 import msgspec
 
-from ..wire.era_shapes import MEMBERS, VARIANTS
+from ..wire.initialize_era_shapes import MEMBERS, VARIANTS
 from ..wire.meta import SERVER_INFO_META_KEY
 from ..wire.methods import METHODS
 
@@ -25,7 +25,7 @@ _DROP: Final = object()  # a union member the revision has no variant for: left 
 
 def _prune(value: Any, sub: Any, members: dict[str, dict[str, Any]],
            variants: dict[str, tuple[str | None, tuple[str, ...]]]) -> Any:
-    """``value`` with only what the revision defines (``sub``: see mcpwire/wire/era_shapes.py)."""
+    """``value`` with only what the revision defines (``sub``: see mcpwire/wire/initialize_era_shapes.py)."""
     if sub is None:
         return value
     if type(sub) is str:

@@ -1,23 +1,23 @@
-"""Calls whose head was admitted before go straight to their body.
+"""The call fast path: calls whose head was admitted before go straight to their body.
 
-Owns: the memo of admitted ``tools/call`` heads (a "lane" each), and each tool's typed
+Owns: the memo of admitted ``tools/call`` heads (a "fast call" each), and each tool's typed
 decoder of the whole message.
 
 Why it is exact. Before the body, a stateless POST is admitted on its method, its target, the
-values of :data:`LANE_HEADS` and the server's configuration: transport admission (405, 404,
+values of :data:`FAST_PATH_HEADS` and the server's configuration: transport admission (405, 404,
 403, 415, 406), era routing, and the header checks. Three checks compare a header with
 the body: Mcp-Method with its method, Mcp-Name with its name, MCP-Protocol-Version with the
 version its ``_meta`` names; each is an equality. When no header repeats, every one of these
 checks is a function of those inputs, so a head equal to one whose call was admitted passes
-again, and the body must only say the same three things. The lane keeps what they were (the
+again, and the body must only say the same three things. The fast path keeps what they were (the
 tool, the version) and reads the whole message in one typed decode, the tool's arguments
 inside, with the envelope's rules (``decode_request_as``).
-Mcp-Param-* headers are checked against the body too: a tool that has any gets no lane.
+Mcp-Param-* headers are checked against the body too: a tool that has any gets no fast path.
 
-What the lane does not take exactly goes the full way, which answers it as ever: another body
+What the fast path does not take exactly goes the full way, which answers it as ever: another body
 (a retry with ``inputResponses`` or ``requestState``, a wrong name or version, arguments its
 type refuses), any error, a head that repeats a header, a tool that was replaced since, another
-:class:`~mcpwire.HttpPolicy`. The lane itself only ever admits.
+:class:`~mcpwire.HttpPolicy`. The fast path itself only ever admits.
 
 Bounded: at most ``bound`` heads (``Server(call_memo=...)``), each keeping at most
 :data:`MAX_KEY_BYTES` of method, target and header values (a longer head is not remembered);
@@ -37,9 +37,9 @@ from ..wire.params import CallToolParams
 from .catalog import ToolEntry
 from .http import HttpPolicy
 
-__all__ = ["LANE_HEADS", "MAX_KEY_BYTES", "CallLanes", "Key", "Lane"]
+__all__ = ["FAST_PATH_HEADS", "MAX_KEY_BYTES", "CallFastPath", "Key", "FastCall"]
 
-LANE_HEADS: Final = (
+FAST_PATH_HEADS: Final = (
     b"host", b"origin", b"content-type", b"accept", MCP_PROTOCOL_VERSION, MCP_METHOD, MCP_NAME, MCP_SESSION_ID,
 )
 """Every header whose value a stateless POST's admission reads, up to its Mcp-Param-* headers
@@ -54,7 +54,7 @@ _CALL: Final = b"tools/call"
 Key = tuple[Any, ...]
 
 
-class Lane(msgspec.Struct, frozen=True):
+class FastCall(msgspec.Struct, frozen=True):
     """What an admitted call's head was admitted for."""
 
     entry: ToolEntry
@@ -69,39 +69,39 @@ class Lane(msgspec.Struct, frozen=True):
     (the digits of that limit): the head check's common case, without parsing the number."""
 
 
-class CallLanes:
-    """The memo: a request head (its method, target and :data:`LANE_HEADS` values) to its lane."""
+class CallFastPath:
+    """The memo: a request head (its method, target and :data:`FAST_PATH_HEADS` values) to its fast call."""
 
-    __slots__ = ("_bound", "_decoders", "_lanes", "find")
+    __slots__ = ("_bound", "_decoders", "_fast_calls", "find")
 
     def __init__(self, bound: int) -> None:
         self._bound = bound
-        self._lanes: dict[Key, Lane] = {}
-        self.find: Callable[[Key], Lane | None] = self._lanes.get
-        """``find(key)``: the key's lane, or ``None``."""
+        self._fast_calls: dict[Key, FastCall] = {}
+        self.find: Callable[[Key], FastCall | None] = self._fast_calls.get
+        """``find(key)``: the key's fast call, or ``None``."""
         self._decoders: dict[str, tuple[ToolEntry, msgspec.json.Decoder[Any]]] = {}
 
     def key(self, method: Any, target: Any, index: Mapping[bytes, bytes]) -> Key | None:
-        """The head's key when it may have a lane: a tools/call (by its Mcp-Method), and a memo
+        """The head's key when it may have a fast path: a tools/call (by its Mcp-Method), and a memo
         that keeps any; else ``None``. ``index``: its headers, each name once (:func:`index_headers`)."""
         get = index.get
         if get(MCP_METHOD) != _CALL or not self._bound:
             return None
-        # LANE_HEADS, written out: a tuple of calls is a third cheaper than map() over them.
+        # FAST_PATH_HEADS, written out: a tuple of calls is a third cheaper than map() over them.
         return (method, target, get(b"host"), get(b"origin"), get(b"content-type"), get(b"accept"),
                 get(MCP_PROTOCOL_VERSION), get(MCP_NAME), get(MCP_SESSION_ID))
 
     def learn(self, key: Key, entry: ToolEntry, version: str, policy: HttpPolicy) -> None:
         """Remember that a call on this head was admitted for ``entry`` and ``version``. Tools
-        whose arguments are not a Struct, or that have Mcp-Param-* headers, get no lane."""
+        whose arguments are not a Struct, or that have Mcp-Param-* headers, get no fast path."""
         arguments = entry.arguments_decoder
         if arguments is None or entry.param_headers:
             return
         if sum(len(part) for part in key if part is not None) > MAX_KEY_BYTES:
             return
-        lane = self._lanes.get(key)
-        if lane is not None and lane.entry is entry and lane.policy is policy and lane.version == version:
-            return  # the body did not fit the lane, the head did
+        fast = self._fast_calls.get(key)
+        if fast is not None and fast.entry is entry and fast.policy is policy and fast.version == version:
+            return  # the body did not fit the fast call, the head did
         name = entry.tool.name
         known = self._decoders.get(name)
         if known is None or known[0] is not entry:
@@ -111,7 +111,7 @@ class CallLanes:
             message = msgspec.defstruct(
                 f"{name}Call", [*request_fields("tools/call"), ("params", params)], kw_only=True, gc=False)
             known = self._decoders[name] = (entry, msgspec.json.Decoder(message))
-        if len(self._lanes) >= self._bound:
-            self._lanes.clear()
+        if len(self._fast_calls) >= self._bound:
+            self._fast_calls.clear()
             self._decoders = {name: known}
-        self._lanes[key] = Lane(entry, version, policy, known[1], len(str(policy.max_body_bytes)))
+        self._fast_calls[key] = FastCall(entry, version, policy, known[1], len(str(policy.max_body_bytes)))
