@@ -46,7 +46,6 @@ from mcpwire.types import CallToolResult, CompleteResult, Implementation, Prompt
 from mcpwire import CompletionRequest, Exchange, ListenStream, PromptGet, ResourceRead, ResponseBody, Server, ToolCall, resource_not_found
 from mcpwire import InputArrived, SessionClosed
 from mcpwire.sessions import HttpBatch
-from mcpwire.sessions import ResumedStream
 from mcpwire.tasks import MemoryTaskStore, TaskChanged, TaskResultWanted, Tasks, TaskStore, TaskSupport
 
 from ..callbacks import as_async
@@ -54,7 +53,8 @@ from .need_input import NeedInput
 from .context import Cancellable, CancelScopeLike, Context, ExchangeRun, PeerGone, Send
 from ..state.broker import Broker
 from .fanout import Fanout
-from .forwarder import ListenForwarder, Registered
+from .forwarder import ListenForwarder
+from .hub import Hub
 from .tasks import TaskRunner
 
 __all__ = ["App", "Context", "ListenForwarder", "NeedInput", "PeerGone", "Send", "OnError"]
@@ -114,13 +114,11 @@ class App:
         self._templates: dict[str, Callable[..., Any]] = {}
         self._prompts: dict[str, Callable[..., Any]] = {}
         self._completion: Callable[..., Any] | None = None
-        self._streams: dict[int, Registered] = {}
         self.on_error = on_error
         self.input_timeout = input_timeout
         """Seconds an initialize-era request waits for the client's answers to its
         server-to-client requests before it fails with -32603."""
         self._waiters: dict[int, anyio.Event] = {}
-        self._resumers: dict[tuple[str | None, str | None], ListenStream[Any]] = {}
         # The running requests of each session, by request id: DELETE cancels them all, a posted
         # notifications/cancelled one.
         self._session_work: dict[str, dict[tuple[type, Any], Cancellable]] = {}
@@ -129,8 +127,11 @@ class App:
         self._resource_defs: dict[str, Resource] = {}
         self._template_defs: dict[str, ResourceTemplate] = {}
         self._prompt_defs: dict[str, Prompt] = {}
-        self._tasks = TaskRunner(self)
-        self.fanout = Fanout(self, broker)  # changes: to this process's streams, then the broker's
+        # What the parts (contexts, fan-out, forwarders, tasks) share: they get the hub, not the App.
+        self._hub = hub = Hub(self, self.server)
+        # The runner on the App too: dispatch reads it per request, in one attribute read.
+        self._tasks = hub.tasks = TaskRunner(hub)
+        self.fanout = hub.fanout = Fanout(hub, broker)  # changes: to this process's streams, then the broker's
 
     # -- what is registered -----------------------------------------------------------------------
     @property
@@ -293,38 +294,18 @@ class App:
         deliver to it; :meth:`ListenForwarder.run` then writes it to the connection. Every
         driver forwards its listen streams this way. Call from the event loop's thread, before
         the first await after the engine admitted the stream, so that no event is missed."""
-        return ListenForwarder(self, stream, buffer)
+        return ListenForwarder(self._hub, stream, buffer)
 
     def open_stream(self, stream: ListenStream[Any], buffer: int = 64) -> MemoryObjectReceiveStream[Any]:
         """Register an open listen stream; output for it arrives on the returned anyio memory
         object stream, which ends (``anyio.EndOfStream``) when the app drops the stream. Call
         from the event loop's thread, before the first await after ``stream.start()``.
         (:meth:`forward_listen` does this and the forwarding; drivers use that.)"""
-        send, receive = anyio.create_memory_object_stream[Any](buffer)
-        self._streams[id(stream)] = Registered(send)
-        return receive
+        return self._hub.open_stream(stream, buffer)
 
     def close_stream(self, stream: ListenStream[Any]) -> None:
-        if isinstance(stream, ResumedStream):
-            self._resumers.pop((stream.session.id, stream.key), None)
-        stream.cancel()
-        registered = self._streams.pop(id(stream), None)
-        if registered is not None:
-            registered.channel.close()
-
-    def _deliver(self, deliveries: list[tuple[ListenStream[Any], Any]], *, last: bool = False) -> None:
-        for stream, output in deliveries:
-            registered = self._streams.get(id(stream))
-            if registered is None or not output:
-                continue
-            try:
-                registered.channel.send_nowait(output)
-            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                # A consumer this far behind is dropped rather than buffered without bound (or
-                # it is already gone: its receiving end closed before close_stream ran).
-                self.close_stream(stream)
-            else:
-                registered.ended = last
+        """Drop ``stream``: it is cancelled, and its channel ends without its listen result."""
+        self._hub.close_stream(stream)
 
     def notify_list_changed(self, kind: str) -> None:
         """Tell open listen streams that the tools, prompts or resources list changed."""
@@ -335,10 +316,7 @@ class App:
 
     def close_streams(self) -> None:
         """Graceful end of every listen stream (at shutdown): each gets its listen result."""
-        self._deliver(self.server.close_listeners(), last=True)
-        for registered in self._streams.values():
-            registered.channel.close()
-        self._streams.clear()
+        self._hub.close_streams()
 
     # -- dispatch ---------------------------------------------------------------------------------
     def dispatch(self, exchange: Exchange[Any], send: Send, scope: Cancellable | None = None) -> Coroutine[Any, Any, None]:
@@ -360,7 +338,7 @@ class App:
             return self._tasks.await_result(exchange, event, send)
         if getattr(event, "task_allowed", False):
             return self._tasks.dispatch(exchange, send)
-        return self.answer(Context(self, exchange, send))
+        return self.answer(Context(self._hub, exchange, send))
 
     async def answer(self, ctx: Context) -> None:
         """Run the handler of ``ctx`` and send (or, for a task, record) its answer."""
@@ -408,7 +386,7 @@ class App:
         if cause is not None:
             self._report(exchange, cause)
         if out:
-            await ctx._send(out)
+            await ctx.send_outputs(out)
 
     async def _await_input(self, ctx: Context, out: Any) -> Any:
         """Send the server-to-client requests, wait for every answer (at most
@@ -420,7 +398,7 @@ class App:
             if exchange.task_id is not None:
                 self._tasks.asked(exchange)  # a 2025-11-25 task's requests: on a stream of its session
             else:
-                await ctx._send(out)
+                await ctx.send_outputs(out)
             with anyio.move_on_after(self.input_timeout) as waited:
                 await waiter.wait()
         finally:
@@ -445,28 +423,6 @@ class App:
             waiter = self._waiters.get(id(arrived.exchange))
             if waiter is not None:
                 waiter.set()
-
-    def _resumed_sender(self, exchange: mcpwire.HttpExchange) -> Send:
-        """Where a detached exchange's output goes: the GET stream resuming it, once one is
-        open (until then the session keeps the frames, and the GET replays them)."""
-        key = (exchange.session.id if exchange.session is not None else None, exchange.stream_key)
-
-        async def send(outputs: Any) -> None:
-            stream = self._resumers.get(key)
-            if stream is None:
-                return
-            last = any(isinstance(o, ResponseBody) and not o.more for o in outputs)
-            self._deliver([(stream, outputs)], last=last)
-            if last:
-                self._end_channel(stream)
-
-        return send
-
-    def _end_channel(self, stream: ListenStream[Any]) -> None:
-        registered = self._streams.get(id(stream))
-        if registered is not None:
-            registered.ended = True
-            registered.channel.close()
 
     def session_closed(self, closed: SessionClosed) -> None:
         """A driver hands in an ended session (DELETE): its running requests are cancelled and

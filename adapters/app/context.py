@@ -6,7 +6,7 @@ progress, log, the client's answers, the principal), and what drivers share with
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
+from typing import Any, Awaitable, Callable, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -16,8 +16,7 @@ import mcpwire
 from mcpwire import Exchange
 
 from ..errors import PeerGone
-if TYPE_CHECKING:
-    from .app import App
+from .hub import Hub
 
 __all__ = ["CancelScopeLike", "Cancellable", "Context", "ExchangeRun", "PeerGone", "Send", "principal_key"]
 
@@ -92,13 +91,21 @@ class ExchangeRun:
 class Context:
     """What a handler gets: the event, and ways to report progress and log for this request."""
 
-    def __init__(self, app: App, exchange: Exchange[Any], send: Send) -> None:
-        self.app = app
+    def __init__(self, hub: Hub, exchange: Exchange[Any], send: Send) -> None:
+        self._hub = hub
         self.exchange = exchange
         self.event = exchange.event
-        self._send = send
+        self.send_outputs = send
+        """Writes the engine's outputs for this request to its client: on its own response, or
+        after :meth:`close_sse_stream` on the GET stream resuming it."""
         self.decided: anyio.Event | None = None
         """Set when a call that may become a task has made it (the request then ends)."""
+
+    @property
+    def app(self) -> Any:
+        """The :class:`~mcpwire_adapters.App` this request came to (typed ``Any``: the App's
+        module imports this one, never the other way round)."""
+        return self._hub.host
 
     @property
     def meta(self) -> mcpwire.RequestMeta:
@@ -129,12 +136,12 @@ class Context:
     async def progress(self, progress: float, *, total: float | None = None, message: str | None = None) -> None:
         out = self.exchange.progress(progress, total=total, message=message)
         if out:
-            await self._send(out)
+            await self.send_outputs(out)
 
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
         out = self.exchange.log(level, data, logger=logger)
         if out:
-            await self._send(out)
+            await self.send_outputs(out)
 
     # -- the tasks extension ----------------------------------------------------------------------
     @property
@@ -172,9 +179,9 @@ class Context:
             now=time.time(), ttl_ms=ttl_ms, poll_interval_ms=poll_interval_ms, status_message=status_message,
         )
         if out:
-            await self._send(out)
+            await self.send_outputs(out)
         if exchange.task_id is not None:
-            self.app._tasks.started(self)
+            self._hub.tasks.started(self)
         return exchange.task_id
 
     async def task_status(self, message: str | None) -> None:
@@ -182,7 +189,7 @@ class Context:
         if self.exchange.task_id is None:
             raise mcpwire.LocalProtocolError("task_status is for a call that became a task (start_task)")
         self.exchange.set_task_status(message, now=time.time())
-        self.app._tasks.notify(self.exchange.task_id)
+        self._hub.tasks.notify(self.exchange.task_id)
 
     async def close_sse_stream(self, retry_ms: int = 1000) -> None:
         """2025-11-25 sessions over HTTP (SEP-1699): end this request's SSE response now and
@@ -194,5 +201,5 @@ class Context:
             raise mcpwire.LocalProtocolError("close_sse_stream is for requests on a 2025-11-25 HTTP session")
         out = exchange.close_stream(retry_ms)
         if out:
-            await self._send(out)
-        self._send = self.app._resumed_sender(exchange)
+            await self.send_outputs(out)
+        self.send_outputs = self._hub.resumed_sender(exchange)

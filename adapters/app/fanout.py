@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -25,9 +24,7 @@ from ..state.broker import (
     AnswerNotice, Broker, ListChangedNotice, LocalBroker, Notice, ResourceUpdatedNotice, TaskChangedNotice,
     TaskStatusNotice,
 )
-
-if TYPE_CHECKING:
-    from .app import App
+from .hub import Hub
 
 __all__ = ["Fanout"]
 
@@ -40,17 +37,17 @@ class Fanout:
     """The deliveries of one App (see the module docstring); ``broker`` may be replaced before
     the App starts serving (``mcpwire serve --redis`` does)."""
 
-    def __init__(self, app: App, broker: Broker | None = None) -> None:
-        self.app = app
+    def __init__(self, hub: Hub, broker: Broker | None = None) -> None:
+        self.hub = hub
         self.broker: Broker = broker if broker is not None else LocalBroker()
 
     def list_changed(self, kind: str) -> None:
-        self.app._deliver(self.app.server.list_changed(kind))  # type: ignore[arg-type]
+        self.hub.deliver(self.hub.server.list_changed(kind))  # type: ignore[arg-type]
         self.broker.publish(ListChangedNotice(list=kind))  # type: ignore[arg-type]
 
     def resource_updated(self, uri: str) -> None:
         self._refresh_sessions()
-        self.app._deliver(self.app.server.resource_updated(uri))
+        self.hub.deliver(self.hub.server.resource_updated(uri))
         self.broker.publish(ResourceUpdatedNotice(uri=uri))
 
     def task_status(self, task_id: str) -> None:
@@ -78,39 +75,39 @@ class Fanout:
 
     async def receive(self, notice: Notice) -> None:
         """Deliver another process's notice to this process's streams (and work)."""
-        server = self.app.server
+        server = self.hub.server
         try:
             if isinstance(notice, ListChangedNotice):
-                self.app._deliver(server.list_changed(notice.list))
+                self.hub.deliver(server.list_changed(notice.list))
             elif isinstance(notice, ResourceUpdatedNotice):
                 self._refresh_sessions()
-                self.app._deliver(server.resource_updated(notice.uri))
+                self.hub.deliver(server.resource_updated(notice.uri))
             elif isinstance(notice, TaskStatusNotice):
                 if server.open_listeners:  # else no stream here to tell: spare the store a read
                     self._task_status(notice.task_id)
-                self.app._tasks.wake(notice.task_id)
+                self.hub.tasks.wake(notice.task_id)
             elif isinstance(notice, AnswerNotice):
                 session = server.sessions.get(notice.session_id, time.time())
                 response = _DECODE_RESPONSE(notice.response)
                 arrived = None if session is None else server.receive_answer(session, response)
                 if arrived is not None:  # an exchange of this process asked: it goes on
-                    self.app.input_arrived(arrived)
-            elif server.tasks is not None and self.app._tasks.runs(notice.task_id):
+                    self.hub.host.input_arrived(arrived)
+            elif server.tasks is not None and self.hub.tasks.runs(notice.task_id):
                 record = server.tasks.get(notice.task_id, time.time())
                 if record is not None:
-                    await self.app._tasks.task_changed(TaskChanged(task=record), forwarded=True)
+                    await self.hub.tasks.task_changed(TaskChanged(task=record), forwarded=True)
         except (ProtocolError, ValueError, msgspec.ValidationError) as exc:
             _log.warning("dropped a notice from another process (%r): %s", notice, exc)
 
     def _refresh_sessions(self) -> None:
         # A shared session store: the subscriptions of this process's GET streams may have been
         # changed by a request on another process (RedisSessionStore.refresh_listening).
-        refresh = getattr(self.app.server.sessions, "refresh_listening", None)
+        refresh = getattr(self.hub.server.sessions, "refresh_listening", None)
         if refresh is not None:
             refresh()
 
     def _task_status(self, task_id: str) -> None:
         try:
-            self.app._deliver(self.app.server.task_status(task_id, now=time.time()))
+            self.hub.deliver(self.hub.server.task_status(task_id, now=time.time()))
         except ProtocolError as exc:  # the task store failed (it logged why): no notification
             _log.warning("no status notification for task %s: %s", task_id, exc)

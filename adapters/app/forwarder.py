@@ -1,23 +1,20 @@
 """Forwarding one listen stream to its connection: :class:`ListenForwarder`, which every
-driver (trio/h11, ASGI, stdio) uses through :meth:`App.forward_listen`, and the App's record
-of an open stream's channel (:class:`Registered`)."""
+driver (trio/h11, ASGI, stdio) uses through :meth:`App.forward_listen`. (:class:`Registered`,
+the record of an open stream's channel, lives in ``hub.py``; this module still exports it.)"""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Coroutine
+from typing import Any, Callable, Coroutine
 
 import anyio
-from anyio.streams.memory import MemoryObjectSendStream
 
 from mcpwire import HttpListenStream, ListenStream, ResponseBody
 from mcpwire.framing import encode_comment
 from mcpwire.sessions import ResumedStream
 
 from .context import PeerGone, Send
-
-if TYPE_CHECKING:
-    from .app import App
+from .hub import Hub, Registered
 
 __all__ = ["Alarm", "ListenForwarder", "Registered"]
 
@@ -27,16 +24,6 @@ unless ``alarm`` is called again first (``callback=None`` clears it). A driver's
 (the trio/h11 server's), instead of a deadline per wait in the event loop's heap."""
 
 _KEEPALIVE = encode_comment("keepalive")
-
-
-class Registered:
-    """An open listen stream's channel, and whether its listen result went into it."""
-
-    __slots__ = ("channel", "ended")
-
-    def __init__(self, channel: MemoryObjectSendStream[Any]) -> None:
-        self.channel = channel
-        self.ended = False
 
 
 class ListenForwarder:
@@ -50,19 +37,19 @@ class ListenForwarder:
     returns, however it returns.
     """
 
-    def __init__(self, app: App, stream: ListenStream[Any], buffer: int = 64) -> None:
-        self.app = app
+    def __init__(self, hub: Hub, stream: ListenStream[Any], buffer: int = 64) -> None:
+        self.hub = hub
         self.stream = stream
         #: The acknowledgement: the stream's first output.
         self.first: Any = stream.start()
-        self._channel = app.open_stream(stream, buffer)  # no await since start(): nothing missed
-        self._registered = app._streams[id(stream)]
+        # Opened and closed through the App's own methods, which a driver or a test may wrap.
+        self._channel = hub.host.open_stream(stream, buffer)  # no await since start(): nothing missed
+        self._registered = hub.streams[id(stream)]
         if isinstance(stream, ResumedStream):
             if stream.finished:  # the replay holds the final response: nothing more comes
-                self._registered.ended = True
-                self._registered.channel.close()
+                hub.end_channel(stream)
             else:
-                app._resumers[(stream.session.id, stream.key)] = stream
+                hub.resuming(stream)
 
     async def run(
         self,
@@ -95,7 +82,7 @@ class ListenForwarder:
         finally:
             if alarm is not None:
                 alarm(math.inf, None)
-            self.app.close_stream(self.stream)
+            self.hub.host.close_stream(self.stream)
         return ended
 
     async def _pump(self, emit: Send, keepalive_interval: float | None, alarm: Alarm | None) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -33,9 +33,7 @@ from mcpwire import Exchange, ExchangeState
 from mcpwire.tasks import TaskChanged, TaskResultWanted, TaskStatus
 
 from .context import Context, Send
-
-if TYPE_CHECKING:
-    from .app import App
+from .hub import Hub
 
 __all__ = ["TaskRunner"]
 
@@ -50,8 +48,9 @@ async def _nowhere(outputs: Any) -> None:
 class TaskRunner:
     """The work of an App's task-capable calls and tasks (see the module docstring)."""
 
-    def __init__(self, app: App) -> None:
-        self.app = app
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self._answer = hub.host.answer  # bound once: each round runs it
         self.group: anyio.abc.TaskGroup | None = None
         """The App's background task group while :meth:`App.running` is entered."""
         # The exchange of each task whose work this process runs, and the cancel scope of the
@@ -70,7 +69,7 @@ class TaskRunner:
 
     async def dispatch(self, exchange: Exchange[Any], send: Send) -> None:
         """Answer a call that may become a task: wait until its handler answers or makes the task."""
-        ctx = Context(self.app, exchange, send)
+        ctx = Context(self.hub, exchange, send)
         decided = anyio.Event()
         scope = anyio.CancelScope()
         self._starting[id(exchange)] = scope
@@ -97,7 +96,7 @@ class TaskRunner:
     def notify(self, task_id: str) -> None:
         """Send the task's state to the streams watching it (``notifications/tasks``, and
         2025-11-25's ``notifications/tasks/status``), and wake the ``tasks/result`` waiting on it."""
-        self.app.fanout.task_status(task_id)
+        self.hub.fanout.task_status(task_id)
         self.wake(task_id)
 
     def wake(self, task_id: str) -> None:
@@ -117,7 +116,7 @@ class TaskRunner:
         requests = exchange.task_requests
         stream = exchange.session.stream if exchange.session is not None else None
         if task_id not in self._changed and stream is not None:
-            self.app._deliver([(stream, stream.relay(requests))])
+            self.hub.deliver([(stream, stream.relay(requests))])
         else:
             self._undelivered[task_id] = requests
         self.notify(task_id)
@@ -134,7 +133,7 @@ class TaskRunner:
         poll interval for work that runs in another. A stream that ends before its answer (the
         client may hang up at any time) leaves what it carried and is still unanswered to the
         next ``tasks/result``."""
-        tasks = self.app.server.tasks
+        tasks = self.hub.server.tasks
         assert tasks is not None  # the engine answers tasks/result only with tasks
         task_id = event.task_id
         relayed: list[bytes] = []
@@ -181,7 +180,7 @@ class TaskRunner:
                     ttl = getattr(event, "task_ttl_ms", None)
                     await ctx.start_task(ttl_ms=UNSET if ttl is None else ttl)
                 try:
-                    await self.app.answer(ctx)
+                    await self._answer(ctx)
                 except mcpwire.ProtocolError as exc:
                     # The task store failed recording the outcome (it logged why): the task stays
                     # as stored; the server goes on.
@@ -200,7 +199,7 @@ class TaskRunner:
         entry = self._work.get(task_id) if task_id is not None else None
         if task_id is None or entry is None or entry[1] is not scope:
             return
-        tasks = self.app.server.tasks
+        tasks = self.hub.server.tasks
         try:
             record = tasks.get(task_id, time.time()) if tasks is not None else None
         except mcpwire.ProtocolError:  # the store failed (it logged why): keep the exchange, unknowing
@@ -222,7 +221,7 @@ class TaskRunner:
         if not forwarded:
             self.notify(task.task_id)
         if entry is None and task.status in (TaskStatus.CANCELLED, TaskStatus.WORKING) and not forwarded \
-                and self.app.fanout.task_changed_elsewhere(task.task_id):
+                and self.hub.fanout.task_changed_elsewhere(task.task_id):
             return
         if task.status is TaskStatus.CANCELLED:
             self._undelivered.pop(task.task_id, None)
@@ -233,7 +232,7 @@ class TaskRunner:
             return
         if task.status is not TaskStatus.WORKING:
             return
-        tasks = self.app.server.tasks
+        tasks = self.hub.server.tasks
         assert tasks is not None
         if entry is None or entry[1] is not None:
             # No work of this process waits for these answers (it ran in another process, or
@@ -242,7 +241,7 @@ class TaskRunner:
             self.notify(task.task_id)
             return
         exchange = entry[0]
-        ctx = Context(self.app, exchange, _nowhere)
+        ctx = Context(self.hub, exchange, _nowhere)
         ctx.event = exchange.resume_task(task)
         scope = anyio.CancelScope()
         self._work[task.task_id] = (exchange, scope)

@@ -520,7 +520,7 @@ async def test_sse_and_listen_disconnects_leak_no_task_or_memory() -> None:
                 await clients(start, count)
                 await settle(lambda: server.tasks() == baseline, "server tasks back to their idle count")
                 await settle(lambda: app.server.open_listeners == 0, "no listen stream left in the engine")
-                assert app._streams == {}  # the App forgot every listen stream's channel
+                assert app._hub.streams == {}  # the App forgot every listen stream's channel
                 assert probe.cancelled == probe.streaming  # every handler that started was cancelled
                 return traced_memory()
 
