@@ -133,7 +133,10 @@ class BlockingClient:
             self._closed = True
         self._finalizer()
 
-    def _run(self, func: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+    def run(self, func: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        """``await func(*args, **kwargs)`` on the client's event loop, its outcome returned (or
+        raised) here: what every verb does, and :class:`BlockingListen` to wait for an event.
+        An interrupt while waiting cancels the call first."""
         if self._closed:
             raise TransportError("the blocking client is closed")
         started, finished = threading.Event(), threading.Event()
@@ -180,27 +183,27 @@ class BlockingClient:
     # -- verbs ------------------------------------------------------------------------------------
     def connect(self) -> ResultReceived:
         """:meth:`Session.connect`: ``server/discover``, or ``initialize`` on an older server."""
-        return self._run(self.session.connect)
+        return self.run(self.session.connect)
 
     def discover(self) -> ResultReceived:
-        return self._run(self.session.discover)
+        return self.run(self.session.discover)
 
     def send(self, request: OutgoingRequest, *, on_input: InputHandler | None = None,
              on_progress: EventHandler | None = None, on_log: EventHandler | None = None) -> ResultReceived:
         """:meth:`Session.send`: any request built with :attr:`client`, followed to its result."""
-        return self._run(self.session.send, request, on_input=on_input, on_progress=on_progress, on_log=on_log)
+        return self.run(self.session.send, request, on_input=on_input, on_progress=on_progress, on_log=on_log)
 
     def list_tools(self) -> list[Any]:
-        return self._run(self.session.list_tools)
+        return self.run(self.session.list_tools)
 
     def list_resources(self) -> list[Any]:
-        return self._run(self.session.list_resources)
+        return self.run(self.session.list_resources)
 
     def list_resource_templates(self) -> list[Any]:
-        return self._run(self.session.list_resource_templates)
+        return self.run(self.session.list_resource_templates)
 
     def list_prompts(self) -> list[Any]:
-        return self._run(self.session.list_prompts)
+        return self.run(self.session.list_prompts)
 
     def call_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, on_input: InputHandler | None = None,
@@ -209,18 +212,18 @@ class BlockingClient:
         capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
     ) -> ResultReceived:
         """``tools/call`` (:meth:`Session.call_tool`)."""
-        return self._run(self.session.call_tool, name, arguments, on_input=on_input, on_progress=on_progress,
-                         on_log=on_log, progress_token=progress_token, log_level=log_level,
-                         capabilities=capabilities, meta=meta)
+        return self.run(self.session.call_tool, name, arguments, on_input=on_input, on_progress=on_progress,
+                        on_log=on_log, progress_token=progress_token, log_level=log_level,
+                        capabilities=capabilities, meta=meta)
 
     def read_resource(
         self, uri: str, *, on_input: InputHandler | None = None, on_progress: EventHandler | None = None,
         on_log: EventHandler | None = None, progress_token: str | int | None = None, log_level: str | None = None,
         capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
     ) -> ResultReceived:
-        return self._run(self.session.read_resource, uri, on_input=on_input, on_progress=on_progress,
-                         on_log=on_log, progress_token=progress_token, log_level=log_level,
-                         capabilities=capabilities, meta=meta)
+        return self.run(self.session.read_resource, uri, on_input=on_input, on_progress=on_progress,
+                        on_log=on_log, progress_token=progress_token, log_level=log_level,
+                        capabilities=capabilities, meta=meta)
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, on_input: InputHandler | None = None,
@@ -228,9 +231,9 @@ class BlockingClient:
         progress_token: str | int | None = None, log_level: str | None = None,
         capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
     ) -> ResultReceived:
-        return self._run(self.session.get_prompt, name, arguments, on_input=on_input, on_progress=on_progress,
-                         on_log=on_log, progress_token=progress_token, log_level=log_level,
-                         capabilities=capabilities, meta=meta)
+        return self.run(self.session.get_prompt, name, arguments, on_input=on_input, on_progress=on_progress,
+                        on_log=on_log, progress_token=progress_token, log_level=log_level,
+                        capabilities=capabilities, meta=meta)
 
     def complete(
         self, ref: Mapping[str, Any], argument_name: str, value: str, *, context: Mapping[str, str] | None = None,
@@ -239,22 +242,22 @@ class BlockingClient:
         capabilities: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None,
     ) -> ResultReceived:
         """``completion/complete`` (:meth:`Session.complete`)."""
-        return self._run(self.session.complete, ref, argument_name, value, context=context, on_input=on_input,
-                         on_progress=on_progress, on_log=on_log, progress_token=progress_token,
-                         log_level=log_level, capabilities=capabilities, meta=meta)
+        return self.run(self.session.complete, ref, argument_name, value, context=context, on_input=on_input,
+                        on_progress=on_progress, on_log=on_log, progress_token=progress_token,
+                        log_level=log_level, capabilities=capabilities, meta=meta)
 
     def ping(self) -> None:
-        self._run(self.session.ping)
+        self.run(self.session.ping)
 
     def set_log_level(self, level: str) -> None:
         """``logging/setLevel`` (initialize era; in 2026-07-28 pass ``log_level=`` to a verb)."""
-        self._run(self.session.set_log_level, level)
+        self.run(self.session.set_log_level, level)
 
     def subscribe(self, uri: str) -> None:
-        self._run(self.session.subscribe, uri)
+        self.run(self.session.subscribe, uri)
 
     def unsubscribe(self, uri: str) -> None:
-        self._run(self.session.unsubscribe, uri)
+        self.run(self.session.unsubscribe, uri)
 
     @contextlib.contextmanager
     def listen(self, notifications: Mapping[str, Any], *, timeout: float | None = None,
@@ -307,7 +310,7 @@ class BlockingListen:
     def next(self, timeout: float | None = None) -> ListenEvent | None:
         """The next event; ``None`` when the stream has ended or ``timeout`` seconds passed
         without one (the subscription stays open: ask again to keep listening)."""
-        return self._owner._run(_next_event, self.subscription, timeout)
+        return self._owner.run(_next_event, self.subscription, timeout)
 
 
 async def _next_event(subscription: Subscription, timeout: float | None) -> ListenEvent | None:

@@ -49,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import ssl
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
@@ -184,8 +184,11 @@ class HttpClient(Session):
         for stream, _ in idle:
             await _close(stream)
 
-    async def _open_stream(self) -> anyio.abc.ByteStream:
-        """A new TCP (and TLS) connection to the server, within ``connect_timeout``."""
+    async def open_connection(self) -> anyio.abc.ByteStream:
+        """A new TCP (and TLS) connection to the server, within ``connect_timeout``, outside the
+        keep-alive pool (counted in :attr:`connections_opened`). Requests get theirs from the
+        pool; a listen stream and the session's GET stream hold one of their own as long as
+        they last."""
         stream: anyio.abc.ByteStream
         try:
             with anyio.fail_after(self.connect_timeout):
@@ -207,7 +210,7 @@ class HttpClient(Session):
         if reuse and self._idle:
             stream, conn = self._idle.pop()
             return stream, conn, True
-        stream = await self._open_stream()
+        stream = await self.open_connection()
         return stream, h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024), False
 
     async def _release(self, stream: anyio.abc.ByteStream, conn: h11.Connection) -> None:
@@ -220,10 +223,13 @@ class HttpClient(Session):
         await _close(stream)
 
     def _request_bytes(self, conn: h11.Connection, request: OutgoingRequest | OutgoingMessage) -> bytes:
-        return self._message_bytes(conn, b"POST", request.headers, request.body)
+        return self.encode_http_request(conn, b"POST", request.headers, request.body)
 
-    def _message_bytes(self, conn: h11.Connection, method: bytes, headers: Sequence[tuple[bytes, bytes]],
-                       body: bytes) -> bytes:
+    def encode_http_request(self, conn: h11.Connection, method: bytes, headers: Sequence[tuple[bytes, bytes]],
+                            body: bytes) -> bytes:
+        """The bytes of one HTTP request to the server on ``conn`` (an h11 client connection):
+        ``Host``, ``Content-Length`` (not on a GET), ``headers``, ``extra_headers`` and the
+        OAuth headers, then ``body``. Used for every request, listen stream and GET stream."""
         head = [(b"Host", self._authority), *([(b"Content-Length", str(len(body)).encode())] if method != b"GET" else []),
                 *headers, *self._extra, *self._auth_headers()]
         out = conn.send(h11.Request(method=method, target=self._target, headers=head)) or b""
@@ -246,11 +252,11 @@ class HttpClient(Session):
         """Send one message on a connection of its own, read the whole response, close; return
         the status. For what must not wait behind the main connection: answers to the server's
         requests while their call's response stream is open, notifications, DELETE."""
-        stream = await self._open_stream()
+        stream = await self.open_connection()
         conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
         status = 0
         try:
-            await stream.send(self._message_bytes(conn, method, headers, body))
+            await stream.send(self.encode_http_request(conn, method, headers, body))
             size = 0
             while True:
                 event = conn.next_event()
@@ -310,7 +316,8 @@ class HttpClient(Session):
         # Wait for the stream's head (within connect_timeout): a server may send a call's
         # questions on the GET stream, and drops them when no stream is open yet.
         assert self._tasks is not None
-        stream = self._session_stream = _SessionStream(self, self._tasks)
+        stream = self._session_stream = _SessionStream(self, self._tasks, self._feed, self._answer_server,
+                                                       self._unrelated_log)
         self._tasks.start_soon(stream.run)
         with anyio.move_on_after(self.connect_timeout):
             await stream.opened.wait()
@@ -370,7 +377,7 @@ class HttpClient(Session):
         if resume_from is None:
             head = self._request_bytes(conn, request)
         else:
-            head = self._message_bytes(conn, b"GET", self.client.stream_headers(resume_from), b"")
+            head = self.encode_http_request(conn, b"GET", self.client.stream_headers(resume_from), b"")
         try:
             await stream.send(head)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
@@ -468,10 +475,11 @@ class _HttpSubscription(Subscription):
     async def _start(self) -> None:
         assert self.request is not None
         self._parser, self._finished = None, False
-        self._stream = await self._http._open_stream()
+        self._stream = await self._http.open_connection()
         self._conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        request = self.request
         try:
-            await self._stream.send(self._http._request_bytes(self._conn, self.request))
+            await self._stream.send(self._http.encode_http_request(self._conn, b"POST", request.headers, request.body))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise TransportError(f"cannot send to {self._http.url}: {exc!r}") from exc
 
@@ -533,9 +541,16 @@ class _SessionStream:
 
     max_failures = 3
 
-    def __init__(self, http: HttpClient, tasks: anyio.abc.TaskGroup) -> None:
+    def __init__(self, http: HttpClient, tasks: anyio.abc.TaskGroup, feed: SessionFeed,
+                 answer: Callable[[ServerRequest, InputHandler | None], Awaitable[None]],
+                 log: Callable[[LogMessage], Coroutine[Any, Any, None]]) -> None:
+        # The client hands over what the stream's events go to: its feed, and the session's
+        # answering and logging of what names no request.
         self._http = http
         self._tasks = tasks
+        self._feed = feed
+        self._answer_server = answer
+        self._log = log
         self.scope = anyio.CancelScope()
         self.running = True
         self.opened = anyio.Event()  # the first head arrived, or the stream gave up
@@ -567,7 +582,7 @@ class _SessionStream:
             self.opened.set()
 
     async def _once(self, last_event_id: str | None) -> SessionStreamParser:
-        stream = await self._http._open_stream()
+        stream = await self._http.open_connection()
         try:
             return await self._read(stream, last_event_id)
         finally:
@@ -578,7 +593,7 @@ class _SessionStream:
         http = self._http
         conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
         try:
-            await stream.send(http._message_bytes(conn, b"GET", http.client.stream_headers(last_event_id), b""))
+            await stream.send(http.encode_http_request(conn, b"GET", http.client.stream_headers(last_event_id), b""))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise TransportError(f"cannot send to {http.url}: {exc!r}") from exc
         parser: SessionStreamParser | None = None
@@ -620,13 +635,13 @@ class _SessionStream:
             if isinstance(event, ServerRequest):
                 self._tasks.start_soon(self._answer, event)
             elif isinstance(event, (ListChanged, ResourceUpdated)):
-                self._http._feed.publish(event)
+                self._feed.publish(event)
             elif isinstance(event, LogMessage):
-                self._tasks.start_soon(self._http._unrelated_log, event)
+                self._tasks.start_soon(self._log, event)
 
     async def _answer(self, event: ServerRequest) -> None:
         try:
-            await self._http._answer_server(event, None)
+            await self._answer_server(event, None)
         except TransportError as exc:  # SessionExpired included: the next request starts anew
             _log.info("could not answer %s from the session stream: %s", event.method, exc)
 

@@ -32,7 +32,7 @@ with a warning on the ``mcpwire.client`` logger. ``listen`` on a session opens i
 Pages and caching: ``list_tools_page(cursor)`` and its kin return one :class:`Page` with its
 ``nextCursor`` and caching hints; a session given ``cache=`` (a
 :class:`~mcpwire_adapters.client.cache.ResponseCache`) answers cacheable requests from it while fresh
-(``_follow`` consults it, ``_observe`` invalidates it from every listen stream).
+(``_follow`` consults it, :meth:`Session.observe` invalidates it from every listen stream).
 
 These names are also importable from :mod:`mcpwire_adapters.client.http`, as before.
 """
@@ -58,7 +58,8 @@ from mcpwire.types import (
 )
 
 from ..callbacks import maybe_await
-from ..errors import InvalidResult, McpwireAdapterError, ServerError, SessionExpired, TaskCancelled, TransportError
+from ..errors import InvalidResult, ServerError, SessionExpired, TaskCancelled, TransportError
+from .port import InputHandler
 from .task_follower import TaskFollower, TaskHandler, caps_option
 from .subscription import ListenEvent, SessionListen, Subscription
 
@@ -74,7 +75,6 @@ __all__ = [
 _log = logging.getLogger("mcpwire.client")
 
 T = TypeVar("T")
-InputHandler = Callable[[dict[str, InputRequest]], "Mapping[str, Any] | Awaitable[Mapping[str, Any]]"]
 ElicitationHandler = Callable[[ElicitRequest], "ElicitResult | Awaitable[ElicitResult]"]
 SamplingHandler = Callable[[CreateMessageRequest], "CreateMessageResult | Awaitable[CreateMessageResult]"]
 RootsHandler = Callable[[ListRootsRequest], "ListRootsResult | Awaitable[ListRootsResult]"]
@@ -114,11 +114,6 @@ class Page(msgspec.Struct, frozen=True, kw_only=True):
         cursor = result.data.get("nextCursor")
         return cls(method=result.method, items=reader.items, next_cursor=cursor if isinstance(cursor, str) else None,
                    ttl_ms=result.ttl_ms, cache_scope=result.cache_scope, result=result)
-
-
-class _NoAnswer(McpwireAdapterError):
-    """The probe got no answer in time (stdio): an initialize-era server that ignores requests
-    sent before ``initialize``."""
 
 
 class Session:
@@ -222,8 +217,6 @@ class Session:
             return await self._handshake()
         try:
             found = await self._probe()
-        except _NoAnswer:
-            found = None
         except ServerError as exc:
             if not self.client.probe_says_legacy(exc.error):
                 raise
@@ -237,8 +230,9 @@ class Session:
             return found
         return await self._handshake()
 
-    async def _probe(self) -> ResultReceived:
-        """Send the probe; stdio bounds the wait (a :class:`_NoAnswer`)."""
+    async def _probe(self) -> ResultReceived | None:
+        """Send the probe. ``None``: no answer in time (stdio bounds the wait: an initialize-era
+        server may ignore requests sent before ``initialize``)."""
         return await self._send(self.client.discover())
 
     async def _handshake(self) -> ResultReceived:
@@ -448,10 +442,11 @@ class Session:
             server, context = self._cache_where()
             await cache.put(server, context, request, result)
 
-    async def _observe(self, events: list[ClientEvent]) -> None:
+    async def observe(self, events: list[ClientEvent]) -> None:
         """Every event read from a listen stream of this session passes here first (a
         ``subscriptions/listen`` stream, an initialize-era session's GET stream or stdio
-        notifications): list changes and resource updates drop what the cache kept of them."""
+        notifications): list changes and resource updates drop what the cache kept of them.
+        :class:`Subscription` calls it; a host has no need to."""
         if self.cache is None:
             return
         server = None

@@ -20,7 +20,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from mcpwire import ClientEvent
 
-from .session import Session, SessionListen
+from .port import ListenSession
+from .subscription import SessionListen
 
 __all__ = ["FeedListen", "SessionFeed", "receive_one"]
 
@@ -84,7 +85,7 @@ class FeedListen(SessionListen):
     """A :class:`SessionListen` reading a :class:`SessionFeed`. ``on_open`` runs when it
     starts: the transport checks it can deliver (and over HTTP opens the GET stream)."""
 
-    def __init__(self, session: Session, notifications: Mapping[str, Any], feed: SessionFeed,
+    def __init__(self, session: ListenSession, notifications: Mapping[str, Any], feed: SessionFeed,
                  on_open: Callable[[], Awaitable[None]]) -> None:
         super().__init__(session, notifications)
         self._feed = feed

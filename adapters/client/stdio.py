@@ -57,7 +57,6 @@ from .cache import ResponseCache, stdio_where
 from .session_feed import FeedListen, SessionFeed, receive_one
 from .session import (
     ElicitationHandler, EventHandler, InputHandler, RootsHandler, SamplingHandler, Session, Subscription, TransportError,
-    _NoAnswer,
 )
 
 __all__ = ["DEFAULT_ENV_KEYS", "StdioClient", "default_environment"]
@@ -206,10 +205,12 @@ class StdioClient(Session):
     def _cache_where(self) -> tuple[str, str]:
         return stdio_where(self.command, self._cwd, self._env)
 
-    async def _probe(self) -> ResultReceived:
+    async def _probe(self) -> ResultReceived | None:
+        # An initialize-era server may ignore requests sent before initialize: no answer in
+        # probe_timeout means the handshake.
         with anyio.move_on_after(self.probe_timeout):
             return await super()._probe()
-        raise _NoAnswer()
+        return None
 
     async def _write(self, data: bytes) -> None:
         process = self._process
@@ -257,6 +258,36 @@ class StdioClient(Session):
         if self._process is None or self._closed:
             raise TransportError("the server process is not running")
 
+    # -- listen streams on these pipes (what a Subscription of this client calls) -----------------
+    async def open_listen_stream(self, request: OutgoingRequest) -> MemoryObjectReceiveStream[ClientEvent]:
+        """Write the listen ``request`` and return the channel its events are routed to (the
+        server stamps them with the request's id), until :meth:`close_listen_stream`. For the
+        :class:`Subscription` that :meth:`listen` returns; a host has no need to call it."""
+        await self._check_running()
+        send, receive = anyio.create_memory_object_stream[ClientEvent](math.inf)
+        self._waiters[(type(request.id), request.id)] = send
+        try:
+            await self._write(self._conn.send(request))
+        except BaseException:
+            await self.close_listen_stream(request, receive, cancel=True)
+            raise
+        return receive
+
+    async def close_listen_stream(self, request: OutgoingRequest, channel: MemoryObjectReceiveStream[ClientEvent],
+                                  *, cancel: bool) -> None:
+        """Stop routing ``request``'s events to ``channel``; with ``cancel`` (the server has not
+        ended the stream), write ``notifications/cancelled`` for it while the process runs."""
+        send = self._waiters.pop((type(request.id), request.id), None)
+        if send is not None:
+            send.close()
+        channel.close()
+        if cancel and not self._closed:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self._write(self._conn.cancel(request, "subscription closed by the client"))
+                except TransportError:
+                    pass
+
 
 class _StdioSubscription(Subscription):
     """A listen stream sharing the process's pipes; cancelled with ``notifications/cancelled``."""
@@ -266,34 +297,16 @@ class _StdioSubscription(Subscription):
         self._stdio = session
         self._channel: MemoryObjectReceiveStream[ClientEvent] | None = None
 
-    def _key(self) -> tuple[type, Any]:
-        assert self.request is not None
-        return (type(self.request.id), self.request.id)
-
     async def _start(self) -> None:
-        client = self._stdio
-        if client._process is None or client._closed:
-            raise TransportError("the server process is not running")
-        send, self._channel = anyio.create_memory_object_stream[ClientEvent](math.inf)
-        client._waiters[self._key()] = send
         assert self.request is not None
-        await client._write(client._conn.send(self.request))
+        self._channel = await self._stdio.open_listen_stream(self.request)
 
     async def _receive(self) -> list[ClientEvent] | None:
         return await receive_one(self._channel)
 
     async def _stop(self) -> None:
-        client = self._stdio
         channel, self._channel = self._channel, None
         if channel is None:
             return
-        send = client._waiters.pop(self._key(), None)
-        if send is not None:
-            send.close()
-        channel.close()
-        if not self._ended and not client._closed and self.request is not None:
-            with anyio.CancelScope(shield=True):
-                try:
-                    await client._write(client._conn.cancel(self.request, "subscription closed by the client"))
-                except TransportError:
-                    pass
+        assert self.request is not None
+        await self._stdio.close_listen_stream(self.request, channel, cancel=not self._ended)

@@ -1,13 +1,16 @@
 """Listening: a ``subscriptions/listen`` stream (:class:`Subscription`) and an initialize-era
 session's notifications (:class:`SessionListen`), from :meth:`Session.listen`. Each transport
-subclasses them with how its bytes move."""
+subclasses them with how its bytes move.
+
+They are typed against :class:`~mcpwire_adapters.client.port.ListenSession`, not ``Session``:
+the session module imports this one."""
 
 from __future__ import annotations
 
 import logging
 from collections import deque
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 import msgspec
 
@@ -19,9 +22,7 @@ from mcpwire import (
 from mcpwire.types import RequestId, SubscriptionFilter
 
 from ..errors import ServerError, TransportError
-
-if TYPE_CHECKING:
-    from .session import Session
+from .port import ListenSession
 
 __all__ = ["ListenEvent", "SessionListen", "Subscription"]
 
@@ -44,7 +45,7 @@ class Subscription:
     raises :class:`ServerError`; a broken connection :class:`TransportError`.
     """
 
-    def __init__(self, session: Session, request: OutgoingRequest | None) -> None:
+    def __init__(self, session: ListenSession, request: OutgoingRequest | None) -> None:
         self.session = session
         #: The listen request; after a -32022 fallback, the retried one (``None``: listening to
         #: an initialize-era session, which has no listen request).
@@ -124,10 +125,10 @@ class Subscription:
 
     async def _read(self) -> list[ClientEvent] | None:
         """The next events of the stream, shown to the session before anyone else: its response
-        cache drops what a list change or resource update makes stale (``Session._observe``)."""
+        cache drops what a list change or resource update makes stale (``Session.observe``)."""
         events = await self._receive()
         if events:
-            await self.session._observe(events)
+            await self.session.observe(events)
         return events
 
     # -- per transport ----------------------------------------------------------------------------
@@ -158,7 +159,7 @@ class SessionListen(Subscription):
     requests, listening or not). Leaving the block stops listening and unsubscribes.
     """
 
-    def __init__(self, session: Session, notifications: Mapping[str, Any]) -> None:
+    def __init__(self, session: ListenSession, notifications: Mapping[str, Any]) -> None:
         super().__init__(session, None)
         self.notifications = msgspec.convert(dict(notifications), SubscriptionFilter)
         uris = self.notifications.resource_subscriptions

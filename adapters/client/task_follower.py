@@ -1,13 +1,16 @@
 """Following a ``tools/call`` that became a task (tasks extension, ext-tasks specification:
 Task Polling, Task Update Requests, Task Cancellation; and 2025-11-25's experimental tasks,
 whose outcome and input come with ``tasks/result``): what :meth:`Session.call_tool` does
-when the server answers with a task."""
+when the server answers with a task.
+
+Typed against :class:`~mcpwire_adapters.client.port.TaskSession`, not ``Session``: the session
+module imports this one."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import msgspec
@@ -18,9 +21,7 @@ from mcpwire.types import InputRequest
 
 from ..callbacks import maybe_await
 from ..errors import InvalidResult, ServerError, TaskCancelled, TransportError
-
-if TYPE_CHECKING:
-    from .session import InputHandler, Session
+from .port import InputHandler, TaskSession
 
 __all__ = ["TaskFollower", "TaskHandler", "caps_option"]
 
@@ -39,7 +40,7 @@ _DEFAULT_POLL_SECONDS = 1.0  # a server that advises nothing
 class TaskFollower:
     """One ``tools/call`` that became a task, followed to its end (see :meth:`Session.call_tool`)."""
 
-    def __init__(self, session: Session, name: str, arguments: Mapping[str, Any] | None,
+    def __init__(self, session: TaskSession, name: str, arguments: Mapping[str, Any] | None,
                  capabilities: Mapping[str, Any] | None, on_input: InputHandler | None,
                  on_task: TaskHandler | None) -> None:
         self.session = session
