@@ -28,7 +28,7 @@ from fuzz._harness import instrumented, main  # noqa: E402
 
 with instrumented(__name__ == "__main__"):
     import mcpwire
-    from fuzz import oracles, targets
+    from fuzz import invariants, targets
 
 CONTENT_TYPES = (b"application/json", b"text/event-stream", b"text/event-stream; charset=utf-8",
                  b"application/problem+json", b"text/plain", None, b"APPLICATION/JSON", b"")
@@ -82,12 +82,12 @@ def http(body: bytes, selector: int, ctype: bytes | None, status: int, chunk: in
         _, error = _outcome(run)
         finals = [e for e in events if isinstance(e, FINAL)]
         if len(finals) > 1 or any(e.request_id != request.id for e in finals):
-            raise oracles.Undocumented(f"final events {finals!r} for request {request.id!r}")
+            raise invariants.Undocumented(f"final events {finals!r} for request {request.id!r}")
         return events, error
 
     whole = parse(max(len(body), 1))
     if parse(chunk) != whole:
-        raise oracles.Undocumented(f"chunking changed the HTTP events: {whole!r}")
+        raise invariants.Undocumented(f"chunking changed the HTTP events: {whole!r}")
 
 
 def stdio(data: bytes, chunk: int) -> None:
@@ -102,20 +102,20 @@ def stdio(data: bytes, chunk: int) -> None:
             events += conn.receive_data(data[start:start + step])
         events += conn.receive_eof()
         if conn.in_flight:
-            raise oracles.Undocumented("requests left in flight after end of file")
+            raise invariants.Undocumented("requests left in flight after end of file")
         ids = [(type(r.id), r.id) for r in requests]
         finals = [(type(e.request_id), e.request_id) for e in events
                   if isinstance(e, FINAL) and e.request_id is not None]
         if len(finals) != len(set(finals)) or not set(finals) <= set(ids):
-            raise oracles.Undocumented(f"final events {finals!r} for requests {ids!r}")
+            raise invariants.Undocumented(f"final events {finals!r} for requests {ids!r}")
         missing = len(ids) - len(finals)  # every request ends with exactly one final event
         if missing:
-            raise oracles.Undocumented(f"{missing} requests without a final event: {events!r}")
+            raise invariants.Undocumented(f"{missing} requests without a final event: {events!r}")
         return events
 
     whole = run(max(len(data), 1))
     if run(chunk) != whole:
-        raise oracles.Undocumented("chunking changed the stdio events")
+        raise invariants.Undocumented("chunking changed the stdio events")
 
 
 def test_one_input(data: bytes) -> None:

@@ -25,7 +25,7 @@ from fuzz._harness import instrumented, main  # noqa: E402
 
 with instrumented(__name__ == "__main__"):
     import mcpwire
-    from fuzz import host, oracles, targets
+    from fuzz import host, invariants, targets
 
 SERVER = targets.make_server()
 
@@ -57,24 +57,24 @@ def run_stream(stream: mcpwire.HttpListenStream) -> None:
             if target is stream:
                 events.extend(out)
     stream.cancel()
-    oracles.check_http_stream(events)
+    invariants.http_stream_invariants(events)
 
 
 def test_one_input(data: bytes) -> None:
     request, plan_number = parse(data)
     answer = SERVER.receive_http(request, now=targets.NOW)
     if isinstance(answer, tuple):
-        oracles.check_reply(*answer)
+        invariants.reply_invariants(*answer)
     elif isinstance(answer, mcpwire.HttpExchange):
         plan = host.PLANS[plan_number % len(host.PLANS)]
         out, _host_error = host.drive(answer, plan)  # a LocalProtocolError is the host's, documented
         finished = answer.state is mcpwire.ExchangeState.DONE
         if out:
-            oracles.check_http_stream(out, final=finished)
+            invariants.http_stream_invariants(out, final=finished)
     elif isinstance(answer, mcpwire.HttpListenStream):
         run_stream(answer)
     else:
-        raise oracles.Undocumented(f"receive_http returned {answer!r}")
+        raise invariants.Undocumented(f"receive_http returned {answer!r}")
     assert SERVER.open_listeners == 0
 
 

@@ -22,7 +22,7 @@ from fuzz._harness import instrumented, main  # noqa: E402
 
 with instrumented(__name__ == "__main__"):
     import mcpwire
-    from fuzz import host, oracles, targets
+    from fuzz import host, invariants, targets
 
 SERVER = targets.make_server()
 LIMITS = (4 * 1024 * 1024, 64, 300, 4 * 1024 * 1024)
@@ -33,7 +33,7 @@ def summarize(outputs: list[Any]) -> list[Any]:
     out: list[Any] = []
     for item in outputs:
         if isinstance(item, bytes):
-            out.append(oracles.check_line(item))
+            out.append(invariants.line_invariants(item))
         elif isinstance(item, mcpwire.StdioExchange):
             out.append(("exchange", item.request_id, type(item.event).__name__))
         elif isinstance(item, mcpwire.StdioListenStream):
@@ -41,7 +41,7 @@ def summarize(outputs: list[Any]) -> list[Any]:
         elif isinstance(item, mcpwire.Cancelled):
             out.append(item)
         else:
-            raise oracles.Undocumented(f"StdioConnection produced {item!r}")
+            raise invariants.Undocumented(f"StdioConnection produced {item!r}")
     return out
 
 
@@ -59,7 +59,7 @@ def answer(outputs: list[Any], first_plan: int) -> None:
     for index, item in enumerate(outputs):
         if isinstance(item, mcpwire.StdioExchange):
             out, _host_error = host.drive(item, host.PLANS[(first_plan + index) % len(host.PLANS)])
-            oracles.check_lines(out)
+            invariants.lines_invariants(out)
             item.cancel()
         elif isinstance(item, mcpwire.StdioListenStream):
             lines = [item.start()]
@@ -67,7 +67,7 @@ def answer(outputs: list[Any], first_plan: int) -> None:
                              SERVER.close_listeners()):
                 lines += [out for target, out in delivery if target is item]
             item.cancel()
-            oracles.check_lines([line for line in lines if line])
+            invariants.lines_invariants([line for line in lines if line])
 
 
 def test_one_input(data: bytes) -> None:
@@ -84,7 +84,7 @@ def test_one_input(data: bytes) -> None:
     _, chunked = feed(stream, chunk, limit)
     got = summarize(chunked)
     if got != expected:
-        raise oracles.Undocumented(f"chunking changed the outputs:\n{expected!r}\n{got!r}")
+        raise invariants.Undocumented(f"chunking changed the outputs:\n{expected!r}\n{got!r}")
     answer(chunked, data[1] >> 2)
     assert SERVER.open_listeners == 0
 

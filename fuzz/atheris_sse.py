@@ -22,7 +22,7 @@ from fuzz._harness import instrumented, main  # noqa: E402
 
 with instrumented(__name__ == "__main__"):
     import mcpwire
-    from fuzz import oracles
+    from fuzz import invariants
 
 LIMITS = (4 * 1024 * 1024, 16, 64, 1024)
 
@@ -35,17 +35,17 @@ def read(stream: bytes, cuts: list[int], limit: int) -> tuple[list[mcpwire.frami
         for start, end in zip(bounds, bounds[1:]):
             events += reader.feed(stream[start:end])
             if reader.buffered_bytes > limit:
-                raise oracles.Undocumented(f"reader holds {reader.buffered_bytes} bytes over {limit}")
+                raise invariants.Undocumented(f"reader holds {reader.buffered_bytes} bytes over {limit}")
         events += reader.close()
     except mcpwire.RemoteProtocolError as exc:
         if exc.code != -32600:
-            raise oracles.Undocumented(f"SSE limit error with code {exc.code}") from None
+            raise invariants.Undocumented(f"SSE limit error with code {exc.code}") from None
         for more in (b"x", None):
             try:
                 reader.feed(more) if more is not None else reader.close()
             except mcpwire.LocalProtocolError:
                 continue
-            raise oracles.Undocumented("a broken reader accepted another call") from None
+            raise invariants.Undocumented("a broken reader accepted another call") from None
         return events, len(events)
     return events, None
 
@@ -65,7 +65,7 @@ def test_one_input(data: bytes) -> None:
     for name, cuts in variants.items():
         got = read(stream, cuts, limit)
         if got != expected:
-            raise oracles.Undocumented(f"cutting ({name}) changed the events:\n{expected!r}\n{got!r}")
+            raise invariants.Undocumented(f"cutting ({name}) changed the events:\n{expected!r}\n{got!r}")
 
 
 if __name__ == "__main__":

@@ -88,6 +88,7 @@ def main() -> None:
         elif isinstance(answer, mcpwire.HttpExchange):
             events, _ = host.drive(answer, host.PLANS[plan])
         else:
+            assert isinstance(answer, mcpwire.HttpListenStream), answer  # a stateless server answers nothing else here
             events = list(answer.start()) + [e for s, out in server.list_changed("tools") if s is answer for e in out]
             events += [e for s, out in server.close_listeners() if s is answer for e in out]
         head, body = events[0], b"".join(e.data for e in events[1:])

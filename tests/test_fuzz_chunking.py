@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpwire
-from fuzz import oracles
+from fuzz import invariants
 from fuzz import strategies as S
 from fuzz.atheris_client import _requests
 from fuzz.bounds import budget, time_bound, tolerate_known
@@ -35,7 +35,7 @@ def summarize(outputs: list[Any]) -> list[Any]:
     out: list[Any] = []
     for item in outputs:
         if isinstance(item, bytes):
-            out.append(oracles.check_line(item))
+            out.append(invariants.line_invariants(item))
         elif isinstance(item, mcpwire.StdioExchange):
             event = item.event
             out.append(("exchange", item.request_id, type(event).__name__, getattr(event, "arguments", None),

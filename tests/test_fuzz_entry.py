@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import mcpwire
-from fuzz import oracles
+from fuzz import invariants
 from fuzz import strategies as S
 from fuzz.atheris_client import _requests
 from fuzz.bounds import budget, time_bound, tolerate_known
@@ -33,9 +33,9 @@ SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too
 
 def check_outcome(outcome: Any) -> None:
     if outcome.kind == "reply":
-        oracles.check_reply(*outcome.output)
+        invariants.reply_invariants(*outcome.output)
     elif outcome.output:
-        oracles.check_http_stream(outcome.output, final=outcome.final)
+        invariants.http_stream_invariants(outcome.output, final=outcome.final)
 
 
 @settings(max_examples=budget(400), suppress_health_check=SLOW)
@@ -76,11 +76,11 @@ def test_any_stdio_stream_gets_documented_lines(stream: bytes, plans: Any, limit
         outputs, played = serve_stdio(SERVER, stream, cuts, plans, max_line_bytes=limit)
         for item in outputs:
             if isinstance(item, bytes):
-                oracles.check_line(item)
+                invariants.line_invariants(item)
             else:
                 assert isinstance(item, (mcpwire.StdioExchange, mcpwire.StdioListenStream, mcpwire.Cancelled)), item
         for outcome in played:
-            oracles.check_lines(outcome.output)
+            invariants.lines_invariants(outcome.output)
     assert SERVER.open_listeners == 0
 
 
@@ -91,7 +91,7 @@ def test_random_bytes_on_stdio_get_documented_lines(stream: bytes) -> None:
         outputs, _ = serve_stdio(SERVER, stream, [], [])
         for item in outputs:
             if isinstance(item, bytes):
-                oracles.check_line(item)
+                invariants.line_invariants(item)
     assert SERVER.open_listeners == 0
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import mcpwire
-from fuzz import oracles
+from fuzz import invariants
 from fuzz.host import INPUT_REQUESTS
 from fuzz.targets import NOW, make_client, make_server
 
@@ -35,7 +35,7 @@ def http(body: bytes, method: str = "server/discover", name: str | None = None,
 
 def reply(answer: Any) -> dict[str, Any] | None:
     assert isinstance(answer, tuple), answer
-    return oracles.check_reply(*answer)
+    return invariants.reply_invariants(*answer)
 
 
 # --- F1: a number Python cannot hold (1e400, more than 4300 digits) in params the engine reads
@@ -76,7 +76,7 @@ def test_f1_numbers_out_of_range_in_params_are_invalid_params_on_stdio() -> None
     conn = mcpwire.StdioConnection(SERVER)
     (out,) = conn.receive_data(b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"x":1e400}}}\n',
                                now=NOW)
-    (message,) = oracles.check_line(out)
+    (message,) = invariants.line_invariants(out)
     assert message["error"]["code"] == -32602 and message["id"] == 1
 
 
@@ -88,7 +88,7 @@ def test_f1_input_required_on_a_call_with_an_out_of_range_member_answers() -> No
     exchange = http(body, "tools/call", "echo")
     assert isinstance(exchange, mcpwire.HttpExchange)
     out = exchange.input_required({"name": INPUT_REQUESTS["name"]}, state={"a": 1})
-    messages = oracles.check_http_stream(out)
+    messages = invariants.http_stream_invariants(out)
     assert messages[-1]["error"]["code"] == -32602
 
 

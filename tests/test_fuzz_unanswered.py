@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import mcpwire
-from fuzz import oracles
+from fuzz import invariants
 from fuzz import strategies as S
 from fuzz.bounds import budget, time_bound
 from fuzz.targets import NOW, make_server
@@ -41,7 +41,7 @@ def assert_202(message: Any, headers: list[tuple[bytes, bytes]]) -> None:
     assert isinstance(answer, tuple), f"{answer!r} for {body[:300]!r}"
     head, out = answer
     assert head.status == 202 and out.data == b"" and out.more is False, (head, out, body[:300])
-    oracles.check_reply(head, out)
+    invariants.reply_invariants(head, out)
 
 
 def assert_no_line(message: Any, end: bytes) -> None:
@@ -51,7 +51,7 @@ def assert_no_line(message: Any, end: bytes) -> None:
     with time_bound():
         outputs = conn.receive_data(discover("before") + b"\n" + line + end + discover("after") + b"\n", now=NOW)
     assert all(isinstance(o, bytes) for o in outputs), outputs
-    ids = [m["id"] for o in outputs for m in oracles.check_line(o)]
+    ids = [m["id"] for o in outputs for m in invariants.line_invariants(o)]
     assert ids == ["before", "after"], (ids, line[:300])
     assert conn.in_flight == 0
 

@@ -104,7 +104,7 @@ def run_fuzz(args: argparse.Namespace, term: Terminal) -> int:
         term.out(f"FAIL {number}: {clean(failure.problems[0])}" + (" (flaky)" if failure.flaky else ""))
         for problem in failure.problems[1:]:
             term.out(f"      {clean(problem)}")
-        for step in failure.steps:
+        for step in failure.subject:
             term.out(f"      > {clean(step.request.method)} {clean(step.label)}: {clean(step.request.body[:200])}")
         if failure.path is not None:
             term.out(f"      replay: mcpwire fuzz --replay {shlex.quote(str(failure.path))}")

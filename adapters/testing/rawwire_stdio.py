@@ -1,4 +1,7 @@
-"""The probe over stdio: one server subprocess for the whole run, one NDJSON line per message.
+"""The stdio sender of the tools that test other servers (the probe and the fuzzer):
+:func:`stdio_sender`, one server subprocess for the whole run, one NDJSON line per message, each
+exchange a :data:`~mcpwire_adapters.testing.rawwire.Exchange` as over HTTP
+(:mod:`mcpwire_adapters.testing.rawwire`).
 
 stdio has no statuses and no way to tell "no answer" from "a slow answer", so every message a
 check sends is followed by a sentinel request (``server/discover`` with an id of its own): the
@@ -19,7 +22,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .probe.checks import NDJSON, Exchange, Reply, Request, meta, rpc
+from .rawwire import NDJSON, Exchange, Reply, Request, meta, rpc
 
 __all__ = ["stdio_sender"]
 

@@ -1,4 +1,4 @@
-"""``mcpwire probe`` against the everything-servers of the other SDKs (issue 15,
+"""``mcpwire probe`` against the everything-servers of the other SDKs (
 docs/probing-others.md): the TypeScript SDK v2's server package (pinned in _node.py, installed
 as the conformance runner is) behind ``peers/ts2_server.mjs``, and the Python SDK's MCPServer
 (``mcp``, pinned in pyproject's bench extra) behind ``peers/sdk_server.py plain``.
@@ -45,7 +45,7 @@ def ts2_server(node: NodeSetup) -> AbstractAsyncContextManager[str]:
 
 
 def _failing(findings: list[Finding]) -> set[str]:
-    return {f.check.id for f in findings if f.status == "fail"}
+    return {f.subject.id for f in findings if f.status == "fail"}
 
 
 def test_the_probe_reports_the_ts_sdk_v2_divergences_and_nothing_else(node2: NodeSetup) -> None:

@@ -305,5 +305,5 @@ def test_the_probes_initialize_era_checks_hold_for_the_sdk_server() -> None:
 
     with served(SDK_SERVER, "http") as url:
         findings = anyio.run(lambda: probe(url, select(["era.*"]), rate=0), backend="trio")
-    assert [(f.check.id, f.status) for f in findings if f.status != "pass"] == [("era.tasks-unknown", "n/a")], [
-        (f.check.id, f.status, f.detail) for f in findings]
+    assert [(f.subject.id, f.status) for f in findings if f.status != "pass"] == [("era.tasks-unknown", "n/a")], [
+        (f.subject.id, f.status, f.detail) for f in findings]

@@ -206,7 +206,7 @@ def test_the_probes_initialize_era_checks_hold_for_the_ts_server(node: NodeSetup
 
     async def main() -> list[tuple[str, str, str]]:
         async with ts_server(node) as url:
-            return [(f.check.id, f.status, f.detail) for f in await probe(url, select(["era.*"]), rate=0)]
+            return [(f.subject.id, f.status, f.detail) for f in await probe(url, select(["era.*"]), rate=0)]
 
     findings = trio.run(main)
     assert len(findings) == 9 and all(status == "pass" for _, status, _ in findings), findings

@@ -14,7 +14,7 @@ import pytest
 import mcpwire
 from mcpwire.client.stream import TRANSPORT_ERROR
 from mcpwire.server.tokens import CursorCodec, InvalidCursor, InvalidRequestState, RequestStateCodec
-from fuzz import oracles
+from fuzz import invariants
 from fuzz.host import INPUT_REQUESTS
 from fuzz.targets import NOW, make_client
 
@@ -58,7 +58,7 @@ def http(s: mcpwire.Server, body: bytes, method: str | None = None, name: str | 
 
 def message_of(answer: Any) -> dict[str, Any]:
     assert isinstance(answer, tuple), answer
-    message = oracles.check_reply(*answer)
+    message = invariants.reply_invariants(*answer)
     assert message is not None
     return message
 
@@ -85,12 +85,12 @@ def test_stdio_line_limit(limit: int | None) -> None:
     conn = mcpwire.StdioConnection(s) if limit is None else mcpwire.StdioConnection(s, max_line_bytes=limit)
     size = 4 * MiB if limit is None else limit
     (ok,) = conn.receive_data(body_of(size=size) + b"\n", now=NOW)
-    assert "result" in oracles.check_line(ok)[0]
+    assert "result" in invariants.line_invariants(ok)[0]
     # CR counts: a line is limited before its CRLF is stripped (docs: "the rest is discarded").
     over, after = conn.receive_data(body_of(size=size) + b"\r\n" + body_of(id=2) + b"\n", now=NOW)
-    (error,) = oracles.check_line(over)
+    (error,) = invariants.line_invariants(over)
     assert error["error"]["code"] == -32600 and error["id"] is None
-    assert oracles.check_line(after)[0]["id"] == 2  # the framing survives
+    assert invariants.line_invariants(after)[0]["id"] == 2  # the framing survives
 
 
 # --- requests in flight --------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ def test_stdio_in_flight_limit(limit: int | None) -> None:
     stream = b"".join(body_of("tools/call", call, id=i) + b"\n" for i in range(count + 1))
     out = conn.receive_data(stream, now=NOW)
     assert all(isinstance(o, mcpwire.StdioExchange) for o in out[:count]) and conn.in_flight == count
-    (error,) = oracles.check_line(out[count])
+    (error,) = invariants.line_invariants(out[count])
     assert error["error"]["code"] == -32603 and error["id"] == count
     first = out[0]
     assert isinstance(first, mcpwire.StdioExchange)
@@ -275,7 +275,7 @@ def test_request_state_size_limit() -> None:
         issue(exchange(s), "x" * (fitting + 1))
     token = issue(exchange(s), "x" * fitting)
     assert isinstance(retry(s, token), mcpwire.StdioExchange)
-    (error,) = oracles.check_line(retry(s, "m" * (16 * 1024 + 1)))
+    (error,) = invariants.line_invariants(retry(s, "m" * (16 * 1024 + 1)))
     assert error["error"] == {"code": -32602, "message": "Invalid or expired request state"}
     codec = RequestStateCodec(mcpwire.Keyring.single(b"k" * 32), max_token_bytes=256)
     with pytest.raises(InvalidRequestState) as caught:
@@ -287,9 +287,9 @@ def test_request_state_lifetime() -> None:
     s = server()
     token = issue(exchange(s), 1)  # default: 300 s
     assert isinstance(retry(s, token, NOW + 299.999), mcpwire.StdioExchange)
-    assert oracles.check_line(retry(s, token, NOW + 300))[0]["error"]["code"] == -32602
+    assert invariants.line_invariants(retry(s, token, NOW + 300))[0]["error"]["code"] == -32602
     assert isinstance(retry(s, token, NOW - 60), mcpwire.StdioExchange)  # clock skew allowed: 60 s
-    assert oracles.check_line(retry(s, token, NOW - 60.001))[0]["error"]["code"] == -32602
+    assert invariants.line_invariants(retry(s, token, NOW - 60.001))[0]["error"]["code"] == -32602
     long = issue(exchange(s), 1, ttl_seconds=900)  # the maximum
     assert isinstance(retry(s, long, NOW + 899.9), mcpwire.StdioExchange)
     with pytest.raises(mcpwire.LocalProtocolError):
@@ -299,7 +299,7 @@ def test_request_state_lifetime() -> None:
     short = server(request_state_ttl=10)
     token = issue(exchange(short), 1)
     assert isinstance(retry(short, token, NOW + 9.9), mcpwire.StdioExchange)
-    assert oracles.check_line(retry(short, token, NOW + 10))[0]["error"]["code"] == -32602
+    assert invariants.line_invariants(retry(short, token, NOW + 10))[0]["error"]["code"] == -32602
 
 
 # --- cursors and pages ----------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import mcpwire
-from fuzz import oracles
+from fuzz import invariants
 from fuzz.targets import NOW, make_server
 
 SERVER = make_server()
@@ -40,7 +40,7 @@ def answered(answer: Any) -> dict[str, Any]:
         answer.cancel()
         return {"exchange": answer.event}
     assert isinstance(answer, tuple), answer
-    message = oracles.check_reply(*answer)
+    message = invariants.reply_invariants(*answer)
     assert message is not None
     return message
 
@@ -222,7 +222,7 @@ def test_nesting_past_the_limit_is_a_parse_error() -> None:
     assert message["error"] == {"code": -32700, "message": "Parse error: JSON nested too deeply"} and message["id"] is None
     conn = mcpwire.StdioConnection(SERVER)
     (out,) = conn.receive_data(top.encode() + b"\n", now=NOW)
-    assert oracles.check_line(out)[0]["error"]["code"] == -32700
+    assert invariants.line_invariants(out)[0]["error"]["code"] == -32700
 
 
 # --- NaN, Infinity and other non-JSON literals ------------------------------------------------------
@@ -284,6 +284,6 @@ def test_stdio_refuses_a_bom_and_the_connection_survives() -> None:
     conn = mcpwire.StdioConnection(SERVER)
     line = DISCOVER.encode() + b"\n"
     first, second = conn.receive_data(b"\xef\xbb\xbf" + line + line, now=NOW)
-    assert oracles.check_line(first)[0]["error"] == {"code": -32700, "message": "Parse error"}
-    assert oracles.check_line(first)[0]["id"] is None
-    assert oracles.check_line(second)[0]["id"] == 1
+    assert invariants.line_invariants(first)[0]["error"] == {"code": -32700, "message": "Parse error"}
+    assert invariants.line_invariants(first)[0]["id"] is None
+    assert invariants.line_invariants(second)[0]["id"] == 1

@@ -1,11 +1,15 @@
-"""The fuzzer's cases: one mutated request, or a stateful sequence, built from what the target
-says about itself (its discover result, tools, resources and prompts).
+"""The fuzzer's cases: what is sent. One request, valid or mutated at one layer, or a stateful
+sequence, built from what the target says about itself (its discover result, tools, resources
+and prompts); and the replay file's form of each step.
 
-A :class:`Step` is one request as sent (method, headers, body: the probe's :class:`Request`)
-and how it is judged (``judge``: by the oracle from the request alone, or, where the sequence
-knows more than the request shows, "error" for a round whose ``requestState`` was tampered
-with, "listen" for a subscription's first event, "lines" for stdio framing where only the
-validity of each line is certain). A replay file holds the steps, so a replay judges alike.
+A :class:`Step` is one request as sent (method, headers, body: a
+:class:`~mcpwire_adapters.testing.rawwire.Request`) and how it is judged (``judge``, one of
+:data:`~mcpwire_adapters.testing.judge.STEP_KINDS`: by the oracle from the request alone, or,
+where the sequence knows more than the request shows, "error" for a round whose
+``requestState`` was tampered with, "listen" for a subscription's first event, "lines" for
+stdio framing where only the validity of each line is certain). The judging itself is
+:func:`mcpwire_adapters.testing.judge.judge_step`. A replay file holds the steps, so a replay
+judges alike.
 """
 
 from __future__ import annotations
@@ -18,18 +22,16 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ..judge import STEP_KINDS
+from ..rawwire import CAPS_KEY, VERSION, Request, meta
 from . import strategies as mst
-from ..probe.checks import CAPS_KEY, SUB_KEY, VERSION, Request, meta
 
 __all__ = ["Info", "Step", "apply_header_mutation", "headers_for", "run_sequence", "single_steps", "step_of"]
-
-JUDGES = ("oracle", "error", "listen", "lines")
-
 
 @dataclass(frozen=True)
 class Step:
     request: Request
-    judge: str = "oracle"  # one of JUDGES
+    judge: str = "oracle"  # one of STEP_KINDS
     label: str = "valid"
 
 
@@ -251,23 +253,6 @@ def run_sequence(data: Any, info: Info, call: Call) -> None:
                                       "params": {"requestId": target}}, "sequence.cancel"), info))
 
 
-def judge_special(judge: str, messages: Sequence[Any]) -> list[str]:
-    """The checks a sequence adds to the oracle's (``judge`` "error" or "listen")."""
-    if judge == "error" and _result(messages) is not None:
-        return ["a result for a round whose requestState was altered: expected an error (basic/patterns/mrtr)"]
-    if judge == "listen":
-        first = messages[0] if messages else None
-        if isinstance(first, dict) and "method" in first and first.get("method") != "notifications/subscriptions/acknowledged":
-            return [f"the first message of a listen stream is {first.get('method')!r}, expected "
-                    "notifications/subscriptions/acknowledged (basic/patterns/subscriptions)"]
-        if isinstance(first, dict) and first.get("method") == "notifications/subscriptions/acknowledged":
-            params = first.get("params")
-            meta_ = params.get("_meta") if isinstance(params, dict) else None
-            if isinstance(meta_, dict) and SUB_KEY in meta_ and not isinstance(meta_[SUB_KEY], (str, int)):
-                return [f"subscriptionId {meta_[SUB_KEY]!r} is not an id"]
-    return []
-
-
 def encode_step(step: Step) -> dict[str, Any]:
     """A step for a replay file: the request as sent (body as text, or base64 when not UTF-8)."""
     request = step.request
@@ -289,7 +274,7 @@ def encode_step(step: Step) -> dict[str, Any]:
 def decode_step(data: Mapping[str, Any]) -> Step:
     body = base64.b64decode(data["bodyBase64"]) if "bodyBase64" in data else str(data.get("body", "")).encode()
     judge = str(data.get("judge", "oracle"))
-    if judge not in JUDGES:
+    if judge not in STEP_KINDS:
         raise ValueError(f"unknown judge {judge!r}")
     return Step(Request(str(data.get("method", "POST")), tuple((str(k), str(v)) for k, v in data.get("headers", [])),
                         body, rpc_id=data.get("id"), first_event_only=bool(data.get("firstEventOnly")),

@@ -1,5 +1,8 @@
 """``mcpwire fuzz``: hypothesis-driven fuzzing of any MCP server, over Streamable HTTP or stdio,
-with every failure shrunk and written as a replayable file (issue 15; docs/fuzzing.md).
+with every failure shrunk and written as a replayable file (docs/fuzzing.md). This module owns
+the public entry points (:func:`fuzz`, :func:`fuzz_stdio`, :func:`replay`), the run itself
+(hypothesis in a worker thread, shrinking, one failure per bug), the report
+(:class:`FuzzReport`) and the reproducers (replay files, :func:`curl_command`).
 
     report = await fuzz("http://127.0.0.1:8000/mcp", max_examples=200, seed=1, out_dir="fuzz-out")
     report = await fuzz_stdio(["python", "server.py"], time_budget=60)
@@ -8,16 +11,17 @@ with every failure shrunk and written as a replayable file (issue 15; docs/fuzzi
 Each case is one request, valid or mutated at one layer (:mod:`mcpwire_adapters.testing.fuzz.strategies`),
 or a stateful sequence (discover, lists by their cursors, tool calls through their rounds,
 listen, cancel: :func:`mcpwire_adapters.testing.fuzz.cases.run_sequence`). Every answer is judged by
-the oracle (:mod:`mcpwire_adapters.testing.fuzz.oracle`), and after each case the target must still
-answer a well-formed server/discover (on stdio every message is followed by one). A failing
-case is shrunk by hypothesis and written, as sent, to ``out_dir``: a JSON file that
+the one judge (:func:`mcpwire_adapters.testing.judge.judge_step`) against what the oracle reads
+from the request (:func:`mcpwire_adapters.testing.fuzz.oracle.expect_for`), and after each case the
+target must still answer a well-formed server/discover (on stdio every message is followed by
+one). A failing case is shrunk by hypothesis and written, as sent, to ``out_dir``: a JSON file that
 :func:`replay` (``mcpwire fuzz --replay FILE``) sends again and judges again, with a ``curl``
-script (HTTP) or a line file (stdio) beside it.
+script (HTTP) or a line file (stdio) beside it. Each failure is a :data:`Failure`.
 
 Safe by default, as the probe: only the named target is contacted, at most ``rate`` requests a
 second, and tools are called (with arguments drawn from their own ``inputSchema``) only when
-named in ``tools`` or with ``all_tools=True``. The HTTP and stdio plumbing is the probe's
-(:func:`mcpwire_adapters.testing.probe.runner.exchange`, :func:`mcpwire_adapters.testing.rawwire_stdio.stdio_sender`).
+named in ``tools`` or with ``all_tools=True``. The HTTP and stdio plumbing is the probe's too
+(:func:`mcpwire_adapters.testing.rawwire.http_sender`, :func:`mcpwire_adapters.testing.rawwire_stdio.stdio_sender`).
 Needs hypothesis: ``pip install 'mcpwire[probe]'``.
 """
 
@@ -32,7 +36,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 from urllib.parse import urlsplit
 
 import anyio
@@ -47,13 +51,27 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("mcpwire fuzz needs hypothesis: pip install 'mcpwire[probe]'") from exc
 
-from ...errors import McpwireAdapterError, UsageError
-from .cases import Info, Step, decode_step, encode_step, judge_special, run_sequence, single_steps
-from .oracle import Context, check, expect_for, sent_id, validity
-from ..probe.checks import Exchange, Reply, Request, Send, meta, rpc
-from ..rawwire_stdio import stdio_sender
-from ..probe.runner import UNSENDABLE, _loopback, http_sender, paced
 from ...client.session import TransportError
+from ...errors import McpwireAdapterError, UsageError
+from ..judge import ECHO, NULL, judge_step
+from ..rawwire import (
+    UNSENDABLE,
+    Exchange,
+    Reply,
+    Request,
+    Send,
+    first_result,
+    http_sender,
+    is_loopback_host,
+    meta,
+    paced,
+    rpc,
+    sent_id,
+)
+from ..rawwire_stdio import stdio_sender
+from ..verdict import Finding
+from .cases import Info, Step, decode_step, encode_step, run_sequence, single_steps
+from .oracle import Context, expect_for
 
 __all__ = ["Failure", "FuzzReport", "Progress", "ReplayResult", "curl_command", "fuzz", "fuzz_stdio", "replay"]
 
@@ -61,15 +79,9 @@ FORMAT = "mcpwire-fuzz/1"
 Progress = Callable[[int, int, float], None]  # (cases run, failures found, seconds elapsed)
 
 
-@dataclass
-class Failure:
-    """A failing case, shrunk: the problems, the steps as sent, and what came back."""
-
-    problems: list[str]
-    steps: list[Step]
-    evidence: list[Exchange]
-    flaky: bool = False
-    path: Path | None = None  # the replay file, once written
+Failure: TypeAlias = Finding[list[Step]]
+"""A failing case, shrunk: ``subject`` is its steps as sent, ``problems`` what is wrong,
+``evidence`` what came back; ``flaky`` and ``path`` (the replay file, once written)."""
 
 
 @dataclass
@@ -108,11 +120,11 @@ async def _gather(send: Send, stdio: bool, tools: Sequence[str], all_tools: bool
     first = await send(rpc("server/discover", rpc_id="fuzz-discover"))
     if first[1] is None:
         raise TransportError(f"{unreachable}: {first[2]}")
-    info = Info(stdio=stdio, discover=_result(first[1]))
+    info = Info(stdio=stdio, discover=first_result(first[1]))
     caps = info.capabilities
 
     async def listed(method: str, key: str) -> list[Any]:
-        got = _result((await send(rpc(method, {"_meta": meta()}, rpc_id=f"fuzz-{key}")))[1])
+        got = first_result((await send(rpc(method, {"_meta": meta()}, rpc_id=f"fuzz-{key}")))[1])
         items = (got or {}).get(key)
         return items if isinstance(items, list) else []
 
@@ -130,28 +142,10 @@ async def _gather(send: Send, stdio: bool, tools: Sequence[str], all_tools: bool
     return info
 
 
-def _result(reply: Reply | None) -> dict[str, Any] | None:
-    if reply is None or reply.status not in (0, 200):
-        return None
-    for message in reply.messages():
-        if isinstance(message, dict) and isinstance(message.get("result"), dict):
-            return message["result"]  # type: ignore[no-any-return]
-    return None
-
-
-def judge(step: Step, reply: Reply | None, error: str | None, context: Context) -> list[str]:
+def _judge(step: Step, reply: Reply | None, error: str | None, context: Context) -> list[str]:
     """Every problem with the answer to one step (no answer at all is one)."""
-    if reply is None:
-        return [f"no answer: {error}"]
-    if error is not None:  # some lines, then silence
-        return [f"no complete answer: {error}"]
-    if step.judge == "listen":  # only the stream's first event was read
-        return [p for p in check(step.request, reply, context) if not p.startswith("no response")] \
-            + judge_special(step.judge, reply.messages() if reply.body else [])
-    if step.judge == "lines":
-        return validity(reply)
-    problems = check(step.request, reply, context)
-    return problems + judge_special(step.judge, reply.messages() if reply.body else [])
+    return judge_step(step.judge, step.request, reply, error, lambda: expect_for(step.request, context),
+                      stdio=context.stdio)
 
 
 def _context(info: Info, loopback: bool) -> Context:
@@ -166,8 +160,8 @@ def _for_stdio(step: Step, context: Context) -> Step:
     expect, rpc_id = expect_for(step.request, context), sent_id(step.request)
     if expect.silent or expect.id is None:  # nothing, or not settled (a blank line, say): the sentinel only
         return replace(step, request=replace(step.request, answered=False))
-    if expect.id == "null" or (expect.id == "echo" and rpc_id is not None):
-        return replace(step, request=replace(step.request, answered=True, rpc_id=None if expect.id == "null" else rpc_id))
+    if expect.id == NULL or (expect.id == ECHO and rpc_id is not None):
+        return replace(step, request=replace(step.request, answered=True, rpc_id=None if expect.id == NULL else rpc_id))
     return replace(step, request=replace(step.request, rpc_id=rpc_id))  # echo-or-null: either
 
 
@@ -196,7 +190,7 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
             hypothesis.reject()  # the generator's fault, not the server's: draw another case
         case["steps"].append(step)
         case["evidence"].append(sent)
-        problems = judge(step, sent[1], sent[2], context)
+        problems = _judge(step, sent[1], sent[2], context)
         if problems:
             raise _CaseFailed(problems)
         return sent[1].messages() if sent[1] is not None and sent[1].body else []
@@ -204,7 +198,7 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
     def alive() -> None:
         probe = Step(rpc("server/discover", rpc_id="fuzz-alive"), label="alive")
         sent = anyio.from_thread.run(send_one, probe.request)
-        if _result(sent[1]) is None:
+        if first_result(sent[1]) is None:
             case["steps"].append(probe)
             case["evidence"].append(sent)
             raise _CaseFailed([f"the target no longer answers a well-formed server/discover after the case "
@@ -227,7 +221,7 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
             signature = _signature(case["steps"][-1], failed.problems)
             if signature in known:
                 return  # found and written already: look for other bugs
-            case["failed"] = (signature, Failure(failed.problems, list(case["steps"]), list(case["evidence"])))
+            case["failed"] = (signature, Failure.judged(list(case["steps"]), failed.problems, case["evidence"]))
             raise
         finally:
             with lock:
@@ -284,7 +278,7 @@ async def fuzz(url: str, *, max_examples: int = 100, time_budget: float | None =
     send = http_sender(url, rate, timeout)
 
     info = await _gather(send, False, tools, all_tools, f"cannot reach {url}")
-    return await _engine(send, info, _loopback(host), _Options(max_examples, time_budget, seed, database, out_dir,
+    return await _engine(send, info, is_loopback_host(host), _Options(max_examples, time_budget, seed, database, out_dir,
                                                               progress, sequences, url))
 
 
@@ -327,16 +321,16 @@ def write_failure(out_dir: Path, number: int, failure: Failure, info: Info, cont
         "problems": failure.problems, "flaky": failure.flaky,
         "context": {"capabilities": sorted(context.capabilities) if context.capabilities is not None else None,
                     "loopback": context.loopback, "headerTools": sorted(context.header_tools)},
-        "steps": [encode_step(s) for s in failure.steps],
+        "steps": [encode_step(s) for s in failure.subject],
         "answers": [_answer_json(e) for e in failure.evidence],
     }
     if info.stdio:
         lines = Path(f"{stem}.jsonl")
-        lines.write_bytes(b"".join(s.request.body + b"\n" for s in failure.steps))
+        lines.write_bytes(b"".join(s.request.body + b"\n" for s in failure.subject))
         document["replay"] = f"{target} < {lines.name}"
     else:
         script = ["#!/bin/sh", f"# mcpwire fuzz: {failure.problems[0]}", "# the requests as sent, in order:"]
-        for i, step in enumerate(failure.steps, 1):
+        for i, step in enumerate(failure.subject, 1):
             body_file = None
             if step.request.body and (b"\x00" in step.request.body or not _utf8(step.request.body)):
                 body_file = f"{stem.name}.{i}.body"
@@ -397,14 +391,14 @@ async def replay(path: str | Path, *, timeout: float = 10.0, target: str | None 
         async with stdio_sender(shlex.split(where), timeout=timeout) as send:
             for step in steps:
                 sent: Exchange = await send(step.request)
-                out.append((step, sent, judge(step, sent[1], sent[2], context)))
+                out.append((step, sent, _judge(step, sent[1], sent[2], context)))
         return ReplayResult(where, out)
     send_http = http_sender(where, 0, timeout)
     for step in steps:
         _, answer, error = await send_http(step.request)
         if step.label == "alive":
-            problems = [] if _result(answer) is not None else ["the target does not answer a well-formed server/discover"]
+            problems = [] if first_result(answer) is not None else ["the target does not answer a well-formed server/discover"]
         else:
-            problems = judge(step, answer, error, context)
+            problems = _judge(step, answer, error, context)
         out.append((step, (step.request, answer, error), problems))
     return ReplayResult(where, out)

@@ -31,7 +31,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("mcpwire_adapters.testing.fuzz.strategies needs hypothesis: pip install 'mcpwire[probe]'") from exc
 
-from ..probe.checks import CAPS_KEY, INFO_KEY, PV_KEY, VERSION
+from ..rawwire import CAPS_KEY, INFO_KEY, PV_KEY, VERSION
 
 __all__ = [
     "LIST_METHODS", "LOG_LEVELS", "Message", "bad_request_ids", "client_meta", "from_schema", "header_mutations",

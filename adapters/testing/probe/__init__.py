@@ -1,3 +1,4 @@
-"""``mcpwire probe``: ``runner`` (the public entry points and reports), ``checks`` (what a conforming
-answer is), ``table`` (the 2026-07-28 checks), ``era_checks`` (the initialize-era checks),
-``pytest_plugin`` (the checks as pytest tests)."""
+"""``mcpwire probe``: ``runner`` (the public entry points and the reports), ``checks`` (what a
+check is, and the target it runs against), ``table`` (the 2026-07-28 checks), ``era_checks`` (the
+initialize-era checks), ``pytest_plugin`` (the checks as pytest tests). Requests go through
+``..rawwire``; replies are judged by ``..judge``; each check gives a ``..verdict.Finding``."""

@@ -1,5 +1,6 @@
-"""The probe's checks of the initialize era (issue 15): a Streamable HTTP server's sessions of
-revision 2025-11-25, each rule cited from that revision's specification.
+"""The probe's checks of the initialize era: :data:`ERA_CHECKS`, a Streamable HTTP server's
+sessions of revision 2025-11-25, each rule cited from that revision's specification; and
+:func:`post_only`, the 2026-07-28 check of GET and DELETE that must tell the two eras apart.
 
 Each check opens a session of its own (``initialize`` naming 2025-11-25, then
 ``notifications/initialized``) and judges one rule of it. A server that answers ``initialize``
@@ -13,7 +14,10 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .checks import Check, Exchange, Expect, Reply, Request, Send, Target, judge
+from ..judge import Expect, empty_rule, judge, status_rule
+from ..rawwire import Exchange, Reply, Request, Send, media_type
+from ..verdict import FAIL, NOT_APPLICABLE, PASS, Outcome
+from .checks import Check, Target
 
 __all__ = ["ERA_CHECKS", "post_only"]
 
@@ -28,7 +32,6 @@ LIFECYCLE = "https://modelcontextprotocol.io/specification/2025-11-25/basic/life
 PING = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/ping#behavior-requirements"
 TASK_ERRORS = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#protocol-errors"
 
-Verdict = tuple[str, str, list[Exchange]]
 _BASE = (("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"))
 
 
@@ -68,64 +71,62 @@ async def _open(send: Send, evidence: list[Exchange]) -> tuple[tuple[str, str], 
     return session
 
 
-def _session_check(run: Callable[[tuple[tuple[str, str], ...], Send, list[Exchange]], Awaitable[Verdict]],
-                   ) -> Callable[[Target, Send], Awaitable[Verdict]]:
-    async def steps(target: Target, send: Send) -> Verdict:
+def _session_check(run: Callable[[tuple[tuple[str, str], ...], Send, list[Exchange]], Awaitable[Outcome]],
+                   ) -> Callable[[Target, Send], Awaitable[Outcome]]:
+    async def steps(target: Target, send: Send) -> Outcome:
         evidence: list[Exchange] = []
         session = await _open(send, evidence)
         if isinstance(session, str):
-            return "n/a", session, evidence
+            return Outcome(NOT_APPLICABLE, session, evidence)
         return await run(session, send, evidence)
     return steps
 
 
-def _status(sent: Exchange, evidence: list[Exchange], allowed: tuple[int, ...], *, empty: bool = False) -> Verdict:
+def _status(sent: Exchange, evidence: list[Exchange], allowed: tuple[int, ...], *, empty: bool = False) -> Outcome:
     evidence.append(sent)
     reply = sent[1]
     if reply is None:
-        return "fail", f"no reply: {sent[2]}", evidence
-    if reply.status not in allowed:
-        return "fail", f"HTTP status {reply.status}, expected {' or '.join(map(str, allowed))}", evidence
-    if empty and reply.body:
-        return "fail", f"a body of {len(reply.body)} bytes, expected none", evidence
-    return "pass", "", evidence
+        return Outcome(FAIL, f"no reply: {sent[2]}", evidence)
+    problems = status_rule(reply.status, allowed) or (empty_rule(reply, stdio=False) if empty else [])
+    return Outcome.judged(problems, evidence)
 
 
-async def _negotiates(target: Target, send: Send) -> Verdict:
+async def _negotiates(target: Target, send: Send) -> Outcome:
     """An initialize naming a revision nobody has is answered with a revision the server speaks."""
     sent = await send(_post(_initialize("1999-01-01", rpc_id="init-old")))
     answer = _answer(sent[1])
     if sent[1] is None or answer is None:
-        return "fail" if sent[1] is None else "n/a", "no JSON-RPC answer to initialize", [sent]
+        return Outcome(FAIL if sent[1] is None else NOT_APPLICABLE, "no JSON-RPC answer to initialize", [sent])
     result = answer.get("result")
     if not isinstance(result, dict):
         error = answer.get("error")
-        return "n/a", f"initialize answered with an error {json.dumps(error)[:100]}: no initialize-era support", [sent]
+        return Outcome(NOT_APPLICABLE, f"initialize answered with an error {json.dumps(error)[:100]}: no initialize-era support",
+                       [sent])
     version = result.get("protocolVersion")
     if not isinstance(version, str) or version == "1999-01-01":
-        return "fail", f"protocolVersion {version!r}: expected another revision the server supports", [sent]
-    return "pass", "", [sent]
+        return Outcome(FAIL, f"protocolVersion {version!r}: expected another revision the server supports", [sent])
+    return Outcome(PASS, "", [sent])
 
 
-async def _ping(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Verdict:
+async def _ping(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Outcome:
     sent = await send(_post({"jsonrpc": "2.0", "id": "ping-1", "method": "ping"}, session))
     evidence.append(sent)
     answer = _answer(sent[1])
     if answer is None or answer.get("id") != "ping-1":
-        return "fail", "no response to ping with its id", evidence
+        return Outcome(FAIL, "no response to ping with its id", evidence)
     if answer.get("result") != {}:
-        return "fail", f"ping answered {json.dumps(answer)[:120]}, expected an empty result", evidence
-    return "pass", "", evidence
+        return Outcome(FAIL, f"ping answered {json.dumps(answer)[:120]}, expected an empty result", evidence)
+    return Outcome(PASS, "", evidence)
 
 
 SessionHeaders = tuple[tuple[str, str], ...]
 
 
 def _ping_with(headers: Callable[[SessionHeaders], SessionHeaders], version: str | None, rpc_id: int,
-               allowed: tuple[int, ...]) -> Callable[[SessionHeaders, Send, list[Exchange]], Awaitable[Verdict]]:
+               allowed: tuple[int, ...]) -> Callable[[SessionHeaders, Send, list[Exchange]], Awaitable[Outcome]]:
     """A ping sent with ``headers(session)`` (and ``version`` in MCP-Protocol-Version), judged by
     its HTTP status alone."""
-    async def run(session: SessionHeaders, send: Send, evidence: list[Exchange]) -> Verdict:
+    async def run(session: SessionHeaders, send: Send, evidence: list[Exchange]) -> Outcome:
         ping = {"jsonrpc": "2.0", "id": rpc_id, "method": "ping"}
         return _status(await send(_post(ping, headers(session), version=version)), evidence, allowed)
     return run
@@ -137,72 +138,71 @@ _bad_version = _ping_with(lambda session: session, "1999-01-01", 5, (400,))
 _ping_gone = _ping_with(lambda session: session, ERA, 4, (404,))
 
 
-async def _deleted(session: SessionHeaders, send: Send, evidence: list[Exchange]) -> Verdict:
+async def _deleted(session: SessionHeaders, send: Send, evidence: list[Exchange]) -> Outcome:
     gone = await send(Request("DELETE", _BASE + session + (("MCP-Protocol-Version", ERA),)))
     evidence.append(gone)
     if gone[1] is not None and gone[1].status == 405:
-        return "n/a", "the server does not let clients end sessions (405)", evidence
+        return Outcome(NOT_APPLICABLE, "the server does not let clients end sessions (405)", evidence)
     return await _ping_gone(session, send, evidence)
 
 
-async def _notification(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Verdict:
+async def _notification(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Outcome:
     note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "never-sent"}}
     return _status(await send(_post(note, session)), evidence, (202,), empty=True)
 
 
-async def _get_stream(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Verdict:
+async def _get_stream(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Outcome:
     headers = (("Accept", "text/event-stream"), *session, ("MCP-Protocol-Version", ERA))
     sent = await send(Request("GET", headers, head_only=True))
-    verdict = _status(sent, evidence, (200, 405))
+    outcome = _status(sent, evidence, (200, 405))
     reply = sent[1]
-    if verdict[0] == "pass" and reply is not None and reply.status == 200:
-        kind = (reply.header("content-type") or "").split(";")[0].strip().lower()
+    if outcome.status == PASS and reply is not None and reply.status == 200:
+        kind = media_type(reply.header("content-type") or "")
         if kind != "text/event-stream":
-            return "fail", f"Content-Type {kind!r}, expected text/event-stream (or HTTP 405)", evidence
-    return verdict
+            return Outcome(FAIL, f"Content-Type {kind!r}, expected text/event-stream (or HTTP 405)", evidence)
+    return outcome
 
 
-async def _task_unknown(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Verdict:
+async def _task_unknown(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Outcome:
     init = next((e for e in evidence if e[0].body and b'"initialize"' in e[0].body), None)
     answer = _answer(init[1]) if init is not None else None
     caps = (answer or {}).get("result", {}).get("capabilities", {})
     if not isinstance(caps, dict) or not isinstance(caps.get("tasks"), dict):
-        return "n/a", "the server declares no tasks capability", evidence
+        return Outcome(NOT_APPLICABLE, "the server declares no tasks capability", evidence)
     sent = await send(_post({"jsonrpc": "2.0", "id": 6, "method": "tasks/get",
                              "params": {"taskId": "mcpwire-probe-no-such-task"}}, session))
     evidence.append(sent)
     answer = _answer(sent[1])
     code = (answer or {}).get("error", {}).get("code") if isinstance((answer or {}).get("error"), dict) else None
     if code != -32602:
-        return "fail", f"tasks/get of an unknown task answered {json.dumps(answer)[:120]}, expected -32602", evidence
-    return "pass", "", evidence
+        return Outcome(FAIL, f"tasks/get of an unknown task answered {json.dumps(answer)[:120]}, expected -32602", evidence)
+    return Outcome(PASS, "", evidence)
 
 
-def post_only(method: str) -> Callable[[Target, Send], Awaitable[Verdict]]:
+def post_only(method: str) -> Callable[[Target, Send], Awaitable[Outcome]]:
     """``method`` (GET or DELETE) without a session is 405 with ``Allow: POST`` (2026-07-28 has one
     endpoint, POST only); or 400 from a server that also keeps initialize-era sessions, where a
     request without ``Mcp-Session-Id`` is 400 (2025-11-25, session management): a GET or DELETE
     names no revision, so such a server cannot tell the eras apart. An initialize tells which."""
-    async def steps(target: Target, send: Send) -> Verdict:
+    async def steps(target: Target, send: Send) -> Outcome:
         evidence: list[Exchange] = []
         sent = await send(Request(method, (("Accept", "application/json, text/event-stream"),)))
         evidence.append(sent)
         reply = sent[1]
         if reply is None:
-            return "fail", f"no reply: {sent[2]}", evidence
+            return Outcome(FAIL, f"no reply: {sent[2]}", evidence)
         if reply.status == 405:
-            problems = judge(Expect(405, id=None, allow="POST"), sent[0], reply, target)
-            return ("fail" if problems else "pass"), "; ".join(problems), evidence
+            return Outcome.judged(judge(Expect(405, id=None, allow="POST"), sent[0], reply, target), evidence)
         if reply.status == 400:
             session = await _open(send, evidence)
             if not isinstance(session, str):
-                return "pass", "", evidence
-            return "fail", f"HTTP status 400, expected 405 ({session}, so 400 is not the session rule)", evidence
-        return "fail", f"HTTP status {reply.status}, expected 405 (or 400 from a server keeping sessions)", evidence
+                return Outcome(PASS, "", evidence)
+            return Outcome.judged(status_rule(400, (405,), why=f"{session}, so 400 is not the session rule"), evidence)
+        return Outcome.judged(status_rule(reply.status, (405,), why="or 400 from a server keeping sessions"), evidence)
     return steps
 
 
-def _era(cid: str, title: str, cites: str, sends: str, run: Callable[..., Awaitable[Verdict]]) -> Check:
+def _era(cid: str, title: str, cites: str, sends: str, run: Callable[..., Awaitable[Outcome]]) -> Check:
     return Check(f"era.{cid}", title, cites, sends, steps=_session_check(run), http_only=True)
 
 

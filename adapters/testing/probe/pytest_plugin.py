@@ -1,5 +1,5 @@
 """The probe as a pytest plugin: ``pytest --mcp-target URL`` runs every check of ``mcpwire probe``
-against the server at URL as a test of its own (issue 15; docs/probing.md).
+against the server at URL as a test of its own (docs/probing.md).
 
 Each check is an item named ``mcp_probe[<check id>]``, marked ``mcp_probe`` (``-m mcp_probe``
 runs them alone, beside a project's own tests); it passes, fails with the request and the
@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .checks import Check, Finding
+    from .checks import Check
+    from .runner import Finding
 
 __all__ = ["ProbeItem", "pytest_addoption", "pytest_collection_modifyitems", "pytest_configure"]
 
@@ -121,7 +122,7 @@ def _findings(config: pytest.Config) -> dict[str, Finding] | str:
         from ...client.session import TransportError
 
         try:
-            cached = {finding.check.id: finding for finding in anyio.run(run)}
+            cached = {finding.subject.id: finding for finding in anyio.run(run)}
         except (TransportError, OSError, ValueError) as exc:
             cached = f"cannot probe {target}: {exc}"
         config.stash[_FINDINGS] = cached

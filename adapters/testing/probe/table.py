@@ -1,9 +1,9 @@
-"""The probe's table of checks for Streamable HTTP, revision 2026-07-28, and the initialize-era
-checks of ``_probe_era.py`` (issue 15).
+"""The probe's table of checks: :data:`CHECKS`, one row per rule of Streamable HTTP, revision
+2026-07-28, then the initialize-era checks of :mod:`mcpwire_adapters.testing.probe.era_checks`.
 
-One row per rule, each citing the public page that states it: the 2026-07-28 specification (a
-page and anchor, or the schema's ``$defs``) or JSON-RPC 2.0. The codes and HTTP statuses are
-mcpwire's reading of the specification's error table and of its own admission order (docs/errors.md).
+Each row cites the public page that states its rule: the 2026-07-28 specification (a page and
+anchor, or the schema's ``$defs``) or JSON-RPC 2.0. The codes and HTTP statuses are mcpwire's
+reading of the specification's error table and of its own admission order (docs/errors.md).
 docs/probing.md lists the rows, generated from :data:`CHECKS` by tests/adapters/testing/test_probe.py,
 so it cannot drift.
 """
@@ -16,30 +16,11 @@ from typing import Any
 
 import anyio
 
+from ..judge import NULL, Expect, acknowledged_rule, cacheable, discover_shape, judge, status_rule, unsupported_version
+from ..rawwire import CAPS_KEY, INFO_KEY, PV_KEY, Exchange, Request, Send, headers, meta, rpc
+from ..verdict import FAIL, NOT_APPLICABLE, PASS, Outcome
+from .checks import UNKNOWN_TOOL, UNKNOWN_URI, Check, Target, needs
 from .era_checks import ERA_CHECKS, post_only
-from .checks import (
-    CAPS_KEY,
-    INFO_KEY,
-    NULL,
-    PV_KEY,
-    SUB_KEY,
-    UNKNOWN_TOOL,
-    UNKNOWN_URI,
-    Check,
-    Exchange,
-    Expect,
-    Request,
-    Send,
-    Target,
-    cacheable,
-    discover_shape,
-    headers,
-    judge,
-    meta,
-    needs,
-    rpc,
-    unsupported_version,
-)
 
 __all__ = ["CHECKS"]
 
@@ -100,7 +81,7 @@ def _notify(body: dict[str, Any], method: str = "notifications/cancelled") -> Re
     return _raw(json.dumps(body).encode(), method=method)
 
 
-async def _tampered_state(target: Target, send: Send) -> tuple[str, str, list[Exchange]]:
+async def _tampered_state(target: Target, send: Send) -> Outcome:
     """Call the listed tools without required arguments, with every client
     capability, until one answers input_required with a requestState; send round 2 with that
     state altered; a conforming server answers with a JSON-RPC error."""
@@ -125,10 +106,11 @@ async def _tampered_state(target: Target, send: Send) -> tuple[str, str, list[Ex
                                                "_meta": meta(**{CAPS_KEY: caps})}, rpc_id="mrtr-2", name=name))
         evidence.append(second)
         if second[1] is None:
-            return "fail", f"round 2 got no reply: {second[2]}", evidence
+            return Outcome(FAIL, f"round 2 got no reply: {second[2]}", evidence)
         problems = judge(Expect(400, -32602), second[0], second[1], target)
-        return ("fail", "; ".join(problems), evidence) if problems else ("pass", f"tool {name}", evidence)
-    return "n/a", "no listed tool without required arguments answered input_required with a requestState", evidence
+        return Outcome(FAIL, "; ".join(problems), evidence) if problems else Outcome(PASS, f"tool {name}", evidence)
+    return Outcome(NOT_APPLICABLE, "no listed tool without required arguments answered input_required with a requestState",
+                   evidence)
 
 
 def _listen_flags(target: Target) -> dict[str, bool] | None:
@@ -143,29 +125,29 @@ def _listen_flags(target: Target) -> dict[str, bool] | None:
     return flags
 
 
-async def _cancelled_listen(target: Target, send: Send) -> tuple[str, str, list[Exchange]]:
+async def _cancelled_listen(target: Target, send: Send) -> Outcome:
     """On stdio a listen stream is ended with notifications/cancelled, and a cancelled request
     gets no late response: after the acknowledgement, the cancellation (sent by the stdio
     driver) and a pause, no line may carry the listen request's id."""
     if not target.stdio:
-        return "n/a", "on HTTP a stream ends when its connection closes; nothing comes back to observe", []
+        return Outcome(NOT_APPLICABLE, "on HTTP a stream ends when its connection closes; nothing comes back to observe")
     flags = _listen_flags(target)
     if flags is None:
-        return "n/a", "the server advertises no listChanged nor resources.subscribe", []
+        return Outcome(NOT_APPLICABLE, "the server advertises no listChanged nor resources.subscribe")
     first = await send(rpc("subscriptions/listen", {"notifications": flags, "_meta": meta()},
                            rpc_id="listen-cancel", first_event_only=True))
     if first[1] is None:
-        return "fail", f"no acknowledgement: {first[2]}", [first]
+        return Outcome(FAIL, f"no acknowledgement: {first[2]}", [first])
     await anyio.sleep(0.2)
     after = await send(rpc(D, rpc_id="after-cancel"))
     evidence = [first, after]
     late = [m for m in (after[1].messages() if after[1] is not None else [])
             if isinstance(m, dict) and m.get("id") == "listen-cancel"]
     if late:
-        return "fail", f"a response to the cancelled listen request: {json.dumps(late[0])[:120]}", evidence
+        return Outcome(FAIL, f"a response to the cancelled listen request: {json.dumps(late[0])[:120]}", evidence)
     if after[1] is None:
-        return "fail", f"no answer after the cancellation: {after[2]}", evidence
-    return "pass", "", evidence
+        return Outcome(FAIL, f"no answer after the cancellation: {after[2]}", evidence)
+    return Outcome(PASS, "", evidence)
 
 
 def _listen_without_filter(target: Target) -> Request | str:
@@ -190,32 +172,19 @@ def _unadvertised(target: Target) -> Request | str:
     return "the server advertises tools, prompts, resources and completions"
 
 
-async def _listen_ack(target: Target, send: Send) -> tuple[str, str, list[Exchange]]:
+async def _listen_ack(target: Target, send: Send) -> Outcome:
     """The first message of a listen stream is notifications/subscriptions/acknowledged
     carrying the listen request's id as its subscriptionId."""
     flags = _listen_flags(target)
     if flags is None:
-        return "n/a", "the server advertises no listChanged nor resources.subscribe", []
+        return Outcome(NOT_APPLICABLE, "the server advertises no listChanged nor resources.subscribe")
     exchange = await send(rpc("subscriptions/listen", {"notifications": flags, "_meta": meta()},
                               rpc_id="listen-1", first_event_only=True))
     reply = exchange[1]
     if reply is None:
-        return "fail", f"no reply: {exchange[2]}", [exchange]
-    problems = []
-    if reply.status != 200 and not target.stdio:
-        problems.append(f"HTTP status {reply.status}, expected 200")
-    messages = reply.messages()
-    first = messages[0] if messages else None
-    if not isinstance(first, dict) or first.get("method") != "notifications/subscriptions/acknowledged":
-        problems.append(f"first message {json.dumps(first)[:120]}, expected notifications/subscriptions/acknowledged")
-    else:
-        params: dict[str, Any] = first["params"] if isinstance(first.get("params"), dict) else {}
-        sub = params["_meta"].get(SUB_KEY) if isinstance(params.get("_meta"), dict) else None
-        if sub != "listen-1":
-            problems.append(f"subscriptionId {sub!r}, expected the listen request's id 'listen-1'")
-        if not isinstance(params.get("notifications"), dict):
-            problems.append("the acknowledgement has no notifications object")
-    return ("fail", "; ".join(problems), [exchange]) if problems else ("pass", "", [exchange])
+        return Outcome(FAIL, f"no reply: {exchange[2]}", [exchange])
+    problems = [] if target.stdio else status_rule(reply.status, (200,))
+    return Outcome.judged(problems + acknowledged_rule(reply.messages(), "listen-1"), [exchange])
 
 
 def _origin(target: Target) -> Request | str:

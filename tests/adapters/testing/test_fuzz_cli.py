@@ -1,4 +1,4 @@
-"""Tests of ``mcpwire fuzz`` (``mcpwire_adapters.testing.fuzz.runner``, issue 15).
+"""Tests of ``mcpwire fuzz`` (``mcpwire_adapters.testing.fuzz.runner``).
 
 Three targets: the conformance fixture over HTTP and over stdio, on which a small run finds
 nothing; and a deliberately broken server (the standard library's HTTP server in a thread, on
@@ -127,13 +127,13 @@ def run(coroutine: Any) -> Any:
 def test_the_fixture_over_http_passes_a_small_run(fixture_url: str) -> None:
     report: FuzzReport = run(lambda: fuzz(fixture_url, max_examples=60, seed=1, tools=["test_simple_text"]))
     assert report.cases >= 60
-    assert not report.failures, [(f.problems, [s.request.body for s in f.steps]) for f in report.failures]
+    assert not report.failures, [(f.problems, [s.request.body for s in f.subject]) for f in report.failures]
 
 
 def test_the_fixture_over_stdio_passes_a_small_run() -> None:
     report: FuzzReport = run(lambda: fuzz_stdio(FIXTURE_STDIO, max_examples=50, seed=2, timeout=5))
     assert report.cases >= 50
-    assert not report.failures, [(f.problems, [s.request.body for s in f.steps]) for f in report.failures]
+    assert not report.failures, [(f.problems, [s.request.body for s in f.subject]) for f in report.failures]
 
 
 # -- a broken server: found, shrunk, replayable ---------------------------------------------------------------
@@ -145,7 +145,7 @@ def test_the_planted_bug_is_found_shrunk_and_replayable(broken: tuple[str, list[
     assert found, [f.problems for f in report.failures]
     failure = found[0]
     assert failure.path is not None and failure.path.exists()
-    sent = json.loads(failure.steps[-1].request.body)
+    sent = json.loads(failure.subject[-1].request.body)
     assert sent["id"] == 0 and sent["method"] == "server/discover", sent  # shrunk to the simplest request
     document = json.loads(failure.path.read_text())
     assert document["target"] == {"kind": "http", "url": url}
@@ -169,11 +169,11 @@ def test_a_planted_stdio_bug_is_found_and_replayable(tmp_path: Path) -> None:
     found = [f for f in report.failures if "gets none" in f.problems[0]]
     assert found, [f.problems for f in report.failures]
     failure = found[0]
-    sent = json.loads(failure.steps[-1].request.body)
+    sent = json.loads(failure.subject[-1].request.body)
     assert "id" not in sent and sent["method"].startswith("notifications/"), sent
     assert failure.path is not None
     lines = failure.path.with_suffix(".jsonl").read_bytes()
-    assert lines == b"".join(s.request.body + b"\n" for s in failure.steps)
+    assert lines == b"".join(s.request.body + b"\n" for s in failure.subject)
     assert json.loads(failure.path.read_text())["target"]["kind"] == "stdio"
     assert run(lambda: replay(failure.path)).reproduced
     assert not run(lambda: replay(failure.path, target=" ".join(FIXTURE_STDIO))).reproduced

@@ -1,4 +1,4 @@
-"""The fuzzer's oracle and strategies without a server (issue 15): what each kind of request
+"""The fuzzer's oracle and strategies without a server: what each kind of request
 calls for, read from the request alone (docs/fuzzing.md 'What is checked'), and the public
 strategies in a hypothesis test of one's own."""
 
@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from mcpwire_adapters.testing.fuzz import strategies as mst
 from mcpwire_adapters.testing.fuzz.cases import apply_header_mutation, decode_step, encode_step, headers_for, step_of, Info, Step
-from mcpwire_adapters.testing.fuzz.oracle import Context, check, expect_for, valid_id
-from mcpwire_adapters.testing.probe.checks import NDJSON, Reply, Request, meta
+from mcpwire_adapters.testing.fuzz.oracle import Context, check, expect_for
+from mcpwire_adapters.testing.judge import valid_id
+from mcpwire_adapters.testing.rawwire import NDJSON, Reply, Request, meta
 from mcpwire_adapters.testing.fuzz.runner import curl_command
 
 HTTP, STDIO = Context(), Context(stdio=True, loopback=False)

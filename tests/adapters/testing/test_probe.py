@@ -1,4 +1,4 @@
-"""Tests of ``mcpwire probe`` (``mcpwire_adapters.testing.probe.runner``, issue 15).
+"""Tests of ``mcpwire probe`` (``mcpwire_adapters.testing.probe.runner``).
 
 Two targets prove the checks both ways: the conformance fixture over HTTP (a subprocess,
 stopped by closing its stdin), on which every check passes or is not applicable; and a server
@@ -27,7 +27,7 @@ from _lines import fixture_served
 from _stdlib_http import serving_http
 import trio
 
-from mcpwire_adapters.testing.probe.checks import NDJSON, UNKNOWN_TOOL, Reply, Request, cite_url
+from mcpwire_adapters.testing.probe.checks import UNKNOWN_TOOL, cite_url
 from mcpwire_adapters.testing.probe.runner import (
     CHECKS,
     Check,
@@ -40,6 +40,7 @@ from mcpwire_adapters.testing.probe.runner import (
     select,
     text_report,
 )
+from mcpwire_adapters.testing.rawwire import NDJSON, Reply, Request
 
 REPO = Path(__file__).resolve().parents[3]
 CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
@@ -147,8 +148,8 @@ def test_reply_messages_of_json_sse_and_ndjson() -> None:
 # -- against our fixture: nothing fails ---------------------------------------------------------------
 def test_every_check_passes_or_is_not_applicable_on_the_fixture(fixture_url: str) -> None:
     findings = run_probe(fixture_url, rate=0, call_tools=True)
-    assert [f.check.id for f in findings] == [c.id for c in CHECKS]
-    not_passed = [(f.check.id, f.status, f.detail) for f in findings if f.status != "pass"]
+    assert [f.subject.id for f in findings] == [c.id for c in CHECKS]
+    not_passed = [(f.subject.id, f.status, f.detail) for f in findings if f.status != "pass"]
     # With --call-tools the fixture has something for every check but one: it lacks no capability.
     assert not_passed == [
         ("cancel.listen-no-late-response", "n/a", "on HTTP a stream ends when its connection closes; nothing comes "
@@ -163,16 +164,16 @@ def test_every_check_passes_or_is_not_applicable_on_the_fixture(fixture_url: str
 # -- against a broken server: every check fails, with evidence ------------------------------------------
 def test_every_check_fails_on_a_server_wrong_about_everything(broken_url: str) -> None:
     findings = run_probe(broken_url, rate=0, call_tools=True)
-    passed = [f.check.id for f in findings if f.status != "fail"]
+    passed = [f.subject.id for f in findings if f.status != "fail"]
     assert passed == ["cancel.listen-no-late-response"], passed  # stdio only: shown to fail below
     for finding in findings:
         if finding.status != "fail":
             continue
-        assert finding.detail and finding.evidence, finding.check.id
+        assert finding.detail and finding.evidence, finding.subject.id
         request, reply, error = finding.evidence[-1]
-        assert reply is not None and error is None, finding.check.id
+        assert reply is not None and error is None, finding.subject.id
         assert reply.status == 200
-    by_id = {f.check.id: f for f in findings}
+    by_id = {f.subject.id: f for f in findings}
     assert by_id["notification.cancelled-202"].detail == "HTTP status 200, expected 202; a body of 44 bytes, expected none"
     assert by_id["method.unknown"].detail == ("HTTP status 200, expected 404; a result, expected error -32601; "
                                               "id None, expected the request's id 'unknown-1'")
@@ -221,8 +222,8 @@ def run_stdio(command: list[str], **options: Any) -> list[Finding]:
 
 def test_over_stdio_the_fixture_passes_every_check_but_the_http_ones() -> None:
     findings = run_stdio(FIXTURE_STDIO)
-    assert [f.check.id for f in findings] == [c.id for c in CHECKS]
-    not_passed = [(f.check.id, f.status, f.detail) for f in findings if f.status != "pass"]
+    assert [f.subject.id for f in findings] == [c.id for c in CHECKS]
+    not_passed = [(f.subject.id, f.status, f.detail) for f in findings if f.status != "pass"]
     unadvertised = ("capabilities.unadvertised-refused", "n/a",
                     "the server advertises tools, prompts, resources and completions")
     assert not_passed == [(c.id, "n/a", "a rule of HTTP; stdio has no statuses or headers") if c.http_only
@@ -234,20 +235,20 @@ def test_a_server_lacking_a_capability_refuses_its_methods() -> None:
     fixture cannot: a method of a capability it does not advertise is -32601."""
     findings = run_stdio([sys.executable, str(REPO / "tests" / "stdio_app.py")],
                          checks=select(["capabilities.*", "*.list-cacheable"]))
-    assert [(f.check.id, f.status) for f in findings if f.check.id.startswith("capabilities.")] == [
+    assert [(f.subject.id, f.status) for f in findings if f.subject.id.startswith("capabilities.")] == [
         ("capabilities.unadvertised-refused", "pass")]
     assert "fail" not in {f.status for f in findings}
 
 
 def test_over_stdio_every_check_fails_on_a_server_wrong_about_everything() -> None:
     findings = run_stdio(BROKEN_STDIO)
-    applicable = [f for f in findings if not f.check.http_only]
+    applicable = [f for f in findings if not f.subject.http_only]
     # The sentinel after each message is a server/discover, so this server echoes those ids
     # (and serves discover without clientInfo); it advertises no prompts.
-    assert [(f.check.id, f.status) for f in applicable if f.status != "fail"] == [
+    assert [(f.subject.id, f.status) for f in applicable if f.status != "fail"] == [
         ("meta.client-info-optional", "pass"), ("envelope.id-string-echoed", "pass"),
         ("prompts.list-cacheable", "n/a")]
-    by_id = {f.check.id: f for f in findings}
+    by_id = {f.subject.id: f for f in findings}
     assert by_id["notification.cancelled-202"].detail == "1 lines in reply, expected none"
     assert by_id["envelope.batch-refused"].evidence[0][0].method == "LINE"
     assert "expected notifications/subscriptions/acknowledged" in by_id["listen.acknowledged-first"].detail

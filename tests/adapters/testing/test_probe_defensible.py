@@ -1,4 +1,4 @@
-"""The probe's rules where the specification leaves a server a choice (issue 15, found against the
+"""The probe's rules where the specification leaves a server a choice (found against the
 SDKs' everything-servers, docs/probing-others.md): each is held to what the specification allows,
 with fake replies, no server."""
 
@@ -9,9 +9,11 @@ from typing import Any
 
 import trio
 
-from mcpwire_adapters.testing.probe.checks import Exchange, Reply, Request, Target, judge
+from mcpwire_adapters.testing.judge import judge
+from mcpwire_adapters.testing.probe.checks import Target
 from mcpwire_adapters.testing.probe.era_checks import post_only
 from mcpwire_adapters.testing.probe.runner import CHECKS
+from mcpwire_adapters.testing.rawwire import Exchange, Reply, Request
 
 HTTP = Target(url="http://127.0.0.1:1/mcp", host="127.0.0.1", loopback=True)
 JSON = (("content-type", "application/json"),)

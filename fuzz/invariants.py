@@ -1,8 +1,15 @@
-"""What a documented outcome is (docs/errors.md: codes and HTTP statuses, Streamable HTTP and stdio).
+"""The invariants of mcpwire's own engines under fuzzing: every outcome is a documented one
+(docs/errors.md: codes and HTTP statuses, Streamable HTTP and stdio).
 
-Cheap checks, with no JSON Schema validation, so the atheris harnesses can afford them on
-every input; the hypothesis suites add schema validation on top (``tests/schema_check.py``).
-Each check raises :class:`Undocumented` (an AssertionError) naming what broke.
+These hold mcpwire's server and client engines to mcpwire's own documentation (a -32603 never
+carries its cause, every result has ``resultType`` and ``serverInfo``, the exact codes of the
+status table), which is stricter than the specification; they are not the judge of other
+servers (that is ``mcpwire_adapters.testing.judge``, used by ``mcpwire probe`` and ``mcpwire fuzz``).
+
+Cheap, with no JSON Schema validation, so the atheris harnesses can afford them on every input;
+the hypothesis suites add schema validation on top (``tests/schema_check.py``). Each
+``*_invariants`` function returns the messages it read and raises :class:`Undocumented` (an
+AssertionError) naming what broke.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from mcpwire.framing import SSEReader
 
 __all__ = [
     "Undocumented", "DOCUMENTED_STATUSES", "ADMISSION_STATUSES", "STATUS_OF_CODE", "STDIO_CODES",
-    "APP_CODES", "check_reply", "check_http_stream", "check_line", "check_lines", "json_message",
+    "APP_CODES", "reply_invariants", "http_stream_invariants", "line_invariants", "lines_invariants", "message_invariants",
 ]
 
 # docs/errors.md, "Codes and HTTP statuses": every status, and the status of each JSON-RPC code.
@@ -41,7 +48,7 @@ def _require(condition: bool, what: str, detail: Any = None) -> None:
         raise Undocumented(f"{what}: {detail!r}"[:2000])
 
 
-def json_message(data: bytes | str) -> dict[str, Any]:
+def message_invariants(data: bytes | str) -> dict[str, Any]:
     """One JSON-RPC message the engine emitted, parsed and shape-checked."""
     try:
         message = json.loads(data)
@@ -75,7 +82,7 @@ def _error_code(message: dict[str, Any]) -> int | None:
     return int(error["code"]) if isinstance(error, dict) else None
 
 
-def check_reply(head: ResponseHead, body: ResponseBody) -> dict[str, Any] | None:
+def reply_invariants(head: ResponseHead, body: ResponseBody) -> dict[str, Any] | None:
     """A complete HTTP reply: documented status, JSON-RPC error body on every non-2xx answer
     with the code that status stands for, 202 empty. Returns the message (None for 202)."""
     _require(isinstance(head, ResponseHead) and isinstance(body, ResponseBody), "not a reply", (head, body))
@@ -89,7 +96,7 @@ def check_reply(head: ResponseHead, body: ResponseBody) -> dict[str, Any] | None
         return None
     _require(headers.get(b"content-type") == b"application/json", "reply is not JSON", head)
     _require(headers.get(b"content-length") == str(len(body.data)).encode(), "wrong content-length", head)
-    message = json_message(body.data)
+    message = message_invariants(body.data)
     code = _error_code(message)
     if status != 200:
         _require(code is not None, "a non-2xx answer carries a JSON-RPC error", message)
@@ -107,7 +114,7 @@ def check_reply(head: ResponseHead, body: ResponseBody) -> dict[str, Any] | None
     return message
 
 
-def check_http_stream(events: Sequence[Any], *, final: bool = True) -> list[dict[str, Any]]:
+def http_stream_invariants(events: Sequence[Any], *, final: bool = True) -> list[dict[str, Any]]:
     """The whole output of an exchange or listen stream (every verb's output, in order): a
     head, then body pieces; JSON (one message) or SSE (notifications, then at most one final
     response, last). Returns the messages."""
@@ -123,25 +130,25 @@ def check_http_stream(events: Sequence[Any], *, final: bool = True) -> list[dict
         _require(head.status == 200, "SSE responses are 200", head)
         reader = SSEReader()
         frames = reader.feed(b"".join(p.data for p in pieces)) + reader.close()
-        messages = [json_message(f.data) for f in frames]
+        messages = [message_invariants(f.data) for f in frames]
         finals = [m for m in messages if "method" not in m]
         _require(len(finals) <= 1, "at most one final response", messages)
         if finals:
             _require(messages[-1] is finals[0], "notifications precede the final response", messages)
         return messages
     _require(len(pieces) == 1, "a JSON answer is one piece", events)
-    message = check_reply(head, pieces[0])
+    message = reply_invariants(head, pieces[0])
     return [] if message is None else [message]
 
 
-def check_line(data: object, *, app_codes: frozenset[int] = APP_CODES) -> list[dict[str, Any]]:
+def line_invariants(data: object, *, app_codes: frozenset[int] = APP_CODES) -> list[dict[str, Any]]:
     """Stdio output (bytes, typed loosely so any StdioOutput can be passed): whole NDJSON
     lines, each a documented message."""
     _require(isinstance(data, bytes) and data.endswith(b"\n"), "stdio output is whole lines", data)
     assert isinstance(data, bytes)
     out = []
     for line in data.split(b"\n")[:-1]:
-        message = json_message(line)
+        message = message_invariants(line)
         code = _error_code(message)
         if code is not None:
             _require(code in STDIO_CODES or code in app_codes, "undocumented code on stdio", message)
@@ -149,5 +156,5 @@ def check_line(data: object, *, app_codes: frozenset[int] = APP_CODES) -> list[d
     return out
 
 
-def check_lines(outputs: Sequence[object]) -> list[dict[str, Any]]:
-    return [m for data in outputs for m in check_line(data)]
+def lines_invariants(outputs: Sequence[object]) -> list[dict[str, Any]]:
+    return [m for data in outputs for m in line_invariants(data)]
