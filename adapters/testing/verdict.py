@@ -15,6 +15,7 @@ Whether an answer conforms is decided in :mod:`mcpwire_adapters.testing.judge`, 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,3 +73,15 @@ class Finding(Generic[SubjectT]):
     def judged(cls, subject: SubjectT, problems: Sequence[str], evidence: Sequence[Exchange]) -> Finding[SubjectT]:
         """A failure of ``subject`` with ``problems``, or a pass when there are none."""
         return cls(subject, FAIL if problems else PASS, "; ".join(problems), tuple(evidence), list(problems))
+
+    @property
+    def check(self) -> SubjectT:
+        """The probe's former name of :attr:`subject`; goes in the next release."""
+        warnings.warn("Finding.check is now Finding.subject", DeprecationWarning, stacklevel=2)
+        return self.subject
+
+    @property
+    def steps(self) -> SubjectT:
+        """The fuzzer's former name of :attr:`subject` (its shrunk steps); goes in the next release."""
+        warnings.warn("Failure.steps is now Failure.subject", DeprecationWarning, stacklevel=2)
+        return self.subject

@@ -218,3 +218,13 @@ def test_an_old_module_path_warns_and_is_the_new_module(old: str) -> None:
 def test_the_old_paths_name_existing_modules_only() -> None:
     assert all(f"{ROOT}.{new}" in SOURCES for new in MOVED.values())
     assert not set(MOVED) & {name.split(".")[1] for name in SOURCES if "." in name}
+
+
+def test_the_findings_old_attribute_names_warn_and_give_the_subject() -> None:
+    from mcpwire_adapters.testing.verdict import Finding, Outcome
+
+    finding = Finding.of("the subject", Outcome("pass"))
+    with pytest.warns(DeprecationWarning, match="Finding.check is now Finding.subject"):
+        assert finding.check == "the subject"
+    with pytest.warns(DeprecationWarning, match="Failure.steps is now Failure.subject"):
+        assert finding.steps == "the subject"
