@@ -11,12 +11,15 @@ of moves in CHANGELOG.md.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import warnings
 from collections.abc import Sequence
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 __all__ = ["MOVED", "install"]
 
@@ -37,13 +40,16 @@ MOVED: dict[str, str] = {
 _PREFIX = __name__.rpartition(".")[0] + "."
 
 
-class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _Alias:
+    # A meta path finder and its own loader (the protocols of importlib.abc, without importing
+    # that module: it loads tempfile, shutil, random and more, and this runs on every import).
+
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         if not fullname.startswith(_PREFIX) or fullname[len(_PREFIX):] not in MOVED:
             return None
-        return importlib.machinery.ModuleSpec(fullname, self)
+        return importlib.machinery.ModuleSpec(fullname, cast("Loader", self))
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         new = _PREFIX + MOVED[spec.name[len(_PREFIX):]]

@@ -1,8 +1,30 @@
-"""The errors of the client drivers (:mod:`mcpwire_adapters.client.session` and the transports)."""
+"""Every error the adapters define, under one root: ``except McpwireAdapterError`` catches anything
+``mcpwire_adapters`` raised of its own. The tree (docs/errors.md draws it)::
+
+    McpwireAdapterError
+    ├── UsageError (also a ValueError)   the host called the adapters wrongly: a bad URL, option or key
+    ├── TransportError                   the connection failed, timed out, or a response broke a limit
+    │   └── SessionExpired               the server no longer knows the initialize-era session
+    ├── ServerError                      the server answered with a JSON-RPC error
+    ├── InvalidResult                    a tools/call result that is not what it should be
+    ├── TaskCancelled                    a call that became a task ended cancelled
+    ├── PeerGone                         a driver's emit found the client gone
+    ├── RedisUnavailable                 Redis could not be reached when starting
+    ├── CliError                         (mcpwire_adapters.cli) an expected failure of the command
+    └── ProbeFailed                      (mcpwire_adapters.testing.probe.pytest_plugin) a probe check failed
+
+Errors of the core pass through as they are (the :class:`mcpwire.ProtocolError` tree, and
+:class:`mcpwire.auth.AuthError`); a wrong argument type raises Python's own ``TypeError``. This
+module imports only the core (and that only for type annotations, so ``import mcpwire_adapters``
+stays light).
+"""
 
 from __future__ import annotations
 
-from mcpwire import ErrorResult, ResultReceived
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcpwire import ErrorResult, ResultReceived
 
 __all__ = [
     "InvalidResult", "McpwireAdapterError", "PeerGone", "RedisUnavailable", "ServerError", "SessionExpired", "TaskCancelled",

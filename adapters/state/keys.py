@@ -1,6 +1,6 @@
 """The keys a server's processes share: the keyring that signs ``requestState`` and cursors,
 loaded from a file or the environment, so that every process (workers, hosts behind a load
-balancer) accepts what another issued (issue 17: keys from configuration; docs/deployment.md).
+balancer) accepts what another issued (keys from configuration; docs/deployment.md).
 
 The document is :meth:`mcpwire.Keyring.from_json`'s: ``{"current": "k2", "keys": {"k1":
 "<base64url>", "k2": "<base64url>"}}``. :func:`new_keyring` makes one, :func:`add_key`, :func:`make_current` and

@@ -176,7 +176,7 @@ def _public_name_problems(code: str) -> list[str]:
                 problems += [f"from mcpwire_adapters import {n}: not public" for n in names if n not in adapters]
             elif module.startswith("mcpwire_adapters."):
                 sub = module.split(".", 1)[1]
-                if sub.startswith("_") or "." in sub:
+                if any(part.startswith("_") for part in sub.split(".")):
                     problems.append(f"from {module}: private module")
                     continue
                 exported = set(getattr(importlib.import_module(module), "__all__", ()))
@@ -219,6 +219,8 @@ def test_public_name_check() -> None:
     assert _public_name_problems("from mcpwire_adapters.app.app import App") == [
         "from mcpwire_adapters.app.app import App: import it from mcpwire_adapters"
     ]
+    assert _public_name_problems("from mcpwire_adapters.state.sqlite_tasks import SqliteTaskStore") == []
+    assert _public_name_problems("from mcpwire_adapters.serve._x import y") == ["from mcpwire_adapters.serve._x: private module"]
     assert _public_name_problems("from mcpwire.server.engine import Server") == [
         "from mcpwire.server.engine: only mcpwire, mcpwire.types and mcpwire.auth, mcpwire.framing, mcpwire.sessions, mcpwire.tasks are public"
     ]

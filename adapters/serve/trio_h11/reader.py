@@ -1,4 +1,4 @@
-"""Who reads a trio/h11 server connection's socket, and when (the base of ``http_server._Connection``).
+"""Who reads a trio/h11 server connection's socket, and when (the base of ``server._Connection``).
 
 Exactly one task reads a connection at a time, and an idle connection costs one task:
 

@@ -19,7 +19,7 @@ Per connection, one request at a time (HTTP/1.1 persistent connections, RFC 9112
    ``sse_keepalive_interval`` (the specification encourages keep-alive comments on listen
    streams: Basic > Transports > Streamable HTTP, Receiving Messages).
 
-Who reads the socket (``_http_reader.ConnectionReading``): while a connection waits for a
+Who reads the socket (``reader.ConnectionReading``): while a connection waits for a
 request, its own task; while responses are produced, a reader task feeding h11, so that
 noticing a departed client costs no task per request. The reader starts with the first
 response a connection produces and ends once the connection has been idle for a tick of the
