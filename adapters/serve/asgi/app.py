@@ -35,7 +35,7 @@ Any other scope type raises, as the ASGI specification asks.
 A send the server refuses (``OSError``: the client is gone) or that blocks for
 ``send_timeout`` ends the response like a disconnect.
 
-On asyncio (``_on_asyncio.py``) a request runs by hand up to its first wait. One that never
+On asyncio a request runs by hand up to its first wait (``on_asyncio.asgi_call``). One that never
 waits (the usual case under uvicorn: the body is already held, the handler answers at once, the
 transport takes the answer at once) arms no timer and starts no task. Where the first wait
 begins, the step under way gets what it needs from then on: the body read its head check
@@ -66,7 +66,7 @@ from mcpwire import ErrorCode, HttpExchange, HttpListenStream, HttpRequest, Remo
 
 from ...errors import McpwireAdapterError
 from ..answers import deliver
-from .on_asyncio import FINISHED, LateTimeout, Rest, TaskScope, bounded, on_trio, run_until_wait
+from .on_asyncio import LateTimeout, TaskScope, asgi_call, bounded, on_trio, run_until_wait
 from ...app.app import App, PeerGone
 from ...app.context import ExchangeRun, principal_key
 
@@ -153,104 +153,13 @@ def _target(path: str, root: str, query: bytes) -> str:
 _mounted_target = lru_cache(maxsize=_TARGETS_KEPT)(_target)
 
 
-class AsgiApp:
-    """An ASGI 3 application serving ``app`` over Streamable HTTP.
-
-    Use it as the app of an ASGI server (``uvicorn.run(AsgiApp(app))``) or mount it
-    (``Mount("/mcp", app=AsgiApp(app))``). The endpoint path is the engine's
-    ``HttpPolicy(path=...)`` (``"/mcp"`` by default), compared with the path relative to the
-    mount point: mounted at ``/mcp`` under Starlette, build the App with
-    ``http=HttpPolicy(path="/")``. See ``docs/asgi.md``.
-    """
-
-    def __init__(self, app: App, *, config: AsgiConfig = _DEFAULT_CONFIG) -> None:
-        self.app = app
-        self.config = config
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind == "http":
-            request = _Request(self, scope, receive, send)
-            if request._driving:
-                # asyncio: by hand up to the first wait (see the module docstring); this is
-                # run_until_wait(request._serve(), request._suspended) written out (no call of its own).
-                serve = request._serve()
-                pending = next(serve.__await__(), FINISHED)
-                if pending is FINISHED:
-                    return
-                abandon = request._suspended()
-                if abandon is not None:
-                    try:
-                        pending = serve.throw(abandon)
-                    except StopIteration:
-                        return
-                await Rest(serve, pending)
-            else:
-                await request._serve()
-        elif kind == "lifespan":
-            await self._lifespan(receive, send)
-        elif kind == "websocket":
-            await self._refuse_websocket(scope, receive, send)
-        else:
-            raise RuntimeError(f"mcpwire's ASGI app does not serve {kind!r} scopes")
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        # Shared state first (MCPWIRE_REDIS: docs/deployment.md), so the App's broker is in
-        # place before its background work starts; Redis down at startup fails the startup.
-        shared: Any = None
-        if os.environ.get("MCPWIRE_REDIS"):
-            message = await receive()
-            if message["type"] != "lifespan.startup":
-                return
-            from ..redis_state import RedisUnavailable, use_redis_from_env
-
-            try:
-                shared = use_redis_from_env(self.app)
-            except RedisUnavailable as exc:
-                await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                return
-            await send({"type": "lifespan.startup.complete"})
-        try:
-            # The App's background work (tasks) runs for the server's lifetime.
-            async with self.app.running():
-                while True:
-                    message = await receive()
-                    if message["type"] == "lifespan.startup":
-                        await send({"type": "lifespan.startup.complete"})
-                    elif message["type"] == "lifespan.shutdown":
-                        self.app.close_streams()
-                        await send({"type": "lifespan.shutdown.complete"})
-                        return
-        finally:
-            if shared is not None:
-                shared.close()
-
-    async def _refuse_websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        message = await receive()
-        if message["type"] != "websocket.connect":
-            return
-        if "websocket.http.response" not in (scope.get("extensions") or {}):
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        # A WebSocket handshake is a GET: the engine answers it (405, Allow: POST).
-        request = HttpRequest(method="GET", target=request_target(scope), headers=_headers(scope))
-        reply = self.app.server.receive_http(request, now=time.time())
-        assert isinstance(reply, tuple)  # only POST can open an exchange or a stream
-        head, body = reply
-        await send({"type": "websocket.http.response.start", "status": head.status, "headers": list(head.headers)})
-        await send({"type": "websocket.http.response.body", "body": body.data})
-
-
-def asgi_app(app: App, *, config: AsgiConfig = _DEFAULT_CONFIG) -> AsgiApp:
-    """``AsgiApp(app, config=config)``: the ASGI 3 callable serving ``app``."""
-    return AsgiApp(app, config=config)
-
-
 class _Request:
-    """One ``http`` scope: read the body, ask the engine, write its answer."""
+    """One ``http`` scope: read the body, ask the engine, write its answer (:meth:`serve`; on
+    asyncio run by hand while :attr:`driving`, with :meth:`suspended` called where it first
+    waits: ``on_asyncio.asgi_call``)."""
 
     __slots__ = (
-        "app", "config", "scope", "receive", "_send", "started", "_asyncio", "_task", "_driving", "_bound",
+        "app", "config", "scope", "receive", "_send", "started", "_asyncio", "_task", "driving", "_bound",
         "_timer", "_exchange", "_run", "_scope", "_watcher", "_head",
     )
 
@@ -262,9 +171,11 @@ class _Request:
         self._send = send
         self.started = False
         # On asyncio: its own timeouts, armed (and a watcher started) only on a wait; on trio anyio's.
-        self._asyncio = "trio" not in _MODULES or not on_trio()  # on_trio()'s first probe written out
+        # Fast path of ``not on_trio()``: its first probe written out, no call without trio imported;
+        # held equal by test_a_request_tells_asyncio_from_trio_as_on_trio_does.
+        self._asyncio = "trio" not in _MODULES or not on_trio()
         self._task: asyncio.Task[Any] | None = None  # asyncio: the request's task, found where it first waits
-        self._driving = self._asyncio  # asyncio: no wait yet (the steps arm nothing: _suspended does)
+        self.driving = self._asyncio  # asyncio: no wait yet (the steps arm nothing: suspended does)
         self._bound: float | None = None  # asyncio, driving: the timeout of the body read or send under way
         self._timer: LateTimeout | None = None  # ... armed when that step waited first
         self._exchange: HttpExchange | None = None  # asyncio: the exchange whose handler runs (a disconnect cancels it)
@@ -273,19 +184,20 @@ class _Request:
         self._watcher: asyncio.Task[None] | None = None  # asyncio: the disconnect watcher, once started
         self._head: tuple[str, str, Sequence[tuple[bytes, bytes]]] | None = None  # asyncio: a head not yet checked
 
-    def _suspended(self) -> Exception | None:
+    def suspended(self) -> Exception | None:
         # the request's first wait began: in the body read or a send (its timeout starts now), and/or
         # in the handler (from now on a disconnect cancels it). A body read that waits checks the
         # head first: a refusal ends that wait (run_until_wait throws it in) and is answered.
-        self._driving = False
+        self.driving = False
         task = self._task = asyncio.current_task()
         assert task is not None  # only asyncio is driven, and this runs in its task
         head = self._head
         if head is not None:
             self._head = None
+            method, target, headers = head
             try:
-                early = self.app.server.check_head(*head)
-            except Exception as bug:  # noqa: BLE001 - thrown in too: _serve answers it as any bug (500)
+                early = self.app.server.check_head(method, target, headers)
+            except Exception as bug:  # noqa: BLE001 - thrown in too: serve answers it as any bug (500)
                 return bug
             if early is not None:
                 return _HeadRefused(early)
@@ -294,6 +206,11 @@ class _Request:
         self._watch()
         return None
 
+    # Fast path of ``bounded(step, seconds)`` (on trio ``anyio.fail_after`` / ``move_on_after``) for
+    # the body read and the sends of a request not yet waited: the step is awaited as it is, and
+    # its timer armed by suspended() only if it waits. Held equal by
+    # test_a_body_whose_rest_is_the_first_wait_times_out_408 and test_a_send_that_is_the_first_wait_is_bounded
+    # beside test_408_when_the_body_is_too_slow and test_a_stalled_send_is_abandoned (the general rule).
     def _end_step(self, cancelled: bool) -> bool:
         """The bounded step under way while driving (``_bound``) ended, by ``CancelledError`` when
         ``cancelled``: disarm its timer if its wait armed one; True when that timer cancelled it
@@ -307,7 +224,7 @@ class _Request:
         self._timer = None
         return timer.end(cancelled)
 
-    async def _serve(self) -> None:
+    async def serve(self) -> None:
         # One frame for the common call (each coroutine frame costs as much as a header check):
         # the head, the body, and an exchange's handler are read and run here, in that order.
         try:
@@ -315,7 +232,10 @@ class _Request:
             # bytes pairs as servers give them, taken as it is).
             scope = self.scope
             method = scope["method"]
-            try:  # request_target(scope), its common case written out: no mount point, no query, a path seen before
+            # Fast path of request_target(scope) for its common case (no mount point, no query, a
+            # path seen before): one lookup, no call. Held equal by
+            # test_the_engine_gets_request_target_for_every_scope.
+            try:
                 target = request_target(scope) if scope["root_path"] or scope["query_string"] else _PLAIN_TARGETS[scope["path"]]
             except KeyError:  # a key the scope may leave out, or a new path
                 target = request_target(scope)
@@ -328,10 +248,11 @@ class _Request:
             body = b""
             if denial is None:
                 # Refused on the head alone (413 on Content-Length, 405, 415, ...) before waiting
-                # for the body. On asyncio without a guard that check waits until the body read
-                # waits (_suspended): a body the server already holds goes to receive_http with
-                # the head, which runs the same checks in the same order, once.
-                if self._driving and auth is None:
+                # for the body. Fast path of that check on asyncio without a guard: it waits until
+                # the body read waits (suspended), and a body the server already holds goes to
+                # receive_http with the head, which runs the same checks in the same order, once.
+                # Held equal by test_a_head_refused_with_its_body_held_gets_the_same_answer.
+                if self.driving and auth is None:
                     self._head = (method, target, headers)
                 else:
                     headers = tuple(headers)  # a tuple: receive_http reuses check_head's index of it
@@ -343,10 +264,12 @@ class _Request:
                 # max_body_bytes (413).
                 limit = server.http.max_body_bytes
                 size: int | None = None  # None: the body timed out
-                if self._driving:  # on asyncio the body is the request's first wait, if it waits
+                if self.driving:  # on asyncio the body is the request's first wait, if it waits
                     self._bound = self.config.body_timeout
                     try:
-                        # The usual body, in one message, taken here (no frame of its own).
+                        # Fast path of _receive_body(limit): the usual body, one message of bytes,
+                        # taken here (no frame of its own). Held equal by
+                        # test_the_usual_body_is_taken_as_a_body_in_pieces.
                         message = await self.receive()
                         body = message.get("body", b"")
                         if message["type"] == "http.request" and type(body) is bytes and not message.get("more_body", False):
@@ -392,17 +315,19 @@ class _Request:
             elif not self._asyncio:
                 await self.app.run_exchange(reply, self._emit, self._watch_disconnect)
             else:
-                # The handler runs in the request's task; a client that leaves cancels it
+                # Fast path of app.run_exchange (above: a task group and a cancel scope per
+                # exchange). The handler runs in the request's task; a client that leaves cancels it
                 # (its ExchangeRun: a disconnect seen by the watcher, or a refused send in _emit).
                 # That run and its cancel scope are made only when needed: where the handler
                 # first waits (_watch), or when its client leaves before any wait. Nothing else
                 # runs before either, and a handler that answers at once makes neither. The with
-                # of that scope is written out.
+                # of that scope is written out (it is entered where it is made). Held equal by
+                # test_disconnect_cancels_the_handler and test_a_refused_send_cancels_the_handler.
                 self._exchange = reply
                 try:
                     try:
                         handler = self.app.dispatch(reply, self._emit, self)
-                        if self._driving:  # a first wait in the handler is the request's: _suspended calls _watch
+                        if self.driving:  # a first wait in the handler is the request's: suspended calls _watch
                             await handler
                         else:
                             rest = run_until_wait(handler, self._watch)
@@ -462,7 +387,7 @@ class _Request:
                 return
 
     async def _watch_alone(self, gone: Callable[[], None]) -> None:
-        """:meth:`_watch_disconnect` as a task of its own (asyncio, an exchange in :meth:`_serve`): a
+        """:meth:`_watch_disconnect` as a task of its own (asyncio, an exchange in :meth:`serve`): a
         ``receive()`` that fails means the client is gone too (nothing awaits this task)."""
         try:
             await self._watch_disconnect(gone)
@@ -474,7 +399,7 @@ class _Request:
         """ResponseHead -> ``http.response.start``; ResponseBody -> ``http.response.body``, each
         sent as it is made. A send may block ``send_timeout`` seconds (before a request's first
         wait, on asyncio, the sends of one call share one bound, a timer made only if one waits)."""
-        driving = self._driving
+        driving = self.driving
         if driving:
             self._bound = self.config.send_timeout
         try:
@@ -555,6 +480,88 @@ class _Request:
         await forwarder.run(
             self._emit, watch=self._watch_disconnect, keepalive_interval=self.config.sse_keepalive_interval
         )
+
+
+class AsgiApp:
+    """An ASGI 3 application serving ``app`` over Streamable HTTP.
+
+    Use it as the app of an ASGI server (``uvicorn.run(AsgiApp(app))``) or mount it
+    (``Mount("/mcp", app=AsgiApp(app))``). The endpoint path is the engine's
+    ``HttpPolicy(path=...)`` (``"/mcp"`` by default), compared with the path relative to the
+    mount point: mounted at ``/mcp`` under Starlette, build the App with
+    ``http=HttpPolicy(path="/")``. See ``docs/asgi.md``.
+    """
+
+    def __init__(self, app: App, *, config: AsgiConfig = _DEFAULT_CONFIG) -> None:
+        self.app = app
+        self.config = config
+
+    async def _other_scope(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await self._refuse_websocket(scope, receive, send)
+        else:
+            raise RuntimeError(f"mcpwire's ASGI app does not serve {kind!r} scopes")
+
+    # ASGI 3, ``await asgi(scope, receive, send)``: an ``http`` scope is
+    # ``await _Request(self, scope, receive, send).serve()``, any other ``_other_scope``. On
+    # asyncio the request is run by hand up to its first wait (the module docstring), in
+    # on_asyncio, the one module that steps coroutines by hand: there asgi_call holds
+    # run_until_wait written out, held equal by test_asgi_call_steps_a_request_as_run_until_wait.
+    __call__ = asgi_call(_Request, _other_scope)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        # Shared state first (MCPWIRE_REDIS: docs/deployment.md), so the App's broker is in
+        # place before its background work starts; Redis down at startup fails the startup.
+        shared: Any = None
+        if os.environ.get("MCPWIRE_REDIS"):
+            message = await receive()
+            if message["type"] != "lifespan.startup":
+                return
+            from ..redis_state import RedisUnavailable, use_redis_from_env
+
+            try:
+                shared = use_redis_from_env(self.app)
+            except RedisUnavailable as exc:
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+        try:
+            # The App's background work (tasks) runs for the server's lifetime.
+            async with self.app.running():
+                while True:
+                    message = await receive()
+                    if message["type"] == "lifespan.startup":
+                        await send({"type": "lifespan.startup.complete"})
+                    elif message["type"] == "lifespan.shutdown":
+                        self.app.close_streams()
+                        await send({"type": "lifespan.shutdown.complete"})
+                        return
+        finally:
+            if shared is not None:
+                shared.close()
+
+    async def _refuse_websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "websocket.connect":
+            return
+        if "websocket.http.response" not in (scope.get("extensions") or {}):
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        # A WebSocket handshake is a GET: the engine answers it (405, Allow: POST).
+        request = HttpRequest(method="GET", target=request_target(scope), headers=_headers(scope))
+        reply = self.app.server.receive_http(request, now=time.time())
+        assert isinstance(reply, tuple)  # only POST can open an exchange or a stream
+        head, body = reply
+        await send({"type": "websocket.http.response.start", "status": head.status, "headers": list(head.headers)})
+        await send({"type": "websocket.http.response.body", "body": body.data})
+
+
+def asgi_app(app: App, *, config: AsgiConfig = _DEFAULT_CONFIG) -> AsgiApp:
+    """``AsgiApp(app, config=config)``: the ASGI 3 callable serving ``app``."""
+    return AsgiApp(app, config=config)
 
 
 def _headers(scope: Scope) -> tuple[tuple[bytes, bytes], ...]:

@@ -1,25 +1,35 @@
 """asyncio's own primitives for a driver that runs there (the ASGI app on asyncio): timeouts
 armed only when a wait happens (:func:`bounded`, or :class:`LateTimeout` for a step already
 under way), a cancel scope that is one task's ``cancel()`` (made only when needed),
-running a coroutine by hand up to its first wait (:func:`run_until_wait`), and telling trio
-from asyncio without looking up the running loop (:func:`on_trio`).
+running a coroutine by hand up to its first wait (:func:`run_until_wait`, and
+:func:`asgi_call`, the ASGI entry that runs a request that way), and telling trio from
+asyncio without looking up the running loop (:func:`on_trio`).
 
 anyio's cancel scopes and ``fail_after`` work on both loops, but on asyncio each one costs a
 backend lookup and a handful of objects per use; a request that never waits pays that for
 nothing. These do what asyncio's ``asyncio.timeout`` does, with nothing made until it is needed.
+
+Every place the ASGI driver steps a coroutine by hand is here (``coro.send``, ``coro.throw``,
+``next(coro.__await__())``): the driver's own modules only await, or call these.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-__all__ = ["FINISHED", "LateTimeout", "Rest", "TaskScope", "bounded", "on_trio", "run_until_wait"]
+__all__ = [
+    "FINISHED", "LateTimeout", "Rest", "Stepped", "TaskScope", "asgi_call", "bounded", "on_trio", "run_until_wait",
+]
 
 _T = TypeVar("_T")
+_Owner = TypeVar("_Owner")
+_Receive = TypeVar("_Receive")
+_Send = TypeVar("_Send")
+_Scope = MutableMapping[str, Any]
 
 
 def on_trio() -> bool:
@@ -149,6 +159,55 @@ def run_until_wait(
         except StopIteration:
             return None
     return Rest(coro, pending)
+
+
+class Stepped(Protocol):
+    """A request as :func:`asgi_call` serves it: ``serve()`` is the whole of it. While
+    ``driving`` (on asyncio, nothing armed yet) it is run by hand, and ``suspended()`` is called
+    where it first waits, as :func:`run_until_wait`'s ``suspended``."""
+
+    driving: bool
+
+    def serve(self) -> Coroutine[Any, Any, None]: ...
+
+    def suspended(self) -> BaseException | None: ...
+
+
+def asgi_call(
+    request: Callable[[_Owner, _Scope, _Receive, _Send], Stepped],
+    other: Callable[[_Owner, _Scope, _Receive, _Send], Awaitable[None]],
+) -> Callable[[_Owner, _Scope, _Receive, _Send], Coroutine[Any, Any, None]]:
+    """An ASGI 3 ``__call__``, for a class body (``__call__ = asgi_call(request, other)``): an
+    ``http`` scope is ``request(owner, scope, receive, send)``, served as
+    ``rest = run_until_wait(served.serve(), served.suspended)`` then ``await rest`` while it is
+    ``driving``, else as ``await served.serve()``; any other scope is ``await other(owner,
+    scope, receive, send)``."""
+
+    async def __call__(owner: _Owner, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        """Serve one ASGI 3 scope: ``await asgi(scope, receive, send)``."""
+        if scope["type"] != "http":
+            await other(owner, scope, receive, send)
+            return
+        served = request(owner, scope, receive, send)
+        if not served.driving:
+            await served.serve()
+            return
+        # Fast path of run_until_wait(served.serve(), served.suspended), then its rest awaited:
+        # the same steps written out, because that call costs ~830 instructions per request
+        # (tests/bench/run.py --instructions). Held equal by test_asgi_call_steps_a_request_as_run_until_wait.
+        coro = served.serve()
+        pending = next(coro.__await__(), FINISHED)
+        if pending is FINISHED:
+            return
+        abandon = served.suspended()
+        if abandon is not None:
+            try:
+                pending = coro.throw(abandon)
+            except StopIteration:
+                return
+        await Rest(coro, pending)
+
+    return __call__
 
 
 async def bounded(coro: Coroutine[Any, Any, _T], seconds: float) -> _T:

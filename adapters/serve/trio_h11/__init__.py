@@ -1,3 +1,3 @@
-"""Streamable HTTP on trio and h11: ``server`` (connections, the request loop), ``reader`` (a
-request's head and body under time limits), ``plain`` (answers written without the engine),
-``listeners`` (SO_REUSEPORT sockets for several worker processes)."""
+"""Streamable HTTP on trio and h11: ``server`` (connections, the request loop), ``reader`` (who
+reads a connection's socket, and when), ``plain`` (the fast path of a complete JSON answer,
+written without h11), ``listeners`` (SO_REUSEPORT sockets for several worker processes)."""

@@ -58,8 +58,9 @@ class ConnectionReading:
 
     def __init__(self, stream: trio.SocketStream, nursery: trio.Nursery, max_header_bytes: int) -> None:
         self.stream = stream
-        # The socket read (and a plain answer written: _http_plain.write_now) without trio's
-        # wrappers; None on Windows: through trio.
+        # The socket read (receive) and a plain answer written (plain.write_now) without trio's
+        # wrappers; None on Windows: both through trio's SocketStream, the general rule (held
+        # equal by test_the_fast_path_tests_pass_through_trio_streams, which sets this None).
         self._socket = stream.socket if sys.platform != "win32" else None
         self.nursery = nursery  # where a reader task runs (the server's connections' nursery)
         self.max_header_bytes = max_header_bytes
@@ -112,8 +113,10 @@ class ConnectionReading:
             raise Gone
         self._own_read = True
         try:
-            # One non-blocking read, else a wait for the socket (one frame fewer held while idle
-            # than a method of its own; SocketStream.receive_some would hold four more).
+            # Fast path of self.stream.receive_some(RECEIVE_BYTES), the branch taken without a
+            # socket of our own (Windows): one non-blocking read, else a wait for the socket (one
+            # frame fewer held while idle than a method of its own; SocketStream.receive_some would
+            # hold four more). Held equal by test_the_fast_path_tests_pass_through_trio_streams.
             sock = self._socket
             if sock is None:
                 data = await self.stream.receive_some(RECEIVE_BYTES)
@@ -248,15 +251,17 @@ class ConnectionReading:
         try:
             while True:
                 held = self._h11
-                if self._gone is None and not self._overflow and held is not None and len(held.trailing_data[0]) > limit:
-                    # Not watching and the task has not consumed what it has: hold off reading
-                    # (bounded buffering) until it asks for more.
-                    self._resume = trio.Event()
-                    try:
-                        await self._resume.wait()
-                    finally:
-                        self._resume = None
-                    continue
+                if self._gone is None and not self._overflow and held is not None:
+                    unread, _closed = held.trailing_data
+                    if len(unread) > limit:
+                        # Not watching and the task has not consumed what it has: hold off reading
+                        # (bounded buffering) until it asks for more.
+                        self._resume = trio.Event()
+                        try:
+                            await self._resume.wait()
+                        finally:
+                            self._resume = None
+                        continue
                 data = await self.stream.receive_some(RECEIVE_BYTES)
                 if not data:
                     self.h11.receive_data(b"")
@@ -265,8 +270,10 @@ class ConnectionReading:
                 if not self._overflow:
                     self.h11.receive_data(data)
                     self._fed += 1
-                    if self._gone is not None and len(self.h11.trailing_data[0]) > limit:
-                        self._overflow = True  # still read, so that a disconnect is seen, but hold nothing more
+                    if self._gone is not None:
+                        unread, _closed = self.h11.trailing_data
+                        if len(unread) > limit:
+                            self._overflow = True  # still read, so that a disconnect is seen, but hold nothing more
                 self._data.unpark_all()
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self._broken = True

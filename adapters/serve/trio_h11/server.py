@@ -336,6 +336,8 @@ class _Connection(ConnectionReading):
             # h11 bounds only an incomplete head; one that arrived whole in a read is checked here.
             await self._refuse(431, ErrorCode.INVALID_REQUEST, "Request head too large")
         self._head_request = request.method == b"HEAD"
+        # keep_alive is h11's own rule read ahead (h11 applies it only as it writes), for the plain
+        # answer of _emit; held equal by test_head_facts_keeps_a_connection_alive_as_h11_does.
         self._plain = keep_alive and not self._head_request
         auth = self.config.auth  # OAuth (oauth_server.py): its metadata document, or a 401/403, or the principal set
         denial = auth.metadata_for(request.method.decode("latin-1"), request.target.decode("latin-1")) if auth else None
@@ -356,7 +358,7 @@ class _Connection(ConnectionReading):
             await self._run_listen(reply)
         elif await deliver(self.app, reply, self._emit, self.watch):
             raise _PeerGone  # the client left during a batch
-        if self._written:
+        if self._written:  # a plain answer: h11 did not see it (_next_cycle)
             return not self.server.draining and not self._overflow
         return (
             self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE
@@ -367,6 +369,7 @@ class _Connection(ConnectionReading):
         """Ready h11 for the next request. After an answer written without h11
         (:meth:`_write_plain`), h11 still waits to send one: a fresh state machine takes over
         the bytes the client already sent (a pipelined request), and its end of input."""
+        # Held equal to h11's own next cycle by test_pipelined_plain_answers_come_in_order_and_close_is_honoured.
         self._plain = False
         if not self._written:
             self.h11.start_next_cycle()
@@ -395,7 +398,8 @@ class _Connection(ConnectionReading):
         if self._h11 is None:  # nothing read since the last answer: wait for the first byte
             buffered = False
         else:
-            buffered = bool(self._h11.trailing_data[0])  # pipelined bytes of this request already read
+            unread, _closed = self._h11.trailing_data
+            buffered = bool(unread)  # pipelined bytes of this request already read
             event = self._next_event()
         if isinstance(event, h11.Request):
             return event  # whole in h11's buffer: no wait, no scope
@@ -507,8 +511,12 @@ class _Connection(ConnectionReading):
         """Write engine output events: ResponseHead -> h11.Response (no Content-Length on SSE
         heads, so h11 frames the body chunked), ResponseBody -> Data, and EndOfMessage when
         ``more`` is False."""
+        # Fast path of the h11 framing below, for a complete answer (_write_plain: plain.py). Held
+        # equal by test_a_plain_answer_is_the_bytes_h11_frames, and with the write and the next
+        # cycle by test_pipelined_plain_answers_come_in_order_and_close_is_honoured.
         if self._plain and len(outputs) == 2 and not self._sending and not self.server.draining:
-            rest = self._write_plain(outputs[0], outputs[1])
+            head, body = outputs
+            rest = self._write_plain(head, body)
             if rest is not None:
                 if rest:
                     await self._send(framed=rest)
@@ -540,7 +548,7 @@ class _Connection(ConnectionReading):
             return None
         self._written = True
         self._plain = False
-        try:
+        try:  # fast path of self._send(framed=out); held equal by test_the_fast_path_tests_pass_through_trio_streams
             sent = write_now(self._socket, out)
         except OSError as exc:  # reset, broken pipe, closed
             raise _PeerGone from exc

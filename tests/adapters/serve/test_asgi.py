@@ -32,6 +32,7 @@ import pytest
 from mcpwire_adapters import App, AsgiApp, AsgiConfig, Context, asgi_app
 import mcpwire_adapters.serve.asgi.app as asgi_module
 from mcpwire_adapters.serve.asgi.app import request_target
+from mcpwire_adapters.serve.asgi.on_asyncio import on_trio
 
 from mcpwire import HttpPolicy, HttpRequest, ListenStream, RemoteProtocolError, error_reply
 from mcpwire.framing import SSEReader
@@ -459,6 +460,28 @@ async def test_a_body_given_as_other_bytes_is_taken_the_same(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("kind", [Call, AtOnce], ids=["body-waits", "body-at-once"])
+@pytest.mark.parametrize("size", [10, MAX_BODY], ids=["within-the-limit", "over-the-limit"])
+async def test_the_usual_body_is_taken_as_a_body_in_pieces(kind: type[Call], size: int) -> None:
+    """A body in one ``http.request`` message of bytes (taken in ``serve`` itself), and the same
+    body in two messages or as a bytearray (taken by ``_receive_body``): the engine is handed
+    the same, the client gets the same answer."""
+    body = call_tool("echo", {"text": "x" * size})
+    seen = []
+    for messages in ([body], [body[:7], body[7:]], [bytearray(body)]):
+        app = make_app(Probe())
+        handed = handed_to_engine(app)
+        call = kind(http_scope(tool_headers("echo")))
+        for i, piece in enumerate(messages):
+            call.push({"type": "http.request", "body": piece, "more_body": i < len(messages) - 1})
+        with anyio.fail_after(TIMEOUT):
+            await call.run(AsgiApp(app))
+        seen.append(([(step, r.method, r.target, bytes(r.body)) for step, r in handed], call.sent))
+    assert seen[0][1][0]["status"] == (200 if size < MAX_BODY else 413)
+    assert seen[1] == seen[0] and seen[2] == seen[0]
+
+
+@pytest.mark.anyio
 async def test_a_body_exactly_at_the_limit_is_read(app: App) -> None:
     body = call_tool("echo", {"text": ""})
     body = body[:-1] + b" " * (MAX_BODY - len(body)) + b"}"
@@ -731,6 +754,36 @@ def test_the_asgi_adapter_does_not_need_trio() -> None:
     code = "import sys, mcpwire_adapters.serve.asgi.app, mcpwire_adapters; print(sorted({'trio', 'h11'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_request_tells_asyncio_from_trio_as_on_trio_does(app: App) -> None:
+    """A request is run by hand (``driving``) exactly where ``on_trio()`` says asyncio: on asyncio
+    with trio imported, on trio, and (in a process of its own) on asyncio without trio."""
+    import trio
+
+    async def told() -> tuple[bool, bool]:
+        async def receive() -> Message:
+            raise AssertionError("not served")
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            raise AssertionError("not served")
+
+        request = asgi_module._Request(AsgiApp(app), http_scope([]), receive, send)
+        return request.driving, not on_trio()
+
+    assert asyncio.run(told()) == (True, True)
+    assert trio.run(told) == (False, False)
+    code = (
+        "import asyncio, sys\n"
+        "from mcpwire_adapters import App, AsgiApp\n"
+        "from mcpwire_adapters.serve.asgi.app import _Request\n"
+        "from mcpwire_adapters.serve.asgi.on_asyncio import on_trio\n"
+        "async def told():\n"
+        "    return _Request(AsgiApp(App('t', '1')), {'type': 'http'}, None, None).driving, not on_trio()\n"
+        "print('trio' in sys.modules, *asyncio.run(told()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["False", "True", "True"]
 
 
 # -- real servers --------------------------------------------------------------------------------------

@@ -1,14 +1,17 @@
-"""The ASGI driver's asyncio primitives: TaskScope and LateTimeout end only their own cancellation."""
+"""The ASGI driver's asyncio primitives: TaskScope and LateTimeout end only their own cancellation;
+asgi_call, the ASGI entry, steps a request as run_until_wait does."""
 
 from __future__ import annotations
 
 import asyncio
 import subprocess
 import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import pytest
 
-from mcpwire_adapters.serve.asgi.on_asyncio import LateTimeout, TaskScope, bounded, on_trio, run_until_wait
+from mcpwire_adapters.serve.asgi.on_asyncio import LateTimeout, TaskScope, asgi_call, bounded, on_trio, run_until_wait
 
 
 def this_task() -> asyncio.Task[object]:
@@ -176,6 +179,115 @@ def test_run_until_wait_abandons_the_wait_it_is_told_to() -> None:
             run_until_wait(asyncio.sleep(1), Abandon)  # not caught: raised here
 
     asyncio.run(main())
+
+
+class Abandon(Exception):
+    pass
+
+
+class Served:
+    """A request as asgi_call serves it: ``serve()`` gives ``coro``, ``suspended()`` is ``told``."""
+
+    def __init__(self, coro: Coroutine[Any, Any, None], told: Callable[[], BaseException | None], driving: bool) -> None:
+        self.driving = driving
+        self._coro = coro
+        self._told = told
+
+    def serve(self) -> Coroutine[Any, Any, None]:
+        return self._coro
+
+    def suspended(self) -> BaseException | None:
+        return self._told()
+
+
+async def _other_scope(served: Served, scope: Any, receive: None, send: None) -> None:
+    raise AssertionError("an http scope only")
+
+
+def _itself(served: Served, scope: Any, receive: None, send: None) -> Served:
+    return served
+
+
+SERVE = asgi_call(_itself, _other_scope)
+
+
+def stepping_cases() -> dict[str, Callable[[list[str]], tuple[Coroutine[Any, Any, None], Callable[[], Any]]]]:
+    """Coroutines that finish, wait, fail or catch an abandoned wait, each with its ``suspended``;
+    what happens is written to the list each is given."""
+
+    async def at_once(log: list[str]) -> None:
+        log.append("ran")
+
+    async def waits(log: list[str]) -> None:
+        log.append("before the wait")
+        await asyncio.sleep(0)
+        log.append("after the wait")
+
+    async def fails(log: list[str]) -> None:
+        log.append("ran")
+        raise ValueError("at once")
+
+    async def fails_after_a_wait(log: list[str]) -> None:
+        await asyncio.sleep(0)
+        raise ValueError("after a wait")
+
+    async def reads(log: list[str], then_wait: bool) -> None:
+        try:
+            await asyncio.Event().wait()
+        except Abandon:
+            log.append("abandoned")
+            if then_wait:
+                await asyncio.sleep(0)
+                log.append("waited again")
+
+    def told(log: list[str], answer: BaseException | None = None) -> Callable[[], BaseException | None]:
+        def suspended() -> BaseException | None:
+            log.append("suspended")
+            return answer
+
+        return suspended
+
+    return {
+        "at-once": lambda log: (at_once(log), told(log)),
+        "waits": lambda log: (waits(log), told(log)),
+        "fails": lambda log: (fails(log), told(log)),
+        "fails-after-a-wait": lambda log: (fails_after_a_wait(log), told(log)),
+        "abandoned-then-done": lambda log: (reads(log, then_wait=False), told(log, Abandon())),
+        "abandoned-then-waits": lambda log: (reads(log, then_wait=True), told(log, Abandon())),
+        "abandoned-uncaught": lambda log: (asyncio.sleep(1), told(log, Abandon())),
+    }
+
+
+@pytest.mark.parametrize("case, driving", [
+    *((case, True) for case in stepping_cases()),
+    *((case, False) for case in stepping_cases() if not case.startswith("abandoned")),  # told of no wait: none abandoned
+])
+def test_asgi_call_steps_a_request_as_run_until_wait(case: str, driving: bool) -> None:
+    """asgi_call's ``http`` scope, run by hand while driving, does what
+    ``rest = run_until_wait(serve(), suspended)`` and ``await rest`` do; not driving, what
+    ``await serve()`` does: the same steps, the same calls of ``suspended``, the same outcome."""
+
+    async def general(log: list[str]) -> None:
+        coro, suspended = stepping_cases()[case](log)
+        if not driving:
+            await coro
+            return
+        rest = run_until_wait(coro, suspended)
+        if rest is not None:
+            await rest
+
+    async def fast(log: list[str]) -> None:
+        await SERVE(Served(*stepping_cases()[case](log), driving=driving), {"type": "http"}, None, None)
+
+    def outcome(way: Callable[[list[str]], Coroutine[Any, Any, None]]) -> tuple[list[str], str]:
+        log: list[str] = []
+        try:
+            asyncio.run(asyncio.wait_for(way(log), 5))  # a wait left unabandoned ends as TimeoutError
+        except Exception as exc:  # noqa: BLE001 - compared
+            return log, f"{type(exc).__name__}: {exc}"
+        return log, "returned"
+
+    assert outcome(fast) == outcome(general)
 
 
 def test_on_trio_is_false_on_asyncio_without_trio_imported() -> None:
