@@ -106,7 +106,7 @@ def test_wheel_layout(wheel: Path) -> None:
     assert {t for t in top if not t.endswith(".dist-info")} == {"mcpwire", "mcpwire_adapters"}, top
     # The adapters' modules all shipped, under their package name.
     shipped = {n.removeprefix("mcpwire_adapters/") for n in names if n.startswith("mcpwire_adapters/")}
-    assert {p.name for p in (REPO / "adapters").glob("*.py")} <= shipped
+    assert {p.relative_to(REPO / "adapters").as_posix() for p in (REPO / "adapters").rglob("*.py")} <= shipped
 
 
 def test_core_depends_on_msgspec_alone(wheel: Path) -> None:
@@ -148,7 +148,8 @@ def test_console_script(wheel: Path, venv: Path) -> None:
         [name] = [n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt")]
         entry_points = zf.read(name).decode()
         module = scripts["mcpwire"].split(":", 1)[0]
-        assert module.replace(".", "/") + ".py" in zf.namelist(), f"{module} is not in the wheel"
+        path = module.replace(".", "/")
+        assert {f"{path}.py", f"{path}/__init__.py"} & set(zf.namelist()), f"{module} is not in the wheel"
     assert f"mcpwire = {scripts['mcpwire']}" in entry_points
     assert (venv / "bin" / "mcpwire").exists()
 
