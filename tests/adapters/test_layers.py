@@ -14,7 +14,6 @@ another's private parts. The checks are tried on a small made-up graph too, so t
 
 from __future__ import annotations
 
-import ast
 import importlib
 import inspect
 import pkgutil
@@ -24,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from _import_graph import find_cycle, imports, module_name
 
 import mcpwire_adapters
 from mcpwire_adapters._moved import MOVED
@@ -45,38 +45,20 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ADAPTERS).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join([ROOT, *parts])
-
-
 def _sources() -> dict[str, Path]:
-    return {_module_name(p): p for p in sorted(ADAPTERS.rglob("*.py"))}
+    return {module_name(p, ADAPTERS, ROOT): p for p in sorted(ADAPTERS.rglob("*.py"))}
 
 
 def _imports(name: str, path: Path) -> Iterator[tuple[str, str]]:
-    """(imported module, imported name or "") for every import in the file, resolved to absolute
-    names; only imports of mcpwire_adapters are given."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            if module.split(".")[0] != ROOT:
-                continue
-            for alias in node.names:
-                # `from . import x` names a module when x is one
-                yield (f"{module}.{alias.name}", "") if f"{module}.{alias.name}" in SOURCES else (module, alias.name)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] == ROOT:
-                    yield alias.name, ""
+    """(imported module, imported name or "") for every import of mcpwire_adapters in the file."""
+    for module, names in imports(name, path):
+        if module.split(".")[0] != ROOT:
+            continue
+        if not names:
+            yield module, ""
+        for imported in names:
+            # `from . import x` names a module when x is one
+            yield (f"{module}.{imported}", "") if f"{module}.{imported}" in SOURCES else (module, imported)
 
 
 SOURCES = _sources()
@@ -102,29 +84,6 @@ def floor_violations(edges: Mapping[str, set[str]]) -> list[str]:
             if other != part and other not in ALLOWED[part]:
                 bad.append(f"{source} -> {target}")
     return sorted(bad)
-
-
-def find_cycle(edges: Mapping[str, set[str]]) -> list[str]:
-    """One import circle (as a path that returns to its start), or [] when there is none."""
-    state: dict[str, int] = {}  # 1 on the stack, 2 done
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str]:
-        state[node] = 1
-        stack.append(node)
-        for target in sorted(edges.get(node, ())):
-            if state.get(target) == 1:
-                return [*stack[stack.index(target):], target]
-            if target not in state and (found := visit(target)):
-                return found
-        stack.pop()
-        state[node] = 2
-        return []
-
-    for node in sorted(edges):
-        if node not in state and (found := visit(node)):
-            return found
-    return []
 
 
 def test_every_package_is_in_the_floor_table() -> None:
