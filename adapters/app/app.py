@@ -18,7 +18,7 @@ tool's ``output_type`` (structured output).
 Any other exception, a -32603 ProtocolError, a :class:`mcpwire.LocalProtocolError` (the API
 misused: an answer of the wrong type, say) or an answer the engine cannot send is answered
 -32603 ``Internal error`` with nothing of the cause on the wire; the exception goes to the
-``mcpwire_adapters.app.app`` logger and to the ``on_error`` callback.
+``mcpwire_adapters.app`` logger and to the ``on_error`` callback.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ from .tasks import TaskRunner
 
 __all__ = ["App", "Context", "ListenForwarder", "NeedInput", "PeerGone", "Send", "OnError"]
 
-_log = logging.getLogger("mcpwire_adapters.app.app")
+_log = logging.getLogger("mcpwire_adapters.app")
 
 OnError = Callable[[Exchange[Any], BaseException], None]
 """``on_error(exchange, exc)``: called with the exception behind each -32603 answer."""
@@ -75,7 +75,7 @@ class App:
     ``on_error(exchange, exc)``, if given, is called (in the event loop's thread, before the
     answer is sent; it must not block) with the exception behind every -32603 answer: a
     handler's exception, a -32603 ProtocolError, or a result the engine refused. Such
-    exceptions are also logged to ``mcpwire_adapters.app.app``. Other ProtocolErrors are answers,
+    exceptions are also logged to ``mcpwire_adapters.app``. Other ProtocolErrors are answers,
     not failures, and are neither logged nor reported. ``broker``: the other processes (``fanout.py``).
     """
 

@@ -28,7 +28,7 @@ from .hub import Hub
 
 __all__ = ["Fanout"]
 
-_log = logging.getLogger("mcpwire_adapters.state.broker")
+_log = logging.getLogger("mcpwire_adapters.broker")
 _ENCODE = msgspec.json.Encoder().encode
 _DECODE_RESPONSE = msgspec.json.Decoder(Response).decode
 

@@ -37,7 +37,7 @@ from .hub import Hub
 
 __all__ = ["TaskRunner"]
 
-_log = logging.getLogger("mcpwire_adapters.app.app")
+_log = logging.getLogger("mcpwire_adapters.app")
 _LOST = {"code": mcpwire.ErrorCode.INTERNAL_ERROR, "message": "Internal error"}
 
 

@@ -1,4 +1,4 @@
-"""Terminal input and output of the ``mcpwire`` command (see :mod:`mcpwire_adapters.cli.main`).
+"""Terminal input and output of the ``mcpwire`` command (see :mod:`mcpwire_adapters.cli.commands`).
 
 Owns: escaping what a server sends before it reaches the terminal, the progress line, aligned
 tables, and answering what a server asks mid-call (elicitation forms and URLs, sampling,

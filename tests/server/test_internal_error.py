@@ -188,32 +188,32 @@ def test_app_handler_failure_is_internal_error_logged_and_reported(
     name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     errors: list[tuple[Any, BaseException]] = []
-    with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app.app"):
+    with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app"):
         reply = app_http(build_app(errors), name)
     assert reply.status == 500
     assert_no_cause(reply.message, "c")
     assert len(errors) == 1 and errors[0][0] == "c"
     exc = errors[0][1]
     assert (SECRET in str(exc)) if name != "wrong" else isinstance(exc, LocalProtocolError)
-    records = [r for r in caplog.records if r.name == "mcpwire_adapters.app.app"]
+    records = [r for r in caplog.records if r.name == "mcpwire_adapters.app"]
     assert len(records) == 1 and records[0].exc_info is not None and records[0].exc_info[1] is exc
 
 
 def test_app_application_errors_are_answers_not_failures(caplog: pytest.LogCaptureFixture) -> None:
     errors: list[tuple[Any, BaseException]] = []
-    with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app.app"):
+    with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app"):
         reply = app_http(build_app(errors), "limited")
     assert reply.status == 200 and reply.error == {"code": -32050, "message": "Rate limited", "data": {"retryAfter": 3}}
-    assert errors == [] and not [r for r in caplog.records if r.name == "mcpwire_adapters.app.app"]
+    assert errors == [] and not [r for r in caplog.records if r.name == "mcpwire_adapters.app"]
 
 
 def test_app_on_error_that_raises_does_not_stop_the_answer(caplog: pytest.LogCaptureFixture) -> None:
     errors: list[tuple[Any, BaseException]] = []
-    with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app.app"):
+    with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app"):
         reply = app_http(build_app(errors, on_error_raises=True), "boom")
     assert_no_cause(reply.message, "c")
     assert len(errors) == 1
-    assert any("on_error" in r.getMessage() for r in caplog.records if r.name == "mcpwire_adapters.app.app")
+    assert any("on_error" in r.getMessage() for r in caplog.records if r.name == "mcpwire_adapters.app")
 
 
 def test_app_without_on_error_still_logs(caplog: pytest.LogCaptureFixture) -> None:
@@ -223,10 +223,10 @@ def test_app_without_on_error_still_logs(caplog: pytest.LogCaptureFixture) -> No
     async def boom(ctx: Context, arguments: dict[str, Any]) -> str:
         raise KeyError(SECRET)
 
-    with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app.app"):
+    with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app"):
         reply = app_http(app, "boom")
     assert_no_cause(reply.message, "c")
-    assert [r.exc_info[1] for r in caplog.records if r.name == "mcpwire_adapters.app.app" and r.exc_info]
+    assert [r.exc_info[1] for r in caplog.records if r.name == "mcpwire_adapters.app" and r.exc_info]
 
 
 def test_stdio_driver_answers_internal_error_and_reports_it() -> None:

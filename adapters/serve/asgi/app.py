@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AsgiApp", "AsgiConfig", "asgi_app", "request_target"]
 
-_log = logging.getLogger("mcpwire_adapters.serve.asgi.app")
+_log = logging.getLogger("mcpwire_adapters.asgi")
 _MODULES = sys.modules
 
 Scope = MutableMapping[str, Any]

@@ -39,7 +39,7 @@ from ..broker import Deliver, Notice, decode_envelope, encode_envelope
 
 __all__ = ["RedisBroker"]
 
-_log = logging.getLogger("mcpwire_adapters.state.broker")
+_log = logging.getLogger("mcpwire_adapters.broker")
 
 
 class RedisBroker:

@@ -1,4 +1,4 @@
-"""Tests of the ``mcpwire`` command line (``mcpwire_adapters.cli.main``).
+"""Tests of the ``mcpwire`` command line (``mcpwire_adapters.cli.commands``).
 
 ``inspect`` and ``call`` run as real subprocesses against the conformance fixture over HTTP
 (started once for the module), and against a small foreign server written with the standard
@@ -38,7 +38,7 @@ from mcpwire.types import (
     TextContent,
 )
 from mcpwire_adapters.cli.terminal import Answerer, Terminal, table
-from mcpwire_adapters.cli.main import CliError
+from mcpwire_adapters.cli.commands import CliError
 from mcpwire_adapters.client.http import HttpClient
 
 REPO = Path(__file__).resolve().parents[3]

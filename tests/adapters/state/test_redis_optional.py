@@ -32,13 +32,14 @@ def _modules_after(statement: str) -> set[str]:
 
 def test_the_app_drivers_and_cli_load_no_redis() -> None:
     loaded = _modules_after("import mcpwire_adapters, mcpwire_adapters.app.app, mcpwire_adapters.serve.asgi.app, "
-                            "mcpwire_adapters.cli.main, mcpwire_adapters.serve.trio_h11.server")
-    assert "redis" not in loaded and not any(m.startswith("mcpwire_adapters.redis") for m in loaded)
+                            "mcpwire_adapters.cli.commands, mcpwire_adapters.serve.trio_h11.server")
+    assert "redis" not in loaded
+    assert not any(m.startswith(("mcpwire_adapters.state.redis", "mcpwire_adapters.serve.redis_state")) for m in loaded)
 
 
 def test_without_redis_py_everything_but_redis_works() -> None:
     code = ("import sys; sys.modules['redis'] = None\n"
-            "import mcpwire_adapters.cli.main as cli\n"
+            "import mcpwire_adapters.cli.commands as cli\n"
             "from mcpwire_adapters import App\n"
             "App('x', '1').notify_list_changed('tools')\n"
             "sys.exit(cli.main(['serve', 'tests/cluster_app.py:app', '--port', '0', '--redis', 'redis://127.0.0.1:1/0']))")
