@@ -447,7 +447,7 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
                 entry = self._tools.get(event.name)
                 if entry is not None:
                     self._fast_calls.learn(key, entry, event.meta.protocol_version, self.http)
-            return HttpExchange(self._context, event, admitted[1], now)
+            return HttpExchange(self._context, event, admitted[1], now, principal=request.principal)
         if isinstance(admitted, bytes):
             return json_reply(200, admitted)
         if isinstance(admitted, TaskChanged):
@@ -484,7 +484,10 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
             request_id=message.id, name=entry.tool.name, arguments=params.arguments, tool=entry.tool, meta=meta,
             task_allowed=task_allowed, owner=request.principal if task_allowed else None,
         )
-        return HttpExchange(self._context, event, body, now)
+        exchange = HttpExchange(self._context, event, body, now)
+        if request.principal is not None:  # an input_required answer binds its requestState to it
+            exchange.principal = request.principal
+        return exchange
 
     def check_head(self, method: str | bytes, target: str | bytes, headers: HeaderInput) -> HttpReply | None:
         """Decide from the request head alone, before reading the body, whether to refuse it.

@@ -95,6 +95,11 @@ class Exchange(Generic[O]):
 
     internal_error: BaseException | None = None
 
+    principal: str | None = None
+    """Who sent the request (``HttpRequest.principal``; ``None`` without auth and on stdio): the
+    ``requestState`` of an :meth:`input_required` answer is bound to it, and a retry under any
+    other principal is refused as a tampered one is (-32602)."""
+
     # Progress so far: the class's until the first update (most exchanges send none).
     _progress_count = 0
     _last_progress: float | None = None
@@ -110,7 +115,7 @@ class Exchange(Generic[O]):
 
     def __init__(
         self, context: ServerContext, event: ServerEvent, params: Any, now: float, session: Session | None = None,
-        revision: str | None = None,
+        revision: str | None = None, principal: str | None = None,
     ) -> None:
         self.event = event
         self.state = EXCHANGE.initial
@@ -121,6 +126,8 @@ class Exchange(Generic[O]):
         self._context = context
         self._params = params  # the request's params (Raw) or its whole bytes, for the requestState scope
         self._now = now
+        if principal is not None:  # else the class's None: nothing to store for a request without auth
+            self.principal = principal
 
     @property
     def request_id(self) -> str | int:
@@ -295,7 +302,7 @@ class Exchange(Generic[O]):
         method = self.event.method
         scope_error: RemoteProtocolError | None = None
         try:
-            scope = request_scope(method, self._scope_params())
+            scope = request_scope(method, self._scope_params(), self.principal)
         except RemoteProtocolError as exc:
             scope_error, scope = exc, b""
         token = self._context.state_codec.issue(

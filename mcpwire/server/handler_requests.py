@@ -3,10 +3,11 @@
 
 Owns (specification: Server > Tools, Resources, Prompts, Utilities > Completion; Basic >
 Patterns > Multi round-trip requests): the params each of these must have (-32602 otherwise),
-a retry's ``inputResponses`` checked against what its signed ``requestState`` asked, a tool's
-arguments decoded and checked against its input schema (a tool execution error otherwise,
-SEP-1303), and whether a call may or must become a task. :class:`~mcpwire.Server` inherits
-it (as it does ``era_engine.EraEngine``); the annotations name what it uses of the engine.
+a retry's ``inputResponses`` checked against what its signed ``requestState`` asked (the state
+bound to the method, the params and the principal), a tool's arguments decoded and checked
+against its input schema (a tool execution error otherwise, SEP-1303), and whether a call may
+or must become a task. :class:`~mcpwire.Server` inherits it (as it does
+``era_engine.EraEngine``); the annotations name what it uses of the engine.
 """
 
 from __future__ import annotations
@@ -58,8 +59,12 @@ class HandlerRequests:
     if TYPE_CHECKING:
         def _session_task_request(self, entry: ToolEntry, task: Any, revision: str) -> int | None: ...
 
-    def _mrtr(self, message: Request, params: Any, now: float) -> tuple[dict[str, Any] | None, Any]:
-        """The answers and state a round brings (``None, None`` for a first round)."""
+    def _mrtr(
+        self, message: Request, params: Any, now: float, principal: str | None,
+    ) -> tuple[dict[str, Any] | None, Any]:
+        """The answers and state a round brings (``None, None`` for a first round). The
+        ``requestState`` must have been issued for this method, these params and this
+        ``principal`` (another principal's is refused as a tampered one: -32602)."""
         if params.input_responses is UNSET and params.request_state is UNSET:
             return None, None  # a first round (the common case): nothing to verify
         responses = check_input_responses(params.input_responses)
@@ -68,7 +73,7 @@ class HandlerRequests:
         if token is not None:
             full = decode_params(_dict_decoder, message.params, message.id)
             kinds, state = open_round(self._state_codec.verify(
-                token, method=message.method, scope=request_scope(message.method, full), now=now
+                token, method=message.method, scope=request_scope(message.method, full, principal), now=now
             ))
             if responses:
                 check_answers(responses, kinds)
@@ -93,7 +98,7 @@ class HandlerRequests:
         else:
             task_requested = False
             task_allowed = may_be_task(entry, meta)
-        responses, state = self._mrtr(message, params, now)
+        responses, state = self._mrtr(message, params, now, principal)
         try:
             if entry.arguments_decoder is not None:
                 arguments: Any = decode_params(entry.arguments_decoder, params.arguments, message.id, typed=True)
@@ -123,7 +128,7 @@ class HandlerRequests:
             raise bad_params("resources/read requires a non-empty string uri")
         if not is_absolute_uri(uri):
             raise bad_params("resources/read uri must be an absolute URI")
-        responses, state = self._mrtr(message, params, now)
+        responses, state = self._mrtr(message, params, now, principal)
         matched = match_template(self._templates.values(), uri)
         event = ResourceRead(
             request_id=message.id, uri=uri, meta=meta, resource=self._resources.get(uri),
@@ -144,7 +149,7 @@ class HandlerRequests:
         missing = [a for a in entry.required_arguments if a not in arguments]
         if missing:
             raise bad_params("Missing required prompt arguments", {"missing": missing})
-        responses, state = self._mrtr(message, params, now)
+        responses, state = self._mrtr(message, params, now, principal)
         event = PromptGet(
             request_id=message.id, name=name, arguments=arguments, prompt=entry.prompt, meta=meta,
             input_responses=responses, state=state,

@@ -3,12 +3,18 @@
 Owns (specification 2025-11-25, 2025-06-18, 2025-03-26: Basic > Lifecycle; Basic > Transports >
 Streamable HTTP, Session Management, Multiple Connections, Resumability; 2025-03-26: JSON-RPC
 batching): routing a message to its session (Mcp-Session-Id, 400 without it, 404 for a session
-the store does not hold, 400 for an unsupported MCP-Protocol-Version), ``initialize`` and the
-session's admission (the same method table and handlers as the stateless half, the methods of
-that revision only, results shaped by initialize_era_results.py), the session's GET stream (409 for a second one,
-``Last-Event-ID`` replay from its EventStore), DELETE, 2025-03-26 batches, and the stdio entry
-points :class:`~mcpwire.StdioConnection` calls. :class:`~mcpwire.Server` inherits it; the
-annotations below name what it uses of the engine.
+the store does not hold or another principal's, 400 for an unsupported MCP-Protocol-Version),
+``initialize`` and the session's admission (the same method table and handlers as the stateless
+half, the methods of that revision only, results shaped by initialize_era_results.py), the
+session's GET stream (409 for a second one, ``Last-Event-ID`` replay from its EventStore),
+DELETE, 2025-03-26 batches, and the stdio entry points :class:`~mcpwire.StdioConnection` calls.
+:class:`~mcpwire.Server` inherits it; the annotations below name what it uses of the engine.
+
+A session is bound to the principal that initialized it (``HttpRequest.principal``, MCP
+security best practices: session hijacking): a POST, GET (with or without ``Last-Event-ID``)
+or DELETE naming it from any other principal gets exactly the unknown session's answer (404,
+-32600 "Session not found"), so nothing tells the session exists. A session initialized
+without a principal is bound to its id only.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from .http import HttpPolicy, HttpRequest, admit_target, as_text, empty_reply, e
 from .listen import ResumedStream, SessionStream, StdioSessionStream
 from .session import (
     BATCH_REVISIONS, MAX_BATCH, EventStore, Session, SessionStore, check_initialize, check_session_id,
-    negotiate_version,
+    negotiate_version, owned_by,
 )
 from .admission import Admitted, Handler, HttpAnswer, Listen, names_version, refuse
 from .listeners import Listeners
@@ -96,7 +102,7 @@ class InitializeEraEngine:
         session_ids = HeaderView(request.headers).all(MCP_SESSION_ID)
         if len(session_ids) > 1:
             return refuse(400, "Bad Request: repeated Mcp-Session-Id header", None)
-        if self.sessions.get(session_ids[0].decode("latin-1"), now) is None:
+        if self._find_session(session_ids[0], now, request.principal) is None:
             return refuse(404, "Session not found", None)  # the batch as a whole: nothing to answer on
         try:
             raws = msgspec.json.decode(body, type=list[msgspec.Raw])
@@ -116,7 +122,8 @@ class InitializeEraEngine:
                 has_requests = True
                 continue
             answer = self.receive_http(HttpRequest(method=request.method, target=request.target,
-                                                   headers=request.headers, body=item), now=now)
+                                                   headers=request.headers, body=item,
+                                                   principal=request.principal), now=now)
             answers.append(answer)
             if isinstance(answer, HttpExchange) or (isinstance(answer, tuple) and answer[0].status != 202):
                 has_requests = True
@@ -125,6 +132,15 @@ class InitializeEraEngine:
     @property
     def _sessions_on(self) -> bool:
         return bool(self._era) and self._session_ids is not None
+
+    def _find_session(self, session_id: bytes, now: float, principal: str | None) -> Session | None:
+        """The live session ``session_id`` names, for a request of ``principal``: ``None`` when
+        the store does not hold it (unknown, ended, expired) and when it is another
+        principal's, which the caller answers alike (404)."""
+        session = self.sessions.get(session_id.decode("latin-1"), now)
+        if session is None or not owned_by(session, principal):
+            return None
+        return session
 
     def _route_era(
         self, message: Request | Notification | Response, view: HeaderView, now: float, principal: str | None = None,
@@ -173,7 +189,7 @@ class InitializeEraEngine:
             return None
         if len(session_ids) > 1:
             return refuse(400, "Bad Request: repeated Mcp-Session-Id header", getattr(message, "id", None))
-        found = self.sessions.get(session_ids[0].decode("latin-1"), now)
+        found = self._find_session(session_ids[0], now, principal)
         if found is None:
             return refuse(404, "Session not found", getattr(message, "id", None))
         session = found
@@ -231,7 +247,7 @@ class InitializeEraEngine:
             return msgspec.structs.replace(admitted, reply=json_reply(200, admitted.reply))
         assert not isinstance(admitted, Listen)  # subscriptions/listen is not a session method
         event, params = admitted
-        return HttpExchange(self._context, event, params, now, session=session, revision=revision)
+        return HttpExchange(self._context, event, params, now, session=session, revision=revision, principal=principal)
 
     def _session_request(self, request: HttpRequest, view: HeaderView, now: float) -> HttpAnswer:
         """GET (the session's standalone SSE stream) and DELETE (end the session)."""
@@ -246,7 +262,7 @@ class InitializeEraEngine:
         ids = view.all(MCP_SESSION_ID)
         if len(ids) > 1:
             return refuse(400, "Bad Request: repeated Mcp-Session-Id header")
-        session = self.sessions.get(ids[0].decode("latin-1"), now)
+        session = self._find_session(ids[0], now, request.principal)
         if session is None:
             return refuse(404, "Session not found")
         if method == "DELETE":
@@ -287,7 +303,7 @@ class InitializeEraEngine:
         revision = negotiate_version(requested, self._era)
         assert revision is not None  # only called when the era is enabled
         session = Session(None if ids is None else check_session_id(next(ids)), revision, caps, info, now,
-                          self._event_store())
+                          self._event_store(), principal=principal)
         if session.id is not None and not self.sessions.add(session, now):
             raise ProtocolError("Too many sessions: try again later", code=ErrorCode.INTERNAL_ERROR, http_status=503)
         result: dict[str, Any] = {

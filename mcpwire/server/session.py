@@ -7,9 +7,9 @@ $defs InitializeRequestParams, InitializeResult):
 - version negotiation: the requested revision when the server speaks it, else the newest
   initialize-era revision it speaks;
 - :class:`Session`: what one ``initialize`` fixes for the rest of the connection (revision,
-  client capabilities and info), what later requests change (the ``logging/setLevel``
-  threshold, resource subscriptions), and the server-to-client requests waiting for their
-  answers. Its states are ``SESSION`` (``states.py``);
+  client capabilities and info, the principal it was opened for), what later requests change
+  (the ``logging/setLevel`` threshold, resource subscriptions), and the server-to-client
+  requests waiting for their answers. Its states are ``SESSION`` (``states.py``);
 - :class:`SessionStore`, the interface of where sessions live, and :class:`MemorySessionStore`,
   the bounded in-memory default: at most ``max_sessions`` at once and an idle expiry; a new
   ``initialize`` while the store is full (after expired sessions are dropped) is refused with
@@ -17,10 +17,16 @@ $defs InitializeRequestParams, InitializeResult):
 
 Session ids come from the host (the core draws no randomness): a Streamable HTTP server is
 given an iterator of fresh ids. On stdio the connection is the session and has no id.
+
+A session opened by an authenticated caller is bound to it (MCP security best practices:
+session hijacking): :func:`owned_by` is false for a request of any other principal, or of
+none, and the engine answers such a request as it answers an unknown session id (404).
+A session opened without a principal is bound to its id only.
 """
 
 from __future__ import annotations
 
+import hmac
 from typing import Any, Final, Protocol
 
 from ..wire.envelope import RequestId
@@ -32,8 +38,8 @@ from .states import SESSION, SessionState
 
 __all__ = [
     "Session", "SessionStore", "MemorySessionStore", "EventStore", "MemoryEventStore", "negotiate_version",
-    "check_initialize", "check_session_id", "MAX_SUBSCRIPTIONS", "MAX_PENDING_INPUTS", "MAX_STREAMS", "MAX_EVENTS",
-    "BATCH_REVISIONS", "MAX_BATCH",
+    "check_initialize", "check_session_id", "check_principal", "owned_by", "MAX_SUBSCRIPTIONS", "MAX_PENDING_INPUTS",
+    "MAX_STREAMS", "MAX_EVENTS", "BATCH_REVISIONS", "MAX_BATCH",
 ]
 
 MAX_SUBSCRIPTIONS: Final = 1000
@@ -83,26 +89,54 @@ def check_session_id(value: str) -> str:
     return value
 
 
+def check_principal(principal: Any) -> str | None:
+    """``HttpRequest.principal`` as the engine binds sessions and request states to it: a
+    ``str`` or ``None`` (LocalProtocolError otherwise: the host's auth layer must hand over
+    an opaque string, for example ``AccessToken.principal``)."""
+    if principal is not None and type(principal) is not str:
+        raise LocalProtocolError(f"HttpRequest.principal must be a str or None, not {type(principal).__name__}")
+    return principal
+
+
+def owned_by(session: Session, principal: str | None) -> bool:
+    """Whether a request of ``principal`` may use ``session``: always for a session opened
+    without a principal (bound to its id only), else only the same principal, compared in
+    constant time (principals are not secrets, but it costs nothing)."""
+    bound = session.principal
+    if bound is None:
+        return True
+    given = check_principal(principal)
+    return given is not None and hmac.compare_digest(_utf8(bound), _utf8(given))
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
 class Session:
     """One initialize-era session (HTTP: named by ``Mcp-Session-Id``; stdio: the connection).
 
     ``revision``, ``client_capabilities`` and ``client_info`` are fixed by ``initialize``;
     ``log_level`` is the last ``logging/setLevel`` (``None`` until then: every level is sent);
     ``subscriptions`` the resource URIs of ``resources/subscribe``. ``last_seen`` is the time
-    of the last request, for idle expiry.
+    of the last request, for idle expiry. ``principal`` is the authenticated caller that sent
+    ``initialize`` (``HttpRequest.principal``; ``None`` without auth, and on stdio): only its
+    requests may use the session (:func:`owned_by`). A store that writes sessions elsewhere
+    keeps it, and reads a session written without it as ``None``.
     """
 
     __slots__ = (
         "id", "revision", "client_capabilities", "client_info", "log_level", "subscriptions", "state",
-        "created", "last_seen", "stream", "events", "task_ids", "_pending", "_next_id",
+        "created", "last_seen", "stream", "events", "task_ids", "principal", "_pending", "_next_id",
     )
 
     def __init__(
         self, session_id: str | None, revision: str, client_capabilities: dict[str, Any],
         client_info: dict[str, Any] | None, now: float, events: EventStore | None = None, *,
-        first_request_id: int = 1,
+        first_request_id: int = 1, principal: str | None = None,
     ) -> None:
         self.id = session_id
+        self.principal = check_principal(principal)
         self.revision = revision
         self.client_capabilities = client_capabilities
         self.client_info = client_info
@@ -262,7 +296,9 @@ class SessionStore(Protocol):
     """Where a server's sessions live. The in-memory default is :class:`MemorySessionStore`;
     a shared store for several processes implements the same five methods, and says so with
     ``shared = True``: a client's answer that no request of this process waits for is then
-    handed to the host (:class:`InputArrived` with no exchange) to pass to the other processes."""
+    handed to the host (:class:`InputArrived` with no exchange) to pass to the other processes.
+    A store that writes sessions elsewhere keeps each one's ``principal`` with what
+    ``initialize`` fixed: the engine refuses a session to any other principal (404)."""
 
     def get(self, session_id: str, now: float) -> Session | None:
         """The live session, its ``last_seen`` moved to ``now``; ``None`` when unknown,

@@ -9,7 +9,8 @@ padding, ASCII only, where ``mac = HMAC-SHA256(key[kid], label + kid + "." + pay
 The prefix is ``mcpwire1`` (request state) or ``mcpcur1`` (cursor); the label is
 ``b"mcpwire-request-state-v1\\x00"`` or ``b"mcpwire-cursor-v1\\x00"``. Payloads are JSON arrays:
 ``[issuedAt, expiresAt, b64url(SHA-256(method, scope)), data]`` (unix seconds) for a request
-state, ``[method, offset, b64url(SHA-256(catalog_version))]`` for a cursor.
+state (the scope is the request's params and, when it has one, the principal it was issued to:
+:func:`request_scope`), ``[method, offset, b64url(SHA-256(catalog_version))]`` for a cursor.
 
 Invariants:
 
@@ -237,16 +238,21 @@ def check_now(now: float) -> None:
     _finite("now", now)
 
 
-def request_scope(method: str, params: Mapping[str, Any]) -> bytes:
+def request_scope(method: str, params: Mapping[str, Any], principal: str | None = None) -> bytes:
     """Canonical bytes of ``[method, params]`` without ``_meta``, ``requestState`` and
-    ``inputResponses``: the scope a request state is bound to.
+    ``inputResponses``, or of ``[method, params, principal]`` for a request of an authenticated
+    caller (``HttpRequest.principal``): the scope a request state is bound to. A state issued
+    to one principal thus verifies under that principal only, and one issued without a
+    principal only without one (its scope is what it was before principals were bound).
 
     Keys are sorted at every depth, so argument order does not matter. Pass plain decoded JSON
     values (not ``msgspec.Raw``, which would be copied verbatim and not canonicalised).
     """
     kept = {k: v for k, v in params.items() if k not in _UNSCOPED_PARAMS}
+    if principal is not None and type(principal) is not str:
+        raise LocalProtocolError(f"The principal must be a str or None, not {type(principal).__name__}")
     try:
-        return msgspec.json.encode([method, kept], order="sorted")
+        return msgspec.json.encode([method, kept] if principal is None else [method, kept, principal], order="sorted")
     except (TypeError, ValueError, msgspec.EncodeError) as exc:
         raise LocalProtocolError(f"request params are not JSON-encodable: {exc}") from exc
 

@@ -169,25 +169,29 @@ def principal_request(server: mcpwire.Server, body: Any, headers: list[tuple[byt
 
 def test_tasks_are_bound_to_the_caller_and_listed_for_it_only() -> None:
     server = task_server(page_size=2)
-    status, headers, body = reply(principal_request(server, INIT, [], "alice"))
-    assert body["result"]["capabilities"]["tasks"]["list"] == {}
-    session = [(b"mcp-session-id", headers[b"mcp-session-id"]), (b"mcp-protocol-version", b"2025-11-25")]
+
+    def session_of(who: str) -> list[tuple[bytes, bytes]]:
+        status, headers, body = reply(principal_request(server, INIT, [], who))
+        assert body["result"]["capabilities"]["tasks"]["list"] == {}
+        return [(b"mcp-session-id", headers[b"mcp-session-id"]), (b"mcp-protocol-version", b"2025-11-25")]
+
+    session, bobs = session_of("alice"), session_of("bob")  # a session is its initializer's only
     for n in range(3):
         exchange = principal_request(server, rpc("tools/call", {"name": "job", "arguments": {}, "task": {}}, n), session, "alice")
         exchange.create_task(now=NOW)
-    other = principal_request(server, rpc("tools/call", {"name": "job", "arguments": {}, "task": {}}), session, "bob")
+    other = principal_request(server, rpc("tools/call", {"name": "job", "arguments": {}, "task": {}}), bobs, "bob")
     other.create_task(now=NOW)
     page = result(principal_request(server, rpc("tasks/list", {}), session, "alice"), "ListTasksResult")
     assert [t["taskId"] for t in page["tasks"]] == ["task-1", "task-2"]
     rest = result(principal_request(server, rpc("tasks/list", {"cursor": page["nextCursor"]}), session, "alice"))
     assert [t["taskId"] for t in rest["tasks"]] == ["task-3"] and "nextCursor" not in rest
-    bob = result(principal_request(server, rpc("tasks/list", {}), session, "bob"))
+    bob = result(principal_request(server, rpc("tasks/list", {}), bobs, "bob"))
     assert [t["taskId"] for t in bob["tasks"]] == ["task-4"]
     # Another caller's task is not found, and its id is no cursor.
     error(principal_request(server, rpc("tasks/get", {"taskId": "task-4"}), session, "alice"), -32602)
     error(principal_request(server, rpc("tasks/list", {"cursor": "task-4"}), session, "alice"), -32602)
     # Without an authorization context there is no tasks/list (it was not declared).
-    error(send(server, rpc("tasks/list", {}), session), -32601)
+    error(send(server, rpc("tasks/list", {}), open_session(server)), -32601)
 
 
 @pytest.mark.parametrize("end", ["complete", "cancel"])

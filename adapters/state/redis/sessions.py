@@ -3,8 +3,10 @@
 session may land on different processes, and a client may resume a stream on any of them.
 
 What is shared. A session's hash (``<prefix>session:<id>``) holds what ``initialize`` fixed
-(revision, client capabilities and info), what later requests changed (the log level, the
-resource subscriptions, the state) and the name of its events; it expires ``idle_timeout``
+(revision, client capabilities and info, and ``principal``, the principal it was opened for:
+absent without one, so a record written before principals were kept reads as a session bound
+to its id only), what later requests changed (the log level, the resource subscriptions, the
+state) and the name of its events; it expires ``idle_timeout``
 seconds after the last request, on any process (each ``get`` renews it; so does the process
 holding its open GET stream, or a request waiting for its client's answers, while it does). The engine writes a
 change back through :meth:`RedisSessionStore.save`. What is not shared, because it is live in
@@ -245,6 +247,8 @@ class RedisSessionStore:
         fields = {"revision": session.revision, "caps": _ENCODE(session.client_capabilities).decode(),
                   "info": _ENCODE(session.client_info).decode(), "events": events.base,
                   "created": repr(session.created), **self._changing(session)}
+        if session.principal is not None:  # the engine serves the session to this principal only
+            fields["principal"] = session.principal
         try:
             added = self._add(keys=[self._key(session.id), self.prefix + "sessions"],
                               args=(session.id, _ENCODE(fields), repr(now * 1000), self.idle_ms, self.max_sessions, self.prefix))
@@ -321,8 +325,10 @@ class RedisSessionStore:
                 raise ValueError("capabilities or client info of the wrong type")
             if not _text(fields[b"events"]).startswith(self.prefix + "events:"):
                 raise ValueError("events outside this server's prefix")
+            principal = fields.get(b"principal")  # absent: opened without one, or written before it was kept
             session = Session(session_id, _text(fields[b"revision"]), caps, info, float(fields[b"created"]), events,
-                              first_request_id=1 + secrets.randbits(40) * 4096)
+                              first_request_id=1 + secrets.randbits(40) * 4096,
+                              principal=None if principal is None else _text(principal))
             self._local[session_id] = session
             while len(self._local) > self.max_sessions:
                 del self._local[next(iter(self._local))]
