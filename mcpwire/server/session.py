@@ -325,27 +325,62 @@ class SessionStore(Protocol):
 class MemorySessionStore:
     """Sessions in this process's memory, bounded: at most ``max_sessions`` (default 1000),
     each dropped after ``idle_timeout`` seconds without a request (default 1800; a session
-    with an open GET stream or a request waiting for input is not idle)."""
+    with an open GET stream or a request waiting for input is not idle), and at most
+    ``max_sessions_per_principal`` (default 100; ``None``: no such bound) for one principal.
 
-    def __init__(self, *, max_sessions: int = 1000, idle_timeout: float = 1800.0) -> None:
-        if max_sessions < 1 or not idle_timeout > 0:
-            raise LocalProtocolError("max_sessions must be at least 1 and idle_timeout positive")
+    When a bound is reached, a new session takes the place of the oldest session never used
+    after its ``initialize`` (no request has named it since), of that principal for the
+    per-principal bound, of anyone for the whole store; only when there is none is it
+    refused (the engine answers 503). So a flood of bare initializes neither locks new
+    clients out nor pushes out a session in use, and one principal cannot fill the store."""
+
+    def __init__(
+        self, *, max_sessions: int = 1000, idle_timeout: float = 1800.0, max_sessions_per_principal: int | None = 100,
+    ) -> None:
+        if max_sessions < 1 or not idle_timeout > 0 or (max_sessions_per_principal is not None and max_sessions_per_principal < 1):
+            raise LocalProtocolError(
+                "max_sessions and max_sessions_per_principal must be at least 1 and idle_timeout positive"
+            )
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
+        self.max_sessions_per_principal = max_sessions_per_principal
         self._sessions: dict[str, Session] = {}
+        self._unused: dict[str, None] = {}  # ids never named since their initialize, oldest first
+        self._per_principal: dict[str, int] = {}
 
     def _expired(self, session: Session, now: float) -> bool:
         busy = session.stream is not None or session.waiting
         return not session.open or (not busy and now - session.last_seen > self.idle_timeout)
+
+    def _drop(self, session_id: str) -> Session | None:
+        session = self._sessions.pop(session_id, None)
+        self._unused.pop(session_id, None)
+        if session is not None and session.principal is not None:
+            left = self._per_principal[session.principal] - 1
+            if left:
+                self._per_principal[session.principal] = left
+            else:
+                del self._per_principal[session.principal]
+        return session
+
+    def _evict_unused(self, principal: str | None = None) -> bool:
+        """Drop the oldest never-used session (of ``principal`` when given); whether there was one."""
+        for key in self._unused:
+            if principal is None or self._sessions[key].principal == principal:
+                self._drop(key)
+                return True
+        return False
 
     def get(self, session_id: str, now: float) -> Session | None:
         session = self._sessions.get(session_id)
         if session is None:
             return None
         if self._expired(session, now):
-            del self._sessions[session_id]
+            self._drop(session_id)
             return None
         session.last_seen = max(session.last_seen, now)
+        if self._unused:
+            self._unused.pop(session_id, None)
         return session
 
     def add(self, session: Session, now: float) -> bool:
@@ -353,16 +388,27 @@ class MemorySessionStore:
             raise LocalProtocolError("Only a session with an id can be stored")
         if session.id in self._sessions:
             raise LocalProtocolError(f"Session id {session.id!r} was issued twice: the host's ids must be unique")
+        principal, cap = session.principal, self.max_sessions_per_principal
+        if principal is not None and cap is not None and self._per_principal.get(principal, 0) >= cap:
+            self._purge(now)
+            if self._per_principal.get(principal, 0) >= cap and not self._evict_unused(principal):
+                return False
         if len(self._sessions) >= self.max_sessions:
-            for key in [k for k, s in self._sessions.items() if self._expired(s, now)]:
-                del self._sessions[key]
-            if len(self._sessions) >= self.max_sessions:
+            self._purge(now)
+            if len(self._sessions) >= self.max_sessions and not self._evict_unused():
                 return False
         self._sessions[session.id] = session
+        self._unused[session.id] = None
+        if principal is not None:
+            self._per_principal[principal] = self._per_principal.get(principal, 0) + 1
         return True
 
+    def _purge(self, now: float) -> None:
+        for key in [k for k, s in self._sessions.items() if self._expired(s, now)]:
+            self._drop(key)
+
     def remove(self, session_id: str) -> Session | None:
-        return self._sessions.pop(session_id, None)
+        return self._drop(session_id)
 
     def save(self, session: Session) -> None:
         pass  # the session object is the stored one

@@ -30,10 +30,10 @@ def make_server(**kw: Any) -> mcpwire.Server:
 
 
 def send(server: mcpwire.Server, body: Any, headers: list[tuple[bytes, bytes]] | None = None,
-         method: str = "POST", now: float = NOW) -> Any:
+         method: str = "POST", now: float = NOW, principal: str | None = None) -> Any:
     data = json.dumps(body).encode() if body is not None else b""
-    return server.receive_http(HttpRequest(method=method, target="/mcp", headers=BASE + (headers or []), body=data),
-                               now=now)
+    request = HttpRequest(method=method, target="/mcp", headers=BASE + (headers or []), body=data, principal=principal)
+    return server.receive_http(request, now=now)
 
 
 def reply(answer: Any) -> tuple[int, dict[bytes, bytes], Any]:
@@ -43,12 +43,17 @@ def reply(answer: Any) -> tuple[int, dict[bytes, bytes], Any]:
     return head.status, dict(head.headers), json.loads(body) if body else None
 
 
-def open_session(server: mcpwire.Server, version: str = "2025-11-25") -> list[tuple[bytes, bytes]]:
+def open_session(
+    server: mcpwire.Server, version: str = "2025-11-25", principal: str | None = None, used: bool = True,
+) -> list[tuple[bytes, bytes]]:
+    """A session opened by initialize, and (``used``) named since by notifications/initialized."""
     init = {**INIT, "params": {**INIT["params"], "protocolVersion": version}}
-    status, headers, body = reply(send(server, init))
+    status, headers, body = reply(send(server, init, principal=principal))
     assert status == 200 and body["result"]["protocolVersion"] == version
     session = [(b"mcp-session-id", headers[b"mcp-session-id"]), (b"mcp-protocol-version", version.encode())]
-    assert reply(send(server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))[0] == 202
+    if used:
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert reply(send(server, note, session, principal=principal))[0] == 202
     return session
 
 
@@ -123,6 +128,42 @@ def test_the_store_at_its_bound_refuses_initialize_with_503_and_frees_on_delete(
     assert len(server.sessions) == 1
     open_session(server)  # room again
     assert len(server.sessions) == 2
+
+
+def test_a_flood_of_bare_initializes_locks_no_one_out_and_pushes_out_no_session_in_use() -> None:
+    server = make_server(sessions=MemorySessionStore(max_sessions=4, idle_timeout=60))
+    in_use = [open_session(server), open_session(server)]
+    flood = [open_session(server, used=False) for _ in range(50)]  # each takes the oldest unused one's place
+    assert len(server.sessions) == 4
+    for session in in_use:
+        assert reply(send(server, PING, session))[0] == 200
+    error(send(server, PING, flood[0]), 404, -32600, "Session not found")  # pushed out by the flood
+    assert reply(send(server, PING, flood[-1]))[0] == 200  # the newest bare one is still there, now in use
+    newcomer = open_session(server)  # a new client still gets in
+    assert reply(send(server, PING, newcomer))[0] == 200
+    # Only sessions in use left (the two, the newest bare one named above, the newcomer): full.
+    error(send(server, INIT), 503, -32603, "Internal error")
+
+
+def test_one_principal_cannot_fill_the_store() -> None:
+    server = make_server(sessions=MemorySessionStore(max_sessions=10, idle_timeout=60, max_sessions_per_principal=2))
+    first = open_session(server, principal="alice")
+    second = open_session(server, principal="alice", used=False)
+    third = open_session(server, principal="alice")  # takes the place of alice's unused one
+    error(send(server, PING, second, principal="alice"), 404, -32600, "Session not found")
+    error(send(server, INIT, principal="alice"), 503, -32603, "Internal error")  # both of hers in use
+    for session in (first, third):
+        assert reply(send(server, PING, session, principal="alice"))[0] == 200
+    open_session(server, principal="bob")  # others are not held back
+    open_session(server)  # nor is anyone without a principal
+    assert len(server.sessions) == 4
+
+
+def test_the_store_bounds_are_checked() -> None:
+    for bad in ({"max_sessions": 0}, {"idle_timeout": 0}, {"max_sessions_per_principal": 0}):
+        with pytest.raises(mcpwire.LocalProtocolError):
+            MemorySessionStore(**bad)
+    assert MemorySessionStore(max_sessions_per_principal=None).max_sessions_per_principal is None
 
 
 def test_idle_sessions_expire_and_make_room() -> None:
