@@ -411,7 +411,10 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
             view = HeaderView(headers, index)
         if method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE"):
             if view.first(MCP_SESSION_ID) is not None:
-                return self._session_request(request, view, now)
+                try:
+                    return self._session_request(request, view, now)
+                except ProtocolError as exc:  # the session store failed (a shared store unreachable)
+                    return error_reply(exc)
             if self._session_client(view):
                 # Only a session has a GET stream and can be deleted (2025-11-25: Streamable
                 # HTTP, Session Management: 400 without the header); the stateless generation's
@@ -430,7 +433,10 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
         except RemoteProtocolError as exc:
             return error_reply(exc)
         if self._era:
-            routed = self._route_era(message, view, now, request.principal)
+            try:
+                routed = self._route_era(message, view, now, request.principal)
+            except ProtocolError as exc:  # the session store failed: answered with the request's id
+                return error_reply(exc, getattr(message, "id", None))
             if routed is not None:
                 return routed
         if type(message) is not Request:

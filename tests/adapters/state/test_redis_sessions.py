@@ -17,7 +17,7 @@ from _redis import RedisServer
 from mcpwire_adapters import App
 from mcpwire_adapters.state.redis.sessions import RedisEventStore, RedisSessionStore
 
-from mcpwire import ErrorCode, HttpExchange, HttpRequest, Keyring, ProtocolError, SessionClosed
+from mcpwire import ErrorCode, HttpExchange, HttpRequest, Keyring, SessionClosed
 from mcpwire.sessions import SessionStream
 
 VERSION = "2025-11-25"
@@ -136,9 +136,18 @@ def test_redis_lost_is_internal_error_then_it_works_again(
     app = make_app(redis_server)
     sid = initialize(app)
     redis_server.stop()
-    with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.redis"), pytest.raises(ProtocolError) as raised:
-        post(app, request("tools/list", {}), sid)
-    assert raised.value.code == ErrorCode.INTERNAL_ERROR and "session store: get failed" in caplog.text
+    with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.redis"):
+        status, body = answer(post(app, request("ping", {}, request_id=7), sid))
+    # The request's id is known and kept (JSON-RPC 2.0: null only when it cannot be read).
+    assert status == 500 and body == {"jsonrpc": "2.0", "id": 7, "error": {"code": ErrorCode.INTERNAL_ERROR,
+                                                                           "message": "Internal error"}}
+    assert "session store: get failed" in caplog.text
+    with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.redis"):  # the GET stream and DELETE: no id
+        for method in ("GET", "DELETE"):
+            status, body = answer(app.server.receive_http(HttpRequest(
+                method=method, target="/mcp", headers=[(b"accept", b"text/event-stream"), (b"mcp-protocol-version", VERSION.encode()),
+                         (b"mcp-session-id", sid.encode())], body=b""), now=NOW))
+            assert status == 500 and body is not None and body["id"] is None and body["error"]["code"] == -32603
     redis_server.start()  # empty (no persistence): the session is gone, a new one works
     assert answer(post(app, request("tools/list", {}), sid))[0] == 404
     assert answer(post(app, request("tools/list", {}), initialize(app)))[0] == 200
