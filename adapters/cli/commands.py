@@ -475,6 +475,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=("http", "stdio"), default="http")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=_port, default=8000, help="0 picks a free port (default 8000)")
+    serve.add_argument("--allowed-host", action="append", dest="allowed_hosts", metavar="HOST",
+                       help="HTTP: answer 403 unless the Host header names HOST, on any port (repeatable; "
+                            "against DNS rebinding, e.g. --allowed-host 127.0.0.1 --allowed-host localhost); "
+                            "default: MCPWIRE_ALLOWED_HOSTS (comma-separated) if set, else no Host check")
     serve.add_argument("--oauth-issuer", metavar="URL",
                        help="protect the server: accept only JWT access tokens from this authorization server")
     serve.add_argument("--oauth-jwks-url", metavar="URL", help="the issuer's key set (its jwks_uri)")

@@ -1,6 +1,7 @@
 """``mcpwire serve``: load an App from ``MODULE:APP`` and serve it over HTTP (optionally behind
-OAuth) or stdio until Ctrl-C (HTTP: a graceful stop first) or the end of stdin. An App with
-tasks keeps them in an SQLite file (``--tasks-db``, default ``./mcpwire-tasks.db``)."""
+OAuth, optionally checking the Host header: ``--allowed-host``) or stdio until Ctrl-C (HTTP: a
+graceful stop first) or the end of stdin. An App with tasks keeps them in an SQLite file
+(``--tasks-db``, default ``./mcpwire-tasks.db``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import contextlib
 import importlib
 import importlib.util
 import inspect as pyinspect
+import ipaddress
 import logging
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -18,6 +21,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import trio
 
 from .terminal import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliError, Terminal, os_reason, trio_run
@@ -31,7 +35,7 @@ from .workers import check_workers, serve_workers
 from ..app.app import App
 from ..state.sqlite_tasks import SqliteTaskStore
 
-__all__ = ["DEFAULT_TASKS_DB", "load_app", "serve", "use_task_store"]
+__all__ = ["ALLOWED_HOSTS_ENV", "DEFAULT_TASKS_DB", "allowed_hosts", "load_app", "serve", "use_allowed_hosts", "use_task_store"]
 
 DEFAULT_TASKS_DB = "mcpwire-tasks.db"
 """Where ``serve`` keeps an App's tasks without ``--tasks-db`` (in the working directory)."""
@@ -172,8 +176,53 @@ def use_keys(app: App, path: str | None) -> None:
         app.server.set_keyring(keyring)
 
 
+ALLOWED_HOSTS_ENV = "MCPWIRE_ALLOWED_HOSTS"
+"""The hosts of ``--allowed-host``, comma-separated, when the option is not given."""
+
+_HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
+
+
+def allowed_hosts(args: argparse.Namespace) -> frozenset[str] | None:
+    """The Host check ``--allowed-host`` (repeatable; else ``MCPWIRE_ALLOWED_HOSTS``,
+    comma-separated) asks for: the hosts, lowercase, or None for no check. Each is a host name
+    or an IP address without a port (IPv6 with or without brackets); anything else is a usage
+    error, so a mistyped host fails at start rather than as 403s."""
+    given: list[str] | None = getattr(args, "allowed_hosts", None)
+    if given is not None:
+        source = "--allowed-host"
+        if args.transport == "stdio":
+            raise CliError("--allowed-host is for HTTP: stdio has no Host header", EXIT_USAGE)
+    else:
+        env = os.environ.get(ALLOWED_HOSTS_ENV, "")
+        if args.transport == "stdio" or not env.strip():
+            return None
+        source, given = ALLOWED_HOSTS_ENV, env.split(",")
+    hosts = set()
+    for entry in given:
+        host = entry.strip().lower()
+        bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+        if _HOST_NAME.fullmatch(host) is None:
+            try:
+                host = "[" + ipaddress.IPv6Address(bare).compressed + "]"
+            except ValueError:
+                raise CliError(f"{source}: {entry.strip()!r} is not a host name or IP address (no scheme, port or "
+                               "path: --allowed-host localhost)", EXIT_USAGE) from None
+        hosts.add(host)
+    return frozenset(hosts)
+
+
+def use_allowed_hosts(app: App, hosts: frozenset[str] | None, term: Terminal) -> None:
+    """Turn on the engine's Host check (``HttpPolicy.allowed_hosts``) for ``hosts``, in place of
+    any the App set; nothing without hosts."""
+    if hosts is None:
+        return
+    app.server.http = msgspec.structs.replace(app.server.http, allowed_hosts=hosts)
+    term.say(f"mcpwire: answering only requests whose Host is {', '.join(sorted(hosts))} (any other: 403)")
+
+
 def serve(args: argparse.Namespace, term: Terminal) -> int:
     logging.basicConfig(level=logging.WARNING, stream=term.stderr, format="mcpwire: %(levelname)s %(name)s: %(message)s")
+    args.allowed_hosts = allowed_hosts(args)  # checked once, before any worker starts
     workers = check_workers(args)  # --workers N: N processes on one port (_cli_workers.py)
     if workers is not None:
         return serve_workers(args, term, workers, _serve_worker)
@@ -200,6 +249,7 @@ def serve(args: argparse.Namespace, term: Terminal) -> int:
 
 
 def _serve_http_app(app: App, args: argparse.Namespace, term: Terminal, guard: Any, worker: str | None) -> None:
+    use_allowed_hosts(app, args.allowed_hosts, term)
     store = use_shared_state(app, args, term) or use_task_store(app, args.tasks_db, term)
     with store if store is not None else contextlib.nullcontext():  # closed after serving
         try:

@@ -135,17 +135,34 @@ class JwtVerifier:
     ``refresh_interval`` (key rotation). ``iss`` must equal ``issuer``, ``aud`` must contain
     ``audience`` (this server's resource URL), ``exp`` must be present and in the future
     (``leeway`` seconds of clock skew). Only asymmetric ``algorithms`` are accepted.
+
+    The JOSE header's ``typ`` must be ``at+jwt`` (RFC 9068 section 4: the resource server
+    MUST refuse any other value), compared case-insensitively and with or without the
+    ``application/`` prefix (RFC 7515 section 4.1.9), so that no other JWT the issuer signs (an
+    ID token, a client assertion, a logout token) passes as an access token. Any other ``typ``,
+    a missing one included, is ``invalid_token``. ``accept_typ`` is an explicit opt-out for an
+    authorization server that does not follow RFC 9068: ``("at+jwt", "JWT")`` also takes
+    ``JWT``, and ``None`` in it a token without ``typ``. Leave it strict when you can: the
+    check is what tells an access token from the issuer's other JWTs.
     """
 
     def __init__(self, *, issuer: str, audience: str, jwks_url: str | None = None, jwks: dict[str, Any] | None = None,
                  algorithms: Sequence[str] = ("RS256", "ES256", "PS256", "EdDSA"), leeway: int = 30,
                  cache_seconds: float = 300.0, refresh_interval: float = 30.0,
                  fetcher: Callable[[HttpCall], Awaitable[HttpReply]] | None = None,
-                 clock: Callable[[], float] = time.time, allow_http: bool = False) -> None:
+                 clock: Callable[[], float] = time.time, allow_http: bool = False,
+                 accept_typ: Sequence[str | None] = ("at+jwt",)) -> None:
         if jwks_url is None and jwks is None:
             raise UsageError("give jwks_url or jwks")
         if any(a not in ASYMMETRIC for a in algorithms):
             raise UsageError(f"only asymmetric algorithms are accepted: {list(algorithms)}")
+        if isinstance(accept_typ, str) or not accept_typ or any(
+            t is not None and (not isinstance(t, str) or not _media_type(t)) for t in accept_typ
+        ):
+            raise UsageError(f"accept_typ: a sequence of JOSE typ values (or None for none), such as "
+                             f"('at+jwt',), not {accept_typ!r}")
+        self.accept_typ = tuple(accept_typ)
+        self._typs = frozenset(None if t is None else _media_type(t) for t in accept_typ)
         self.issuer, self.audience = issuer, audience
         self.jwks_url = check_endpoint(jwks_url, "jwks_uri", allow_http=allow_http) if jwks_url is not None else None
         self.algorithms = list(algorithms)
@@ -198,6 +215,10 @@ class JwtVerifier:
         audience = (aud,) if isinstance(aud, str) else tuple(a for a in aud if isinstance(a, str)) if isinstance(aud, list) else ()
         if self.audience not in audience:
             raise AuthError("wrong_audience", f"the token is not for {self.audience}")
+        typ = decoded.header.get("typ")
+        if (_media_type(typ) if isinstance(typ, str) else None if typ is None else "") not in self._typs:
+            wanted = " or ".join("no typ" if t is None else repr(t) for t in self.accept_typ)
+            raise AuthError("invalid_token", f"the token's JOSE typ is not {wanted} (RFC 9068 section 4)")
         scope = claims.get("scope")
         scopes = tuple(scope.split()) if isinstance(scope, str) else tuple(s for s in claims.get("scp", ()) if isinstance(s, str))
         cnf = claims.get("cnf")
@@ -205,6 +226,16 @@ class JwtVerifier:
         return AccessToken(subject=claims.get("sub"), client_id=claims.get("client_id") or claims.get("azp"), scopes=scopes,
                            issuer=self.issuer, audience=audience, expires_at=float(exp),
                            jkt=jkt if isinstance(jkt, str) else None, claims=dict(claims))
+
+
+def _media_type(typ: str) -> str:
+    """A JOSE ``typ`` as the media type it names, lowercase, for comparison (RFC 7515 section
+    4.1.9: ``application/`` may be left out of it, and media types compare case-insensitively);
+    ``""`` for a value that is empty or names another top-level type."""
+    text = typ.lower()
+    if text.startswith("application/"):
+        text = text[len("application/"):]
+    return "" if "/" in text else text
 
 
 def _htu(url: str) -> str:

@@ -23,6 +23,8 @@ Every non-2xx answer carries a JSON-RPC error object, never a plain-text or HTML
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any, Final, Sequence, Union
@@ -80,7 +82,9 @@ class HttpRequest(msgspec.Struct, frozen=True, kw_only=True):
 
     ``principal``: who sent it, as the host authenticated it (an opaque string, for example the
     OAuth token's issuer and subject; ``None`` when unauthenticated). Tasks are bound to it: a
-    task made for one principal is unknown (-32602) to requests of another.
+    task made for one principal is unknown (-32602) to requests of another. So are
+    initialize-era sessions (a request naming another principal's session gets the unknown
+    session's 404) and ``requestState`` tokens (another principal's is -32602, as a tampered one).
     """
 
     method: str
@@ -138,11 +142,17 @@ _SSE_HEADERS: Final = (
 class HttpPolicy(msgspec.Struct, frozen=True, kw_only=True):
     """Transport settings of an HTTP server engine.
 
-    ``allowed_origins``: ``None`` (the default) admits a missing Origin and any http(s) Origin
-    whose host is loopback (the DNS-rebinding protection Streamable HTTP requires); otherwise the set of
-    exact origins (``"https://app.example.com"``) admitted, or ``{"*"}`` for any.
-    ``allowed_hosts``: ``None`` skips the Host check; otherwise the Host header (without port)
-    must be one of them. ``max_body_bytes``: larger bodies are refused with 413.
+    A missing ``Origin`` is always admitted (non-browser clients send none); a present one is
+    parsed strictly as ``scheme://host[:port]`` (RFC 6454), and a repeated one or one that is
+    not such a value (``null`` included) is refused with 403.
+    ``allowed_origins``: ``None`` (the default) admits an ``http`` or ``https`` Origin whose
+    host is exactly ``localhost``, ``127.0.0.1`` or ``[::1]``, on any port (the DNS-rebinding
+    protection Streamable HTTP requires); otherwise the set of origins admitted
+    (``"https://app.example.com"``), each compared whole with the request's after both are
+    serialized (lowercase, the scheme's default port left out), or ``{"*"}`` for any.
+    ``allowed_hosts``: ``None`` skips the Host check; otherwise the Host header, parsed strictly
+    as ``host[:port]``, must name one of them (compared without the port).
+    ``max_body_bytes``: larger bodies are refused with 413.
     """
 
     path: str = "/mcp"
@@ -211,25 +221,110 @@ def _refuse(status: int, message: str, extra: tuple[tuple[bytes, bytes], ...] = 
     return error_reply(error, None, extra)
 
 
-def _host_of(authority: str) -> str:
-    # "host:port", "[v6]:port" or "host" -> lowercase host (brackets kept for IPv6).
-    authority = authority.strip().lower()
-    if authority.startswith("["):
-        return authority[: authority.find("]") + 1] if "]" in authority else authority
-    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+_SCHEME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
+_REG_NAME: Final = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")  # DNS-style labels, an IPv4 address among them
+_PORT: Final = re.compile(r"[0-9]{1,5}")
+_DEFAULT_PORTS: Final = {"http": "80", "https": "443"}
 
 
+def _authority(text: str) -> tuple[str, str] | None:
+    """``host[:port]`` (already lowercase) split into the host and the port (``""`` when
+    absent), or None unless it is exactly that: a registered name or IPv4 address of
+    letters, digits, ``-`` and ``_`` in non-empty dot-separated labels, or a bracketed IPv6
+    address (kept in brackets, in its compressed form), then nothing or ``:`` and 1 to 5
+    digits up to 65535. No userinfo, path, query, fragment, whitespace or second colon."""
+    if text.startswith("["):
+        close = text.find("]")
+        if close < 0 or "%" in text[:close]:  # no zone: it names an interface of the sender's
+            return None
+        try:
+            host = "[" + ipaddress.IPv6Address(text[1:close]).compressed + "]"
+        except ValueError:  # not an IPv6 address
+            return None
+        rest = text[close + 1:]
+        if rest and not rest.startswith(":"):
+            return None
+        port = rest[1:] if rest else None
+    else:
+        host, sep, port_text = text.partition(":")
+        if _REG_NAME.fullmatch(host) is None:
+            return None
+        port = port_text if sep else None
+    if port is None:
+        return host, ""
+    if _PORT.fullmatch(port) is None or int(port) > 65535:
+        return None
+    return host, str(int(port))
+
+
+def _origin(text: str) -> tuple[str, str, str] | None:
+    """An Origin value parsed strictly as ``scheme://host[:port]`` (RFC 6454 section 7: the
+    serialization of one origin, section 6.2): ``(scheme, host, port)``, lowercase, the port
+    ``""`` when absent or the scheme's default (80 for http, 443 for https), so that equal
+    origins compare equal. None for ``null`` and for anything that is not such a value."""
+    scheme, sep, rest = text.lower().partition("://")
+    if not sep or _SCHEME.fullmatch(scheme) is None:
+        return None
+    parts = _authority(rest)
+    if parts is None:
+        return None
+    host, port = parts
+    return scheme, host, "" if port == _DEFAULT_PORTS.get(scheme) else port
+
+
+def _serialized(parts: tuple[str, str, str]) -> str:
+    scheme, host, port = parts
+    return f"{scheme}://{host}:{port}" if port else f"{scheme}://{host}"
+
+
+@lru_cache(maxsize=64)
+def _allowed_origins(allowed: frozenset[str]) -> frozenset[str]:
+    """An allow-list as serialized origins (entries that are not one origin never match)."""
+    return frozenset(_serialized(parts) for entry in allowed if (parts := _origin(entry.strip())) is not None)
+
+
+@lru_cache(maxsize=256)
 def _origin_allowed(origin: bytes, allowed: frozenset[str] | None) -> bool:
+    """Whether an ``Origin`` value is admitted. Without an allow-list: an ``http`` or ``https``
+    origin whose host is loopback (``localhost``, ``127.0.0.1``, ``[::1]``), any port. With one:
+    ``{"*"}`` admits anything; otherwise the origin, parsed and serialized, must equal a listed
+    one (``null``, an opaque origin any sandboxed page sends, never does)."""
+    if allowed is not None and "*" in allowed:
+        return True
     try:
-        text = origin.decode("ascii").strip()
+        parts = _origin(origin.decode("ascii").strip(" \t"))
     except UnicodeDecodeError:
         return False
-    if allowed is not None:
-        return "*" in allowed or text in allowed
-    scheme, sep, rest = text.partition("://")
-    if not sep or scheme.lower() not in ("http", "https") or "@" in rest or "/" in rest:
+    if parts is None:
         return False
-    return _host_of(rest) in LOOPBACK_HOSTS
+    if allowed is None:
+        return parts[0] in ("http", "https") and parts[1] in LOOPBACK_HOSTS
+    return _serialized(parts) in _allowed_origins(allowed)
+
+
+@lru_cache(maxsize=256)
+def _host_allowed(host: bytes, allowed: frozenset[str]) -> bool:
+    """Whether a ``Host`` value, parsed strictly as ``host[:port]`` (RFC 9110 section 7.2), names
+    a listed host (compared without the port and in lowercase; an IPv6 address with or
+    without its brackets). A value that is not ``host[:port]`` is never allowed."""
+    parts = _authority(host.decode("latin-1").strip(" \t").lower())
+    return parts is not None and parts[0] in _allowed_host_names(allowed)
+
+
+@lru_cache(maxsize=64)
+def _allowed_host_names(allowed: frozenset[str]) -> frozenset[str]:
+    """``allowed_hosts`` as :func:`_authority` gives hosts: lowercase, an IPv6 address in
+    brackets and compressed (``::1``, ``[::1]`` and ``[0::1]`` alike). An entry that is not a
+    bare host (one with a port, a scheme or a path) matches nothing."""
+    names = set()
+    for entry in allowed:
+        text = entry.strip().lower()
+        if ":" in text and not text.startswith("["):
+            text = f"[{text}]"  # a bare IPv6 address
+        parts = _authority(text)
+        if parts is not None:
+            names.add(parts[0])
+    return frozenset(names)
 
 
 @lru_cache(maxsize=256)
@@ -293,7 +388,7 @@ def admit_target(request: HttpRequest, policy: HttpPolicy, view: HeaderView) -> 
         return _refuse(403, "Origin is not allowed")
     if policy.allowed_hosts is not None:
         host = view.first(b"host")
-        if host is None or view.repeated(b"host") or _host_of(host.decode("latin-1")) not in policy.allowed_hosts:
+        if host is None or view.repeated(b"host") or not _host_allowed(host, policy.allowed_hosts):
             return _refuse(403, "Host is not allowed")
     return None
 

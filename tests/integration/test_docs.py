@@ -147,6 +147,7 @@ SPEC_ANCHORS: dict[str, frozenset[str]] = {
         "session-management", "protocol-version-header", "sending-messages-to-the-server",
         "listening-for-messages-from-the-server"}),
     "2025-11-25/basic/lifecycle": frozenset({"version-negotiation"}),
+    "2025-11-25/basic/security_best_practices": frozenset({"session-hijacking"}),
     "2025-11-25/basic/utilities/ping": frozenset({"behavior-requirements"}),
     "2025-11-25/basic/utilities/tasks": frozenset({"protocol-errors", "input-required-status", "result-retrieval"}),
     "basic": frozenset({"error-codes", "ref-resolution", "responses", "messages", "json-schema-usage"}),

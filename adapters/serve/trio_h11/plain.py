@@ -15,6 +15,8 @@ from http import HTTPStatus
 from collections.abc import Sequence
 from typing import Protocol
 
+import h11
+
 from mcpwire import ResponseBody, ResponseHead
 
 __all__ = ["head_facts", "plain_answer", "write_now"]
@@ -27,14 +29,50 @@ class _FileLike(Protocol):
 def head_facts(http_version: bytes, headers: Sequence[tuple[bytes, bytes]]) -> tuple[int, bool]:
     """One walk over a request head's headers: their size as sent (name, value, ": " and CRLF
     each) and whether the connection stays open after the answer (HTTP/1.1 without a
-    ``close`` token in ``Connection``, RFC 9112 9.3 and 9.6)."""
+    ``close`` token in ``Connection``, RFC 9112 9.3 and 9.6).
+
+    The same walk refuses a head whose body two HTTP parsers could frame differently (request
+    smuggling), raising :class:`h11.RemoteProtocolError` (400): the connection answers it and
+    closes, and nothing after the head is read as a request. That is a ``Transfer-Encoding``
+    together with a ``Content-Length`` (RFC 9112 6.3: the server MUST close the connection
+    after responding; it rejects here, as h11 does not: it reads such a body as chunked and
+    keeps the connection), a ``Transfer-Encoding`` other than exactly ``chunked``, or one in an
+    HTTP/1.0 request (6.1: its framing is faulty), and two ``Content-Length`` fields. h11
+    refuses the repeated or unknown codings and the Content-Length values that disagree before
+    this walk (a 501 or 400 that the connection answers 400), and merges identical values into
+    one field (RFC 9110 8.6 allows it: every reader frames the same body); they are checked
+    again here so that no version of h11 decides alone."""
     size = 0
     keep_alive = http_version == b"1.1"
+    lengths = 0
+    coding: bytes | None = None
     for name, value in headers:
         size += len(name) + len(value) + 4
-        if len(name) == 10 and name.lower() == b"connection" and b"close" in _tokens(value):
-            keep_alive = False
+        count = len(name)
+        if count == 10:
+            if name.lower() == b"connection" and b"close" in _tokens(value):
+                keep_alive = False
+        elif count == 14:
+            if name.lower() == b"content-length":
+                lengths += 1
+        elif count == 17 and name.lower() == b"transfer-encoding":
+            if coding is not None:
+                raise _bad_framing("Transfer-Encoding is repeated")
+            coding = value
+    if coding is not None:
+        if lengths:
+            raise _bad_framing("Transfer-Encoding and Content-Length together")
+        if coding.strip(b" \t").lower() != b"chunked":
+            raise _bad_framing("Transfer-Encoding other than chunked")
+        if http_version != b"1.1":
+            raise _bad_framing("Transfer-Encoding in an HTTP/1.0 request")
+    elif lengths > 1:
+        raise _bad_framing("Content-Length is repeated")
     return size, keep_alive
+
+
+def _bad_framing(why: str) -> h11.RemoteProtocolError:
+    return h11.RemoteProtocolError(f"ambiguous request framing: {why}", error_status_hint=400)
 
 
 def plain_answer(head: object, body: object) -> bytes | None:

@@ -26,6 +26,11 @@ response a connection produces and ends once the connection has been idle for a 
 server's timer: an idle connection is one task, and holds no h11 state machine until the first
 byte of its next request.
 
+A request whose body two HTTP parsers could frame differently (request smuggling: a
+``Transfer-Encoding`` with a ``Content-Length``, a coding other than exactly ``chunked``, one on
+HTTP/1.0, ``Content-Length`` values that disagree; RFC 9112 sections 6.1 and 6.3) is answered
+400 and the connection closed, whatever followed its head unread (``plain.head_facts`` and h11).
+
 Every error this driver answers by itself carries a JSON-RPC error body, never HTML or plain
 text: 400/431 -32600 for malformed HTTP, 408/413 -32600, 500 -32603 for a bug, 503 -32603 at
 the connection limit. Beyond ``max_connections`` a new connection is accepted, its request
@@ -269,7 +274,10 @@ class _Connection(ConnectionReading):
         except (_PeerGone, _Refused):
             pass
         except h11.RemoteProtocolError as exc:
-            await self._try_refuse(exc.error_status_hint, ErrorCode.INVALID_REQUEST, _h11_message(exc))
+            # Malformed HTTP, ambiguous framing included (head_facts, or h11's own refusals: a
+            # Transfer-Encoding it does not take is its 501, ours 400): answered, then closed.
+            status = 431 if exc.error_status_hint == 431 else 400
+            await self._try_refuse(status, ErrorCode.INVALID_REQUEST, _h11_message(exc))
         except Exception:  # noqa: BLE001 - a bug must not take the server down
             _log.exception("unexpected error on an HTTP connection")
             await self._try_refuse(500, ErrorCode.INTERNAL_ERROR, "Internal error")
@@ -331,6 +339,9 @@ class _Connection(ConnectionReading):
         # open (HTTP/1.1 without "Connection: close", RFC 9112 9.3), and the pairs the engine takes,
         # as a tuple: Server.check_head's index of it is reused by receive_http.
         headers = tuple(request.headers.raw_items())
+        # Ambiguous framing (Transfer-Encoding with Content-Length, ...) raises here, before
+        # anything of the body is read or the connection is marked for the plain answer: run()
+        # answers 400 and closes, so nothing hidden after the head is ever read as a request.
         size, keep_alive = head_facts(request.http_version, headers)
         if len(request.method) + len(request.target) + size > self.config.max_header_bytes:
             # h11 bounds only an incomplete head; one that arrived whole in a read is checked here.
