@@ -41,6 +41,7 @@ from .errors import McpwireAdapterError
 
 if TYPE_CHECKING:
     from .app.app import App, Context
+    from .app.tool_error import ToolError
     from .client.blocking import BlockingClient
     from .client.http import HttpClient
     from .client.stdio import StdioClient
@@ -50,11 +51,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "App", "AsgiApp", "AsgiConfig", "BlockingClient", "Context", "HttpClient", "HttpServerConfig", "McpwireAdapterError",
-    "NeedInput", "StdioClient", "asgi_app", "serve_http", "serve_http_until", "serve_stdio",
+    "NeedInput", "StdioClient", "ToolError", "asgi_app", "serve_http", "serve_http_until", "serve_stdio",
 ]
 
 _LAZY = {
-    "App": "app.app", "Context": "app.app",
+    "App": "app.app", "Context": "app.app", "ToolError": "app.tool_error",
     "AsgiApp": "serve.asgi.app", "AsgiConfig": "serve.asgi.app", "asgi_app": "serve.asgi.app",
     "BlockingClient": "client.blocking", "HttpClient": "client.http", "StdioClient": "client.stdio",
     "HttpServerConfig": "serve.trio_h11.server", "serve_http": "serve.trio_h11.server",

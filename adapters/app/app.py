@@ -10,15 +10,23 @@ hypercorn; asyncio or trio).
 
 Handlers may be ``async def`` (run in the driver's task; they may ``await ctx.progress`` and
 ``await ctx.log``) or plain functions (run in a worker thread so they cannot stall the loop).
-A handler returns its result, a :class:`NeedInput` to ask the client for input (multi
-round-trip requests), or raises a :class:`mcpwire.ProtocolError` to answer with that error. A
-tool handler's result is a ``CallToolResult``, a ``str`` (one text block) or an instance of the
-tool's ``output_type`` (structured output).
+A tool or prompt handler is either a typed function whose parameters are its arguments
+(``async def add(a: int, b: int = 2) -> int``; :mod:`.signature` reads it at registration) or
+``handler(ctx, arguments)`` (:func:`.signature.is_legacy` tells them apart). A handler returns
+its result (for a tool: what :mod:`.results` converts), a :class:`NeedInput` to ask the client
+for input (multi round-trip requests), or raises a :class:`mcpwire.ProtocolError` to answer with
+that error.
 
-Any other exception, a -32603 ProtocolError, a :class:`mcpwire.LocalProtocolError` (the API
-misused: an answer of the wrong type, say) or an answer the engine cannot send is answered
--32603 ``Internal error`` with nothing of the cause on the wire; the exception goes to the
-``mcpwire_adapters.app`` logger and to the ``on_error`` callback.
+In a tool handler, :class:`ToolError` answers with a tool execution error (``isError``, its
+text), and any other exception too, with the text ``Tool 'name' failed``
+(``App(tool_error_details=True)``: the exception's own text), logged and reported as below.
+Once a call became a task its work's exception fails the task with -32603 instead.
+
+Any other exception (outside a tool), a -32603 ProtocolError, a
+:class:`mcpwire.LocalProtocolError` (the API misused: an answer of the wrong type, say) or an
+answer the engine cannot send is answered -32603 ``Internal error`` with nothing of the cause
+on the wire; the exception goes to the ``mcpwire_adapters.app`` logger and to the ``on_error``
+callback.
 """
 
 from __future__ import annotations
@@ -27,9 +35,9 @@ import contextlib
 import itertools
 import logging
 import os
+import re
 import secrets
 import time
-import typing
 import warnings
 from types import MappingProxyType
 from collections.abc import AsyncIterator
@@ -50,6 +58,10 @@ from mcpwire.tasks import MemoryTaskStore, TaskChanged, TaskResultWanted, Tasks,
 
 from ..callbacks import as_async
 from .need_input import NeedInput
+from .results import Converter, prompt_result, tool_converter
+from .signature import MimeType, caller_namespace, docstring_summary, is_legacy, prompt_signature, resolve_hints
+from .signature import resource_caller, tool_signature
+from .tool_error import ToolError
 from .context import Cancellable, CancelScopeLike, Context, ExchangeRun, PeerGone, Send
 from ..state.broker import Broker
 from .fanout import Fanout
@@ -57,12 +69,13 @@ from .forwarder import ListenForwarder
 from .hub import Hub
 from .tasks import TaskRunner
 
-__all__ = ["App", "Context", "ListenForwarder", "NeedInput", "PeerGone", "Send", "OnError"]
+__all__ = ["App", "Context", "ListenForwarder", "MimeType", "NeedInput", "PeerGone", "Send", "OnError", "ToolError"]
 
 _log = logging.getLogger("mcpwire_adapters.app")
 
 OnError = Callable[[Exchange[Any], BaseException], None]
-"""``on_error(exchange, exc)``: called with the exception behind each -32603 answer."""
+"""``on_error(exchange, exc)``: called with the exception behind each -32603 answer and each
+failed tool (``isError``, "Tool 'name' failed")."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 _INTERNAL_ERROR = mcpwire.ProtocolError("Internal error", code=mcpwire.ErrorCode.INTERNAL_ERROR)
@@ -73,10 +86,13 @@ class App:
     """Declare tools, resources, templates and prompts with decorators; serve with a driver.
 
     ``on_error(exchange, exc)``, if given, is called (in the event loop's thread, before the
-    answer is sent; it must not block) with the exception behind every -32603 answer: a
-    handler's exception, a -32603 ProtocolError, or a result the engine refused. Such
-    exceptions are also logged to ``mcpwire_adapters.app``. Other ProtocolErrors are answers,
-    not failures, and are neither logged nor reported. ``broker``: the other processes (``fanout.py``).
+    answer is sent; it must not block) with the exception behind every -32603 answer (a
+    handler's exception, a -32603 ProtocolError, or a result the engine refused) and behind
+    every failed tool call (a tool handler's exception other than :class:`ToolError`, answered
+    ``isError`` with the text ``Tool 'name' failed``, or with the exception's own text when
+    ``tool_error_details`` is true). Such exceptions are also logged to
+    ``mcpwire_adapters.app``. Other ProtocolErrors and ToolErrors are answers, not failures,
+    and are neither logged nor reported. ``broker``: the other processes (``fanout.py``).
     """
 
     def __init__(
@@ -90,6 +106,7 @@ class App:
         input_timeout: float = 300.0,
         tasks: bool | TaskStore = False,
         broker: Broker | None = None,
+        tool_error_details: bool = False,
         **server_options: Any,
     ) -> None:
         if keyring is None:
@@ -109,12 +126,17 @@ class App:
             validator=validator if not isinstance(validator, str) else None, **server_options,
         )
         self._tools: dict[str, Callable[..., Any]] = {}
-        self._output_types: dict[str, type[Any]] = {}
+        # Each tool's converter of answers other than str, CallToolResult and NeedInput (results.py).
+        self._results: dict[str, Converter] = {}
         self._resources: dict[str, Callable[..., Any]] = {}
         self._templates: dict[str, Callable[..., Any]] = {}
         self._prompts: dict[str, Callable[..., Any]] = {}
+        self._prompt_descriptions: dict[str, str | None] = {}
         self._completion: Callable[..., Any] | None = None
         self.on_error = on_error
+        self.tool_error_details = tool_error_details
+        """Whether a failed tool's ``isError`` text is its exception's own text (default: the
+        generic ``Tool 'name' failed``; the exception is logged and reported either way)."""
         self.input_timeout = input_timeout
         """Seconds an initialize-era request waits for the client's answers to its
         server-to-client requests before it fails with -32603."""
@@ -160,7 +182,7 @@ class App:
         self,
         name: str | None = None,
         *,
-        description: str,
+        description: str | None = None,
         input_schema: dict[str, Any] | None = None,
         arguments_type: type[msgspec.Struct] | None = None,
         output_schema: dict[str, Any] | None = None,
@@ -169,17 +191,38 @@ class App:
         task_support: TaskSupport = "forbidden",
         **fields: Any,
     ) -> Callable[[F], F]:
-        """Register ``handler(ctx, arguments)`` as a tool.
+        """Register a tool: a typed function whose parameters are the tool's arguments
+        (``async def add(a: int, b: int = 2) -> int``), or ``handler(ctx, arguments)``.
 
-        The listed inputSchema is ``input_schema``, or derived from the ``arguments_type``
-        Struct (which the arguments are then decoded into), or ``{"type": "object"}``. The
-        listed outputSchema is ``output_schema``, or derived from ``output_type``; both
-        derivations are the core's :meth:`mcpwire.Server.tool_schema` (the object at the top,
-        ``"type": "object"``, with ``$defs`` beside it when needed). The names are those of
-        :meth:`mcpwire.Server.add_tool`; ``arguments=`` is the deprecated old name of
-        ``arguments_type=`` (a DeprecationWarning). ``task_support`` (``App(tasks=...)``):
-        the handler may turn a call into a task with ``await ctx.start_task()``
-        (:mod:`mcpwire_adapters.app.tasks`)."""
+        A typed function's parameters become a msgspec Struct (``msgspec.defstruct``, named
+        ``<name>Arguments``) once, here: the listed inputSchema is the core's
+        :meth:`mcpwire.Server.tool_schema` of it and every call's arguments are decoded into it
+        (msgspec validates them; bad arguments are a tool execution error). The function is
+        called with them by name; a parameter annotated :class:`Context` (any name, any
+        position) gets the context. Its return annotation gives the outputSchema: none for
+        text (``str``, numbers, bools), ``bytes``, content, ``None`` or no annotation; the type
+        itself for a JSON object type (a Struct, a dataclass, a TypedDict, ``dict[str, T]``); and
+        ``{"result": T}`` (a Struct named ``<name>Output``) for any other (``list[int]``...).
+        ``output_type=``/``output_schema=`` take precedence over the annotation. Shapes that
+        cannot work raise ``TypeError`` here (:mod:`mcpwire_adapters.app.signature`).
+
+        ``handler(ctx, arguments)`` is meant when ``input_schema=`` or ``arguments_type=`` is
+        given, or when its first two parameters are ``ctx`` and ``arguments`` loosely typed
+        (unannotated, ``Any`` or ``Context``; unannotated, ``Any`` or a ``dict``/``Mapping``; see
+        :func:`~mcpwire_adapters.app.signature.is_legacy`). Its listed inputSchema is
+        ``input_schema``, or derived from the ``arguments_type`` Struct (which the arguments are
+        then decoded into), or ``{"type": "object"}``; its outputSchema is ``output_schema`` or
+        derived from ``output_type``; both derivations are the core's
+        :meth:`mcpwire.Server.tool_schema` (the object at the top, ``"type": "object"``, with
+        ``$defs`` beside it when needed). ``arguments=`` is the deprecated old name of
+        ``arguments_type=`` (a DeprecationWarning).
+
+        ``description`` defaults to the first paragraph of the function's docstring; the name
+        to the function's. ``task_support`` (``App(tasks=...)``): the handler may turn a call
+        into a task with ``await ctx.start_task()`` (:mod:`mcpwire_adapters.app.tasks`). What a
+        handler may return: :mod:`mcpwire_adapters.app.results`."""
+        if name is not None and not isinstance(name, str):
+            raise TypeError("App.tool: write @app.tool() (with parentheses), or @app.tool(\"name\")")
         if arguments is not None:
             if arguments_type is not None:
                 raise TypeError("App.tool: pass arguments_type= only (arguments= is its deprecated old name)")
@@ -188,28 +231,42 @@ class App:
                 DeprecationWarning, stacklevel=2,
             )
             arguments_type = arguments
+        localns = caller_namespace(1)
 
         def register(handler: F) -> F:
             tool_name = name or handler.__name__
+            hints = resolve_hints(handler, localns)
+            call: Callable[..., Any]
+            args_type = arguments_type
+            out_type: Any = output_type
+            plan_wrapped, plan_mime, derived = False, None, False
+            if input_schema is None and arguments_type is None and not is_legacy(handler, hints):
+                typed = tool_signature(tool_name, handler, hints)
+                args_type, call = typed.arguments_type, typed.call
+                plan_mime = typed.plan.mime_type
+                if output_type is None and output_schema is None and typed.plan.output_type is not None:
+                    out_type, plan_wrapped, derived = typed.plan.output_type, typed.plan.wrapped, True
+            else:
+                call = as_async(handler)
             schema = input_schema
             if schema is None:
-                schema = Server.tool_schema(arguments_type) if arguments_type is not None else {"type": "object"}
+                schema = Server.tool_schema(args_type) if args_type is not None else {"type": "object"}
             out_schema: Any = output_schema
-            if out_schema is None and output_type is not None:
+            if out_schema is None and out_type is not None:
                 # The core's derivation, as for the inputSchema: the object at the top
                 # ("type": "object"), not msgspec's top-level "$ref".
-                out_schema = Server.tool_schema(output_type)
+                out_schema = Server.tool_schema(out_type)
+            summary = description if description is not None else docstring_summary(handler)
             tool = Tool(
-                name=tool_name, description=description, input_schema=schema,
+                name=tool_name, description=UNSET if summary is None else summary, input_schema=schema,
                 output_schema=UNSET if out_schema is None else out_schema, **fields,
             )
-            self.server.add_tool(tool, arguments_type=arguments_type, output_type=output_type, task_support=task_support)
-            self._tools[tool_name] = as_async(handler)
+            self.server.add_tool(tool, arguments_type=args_type, output_type=out_type, task_support=task_support)
+            self._tools[tool_name] = call
             self._tool_defs[tool_name] = tool
-            if output_type is not None:
-                self._output_types[tool_name] = output_type
-            else:
-                self._output_types.pop(tool_name, None)
+            self._results[tool_name] = tool_converter(
+                tool_name, output_type=out_type, wrapped=plan_wrapped, mime_type=plan_mime, derived=derived,
+            )
             return handler
 
         return register
@@ -218,43 +275,71 @@ class App:
         self.server.remove_tool(name)
         del self._tools[name]
         del self._tool_defs[name]
-        self._output_types.pop(name, None)
+        self._results.pop(name, None)
 
-    def resource(self, uri: str, *, name: str, **fields: Any) -> Callable[[F], F]:
-        """Register ``handler(ctx)`` for one listed resource. It may return a ReadResourceResult,
-        a str (text contents) or bytes (blob contents)."""
+    def resource(self, uri: str, *, name: str | None = None, **fields: Any) -> Callable[[F], F]:
+        """Register a handler for one listed resource: ``handler()``, ``handler(ctx)``, or with
+        a parameter annotated :class:`Context` anywhere. It may return a ReadResourceResult, a
+        str (text contents) or bytes (blob contents). ``name`` defaults to the function's name,
+        ``description`` (in ``fields``) to its docstring's first paragraph."""
+        localns = caller_namespace(1)
 
         def register(handler: F) -> F:
-            resource = Resource(uri=uri, name=name, **fields)
+            resource = Resource(uri=uri, name=name or handler.__name__, **_described(fields, handler))
             self.server.add_resource(resource)
-            self._resources[uri] = as_async(handler)
+            self._resources[uri] = resource_caller(handler, resolve_hints(handler, localns))
             self._resource_defs[uri] = resource
             return handler
 
         return register
 
-    def resource_template(self, uri_template: str, *, name: str, **fields: Any) -> Callable[[F], F]:
-        """Register ``handler(ctx, **variables)`` for URIs matching an RFC 6570 template."""
+    def resource_template(self, uri_template: str, *, name: str | None = None, **fields: Any) -> Callable[[F], F]:
+        """Register ``handler(ctx, **variables)`` for URIs matching an RFC 6570 template (the
+        variables as str keyword arguments; ``ctx`` as for :meth:`resource`: by a Context
+        annotation, else first unless the first parameter is a variable)."""
+        localns = caller_namespace(1)
 
         def register(handler: F) -> F:
-            template = ResourceTemplate(uri_template=uri_template, name=name, **fields)
+            template = ResourceTemplate(uri_template=uri_template, name=name or handler.__name__, **_described(fields, handler))
             self.server.add_template(template)
-            self._templates[uri_template] = as_async(handler)
+            variables = tuple(_template_variables(uri_template))
+            self._templates[uri_template] = resource_caller(handler, resolve_hints(handler, localns), variables)
             self._template_defs[uri_template] = template
             return handler
 
         return register
 
     def prompt(
-        self, name: str | None = None, *, description: str, arguments: list[PromptArgument] | None = None, **fields: Any
+        self, name: str | None = None, *, description: str | None = None, arguments: list[PromptArgument] | None = None,
+        **fields: Any,
     ) -> Callable[[F], F]:
-        """Register ``handler(ctx, arguments)`` as a prompt; it returns a GetPromptResult."""
+        """Register a prompt: a typed function whose ``str`` parameters are its arguments
+        (required unless defaulted; a :class:`Context` parameter by annotation), or
+        ``handler(ctx, arguments)`` (when ``arguments=`` is given, or by the tools' rule:
+        :func:`~mcpwire_adapters.app.signature.is_legacy`). It returns a GetPromptResult, a str
+        (one user message) or a list of messages (``PromptMessage``, ``(role, text)`` pairs,
+        str). ``description`` defaults to the docstring's first paragraph."""
+        if name is not None and not isinstance(name, str):
+            raise TypeError("App.prompt: write @app.prompt() (with parentheses), or @app.prompt(\"name\")")
+        localns = caller_namespace(1)
 
         def register(handler: F) -> F:
             prompt_name = name or handler.__name__
-            prompt = Prompt(name=prompt_name, description=description, arguments=arguments or UNSET, **fields)
+            hints = resolve_hints(handler, localns)
+            listed = arguments
+            call: Callable[..., Any]
+            if arguments is None and not is_legacy(handler, hints):
+                typed = prompt_signature(prompt_name, handler, hints)
+                listed, call = typed.arguments or None, typed.call
+            else:
+                call = as_async(handler)
+            summary = description if description is not None else docstring_summary(handler)
+            prompt = Prompt(
+                name=prompt_name, description=UNSET if summary is None else summary, arguments=listed or UNSET, **fields,
+            )
             self.server.add_prompt(prompt)
-            self._prompts[prompt_name] = as_async(handler)
+            self._prompts[prompt_name] = call
+            self._prompt_descriptions[prompt_name] = summary
             self._prompt_defs[prompt_name] = prompt
             return handler
 
@@ -380,13 +465,33 @@ class App:
         except anyio.get_cancelled_exc_class():
             exchange.cancel()
             raise
-        except Exception as exc:  # a handler bug answers -32603 and keeps the server up
-            out = exchange.fail(exc, now=_clock(exchange))
+        except ToolError as exc:  # the tool's own answer: a tool execution error, not a failure
+            if type(ctx.event) is ToolCall:
+                out = self._tool_failed(exchange, exc, exc.message)
+            else:
+                out = exchange.fail(exc, now=_clock(exchange))
+        except Exception as exc:  # a handler bug: isError for a tool, else -32603; the server stays up
+            if type(ctx.event) is ToolCall and exchange.task_id is None:
+                # Not a task: a task's work that fails fails the task (-32603, status failed).
+                name = ctx.event.name
+                text = (str(exc) or type(exc).__name__) if self.tool_error_details else f"Tool {name!r} failed"
+                out = self._tool_failed(exchange, exc, text)
+                if exchange.internal_error is None:  # else it failed -32603 after all: reported below
+                    self._report(exchange, exc, name)
+            else:
+                out = exchange.fail(exc, now=_clock(exchange))
         cause = bug if bug is not None else exchange.internal_error
         if cause is not None:
             self._report(exchange, cause)
         if out:
             await ctx.send_outputs(out)
+
+    def _tool_failed(self, exchange: Exchange[Any], exc: Exception, text: str) -> Any:
+        """The output of a tool call answered with a tool execution error (``isError``)."""
+        try:
+            return exchange.complete(CallToolResult(content=[TextContent(text=text)], is_error=True), now=_clock(exchange))
+        except mcpwire.ProtocolError:  # the exchange cannot complete now (it waits for input): fail it
+            return exchange.fail(exc, now=_clock(exchange))
 
     async def _await_input(self, ctx: Context, out: Any) -> Any:
         """Send the server-to-client requests, wait for every answer (at most
@@ -505,8 +610,11 @@ class App:
             await emit([ResponseBody(data=b"", more=False)])
         return peer_gone
 
-    def _report(self, exchange: Exchange[Any], error: BaseException) -> None:
-        _log.error("request %r answered -32603 Internal error", exchange.request_id, exc_info=error)
+    def _report(self, exchange: Exchange[Any], error: BaseException, failed_tool: str | None = None) -> None:
+        if failed_tool is not None:
+            _log.error("tool %r failed: request %r answered isError", failed_tool, exchange.request_id, exc_info=error)
+        else:
+            _log.error("request %r answered -32603 Internal error", exchange.request_id, exc_info=error)
         if self.on_error is None:
             return
         try:
@@ -567,23 +675,17 @@ class App:
                     del self._session_work[session_id]
 
     def _tool_result(self, name: str, answer: Any) -> Any:
-        """A tool handler's answer as what the exchange takes: an instance of the tool's
-        ``output_type`` becomes a CallToolResult with that value as ``structuredContent`` and its
-        JSON text in one text block (the specification: a tool returning structured content
-        SHOULD also return it serialized in a TextContent block)."""
-        if isinstance(answer, (CallToolResult, NeedInput)):
+        """A tool handler's answer as what the exchange takes (:mod:`.results`): a str (one text
+        block, which the core builds), a CallToolResult or a NeedInput as it is; anything else
+        through the tool's converter, chosen at registration (an instance of the tool's output
+        type becomes a CallToolResult with that value as ``structuredContent`` and its JSON text
+        in one text block: the specification's advice)."""
+        if isinstance(answer, (str, CallToolResult, NeedInput)):
             return answer
-        output_type = self._output_types.get(name)
-        if output_type is not None and _is_instance(answer, output_type):
-            structured = msgspec.to_builtins(answer)
-            text = msgspec.json.encode(structured).decode()
-            return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
-        if isinstance(answer, str):
-            return answer  # shorthand for one text block (the core builds it)
-        expected = "a CallToolResult, a str, a NeedInput"
-        if output_type is not None:
-            expected += f" or an instance of its output_type {getattr(output_type, '__name__', output_type)!s}"
-        raise mcpwire.LocalProtocolError(f"Tool {name!r} answered with {type(answer).__name__}; expected {expected}")
+        converter = self._results.get(name)
+        if converter is None:  # the tool was removed while it ran
+            converter = tool_converter(name)
+        return converter(answer)
 
     async def _run(self, ctx: Context) -> Any:
         event = ctx.event
@@ -597,7 +699,8 @@ class App:
                 return _contents(event.uri, await handler(ctx, **event.variables))
             raise resource_not_found(event.uri)
         if isinstance(event, PromptGet):
-            return await self._prompts[event.name](ctx, event.arguments)
+            answer = await self._prompts[event.name](ctx, event.arguments)
+            return prompt_result(event.name, answer, self._prompt_descriptions.get(event.name))
         if isinstance(event, CompletionRequest):
             if self._completion is None:
                 return CompleteResult(completion=mcpwire.types.Completion(values=[]))
@@ -617,17 +720,20 @@ class _Failed:
         self.output = output
 
 
-def _is_instance(value: Any, declared: type[Any]) -> bool:
-    """``isinstance`` for a declared output type, generic aliases included (``dict[str, int]``
-    checks ``dict``; the core's output check then checks the rest)."""
-    for candidate in (declared, typing.get_origin(declared)):
-        if candidate is None:
-            continue
-        try:
-            return isinstance(value, candidate)
-        except TypeError:  # not a runtime-checkable type (a TypedDict, a Literal...)
-            continue
-    return False
+_TEMPLATE_EXPRESSION: Final = re.compile(r"\{[+#]?([A-Za-z0-9_.,]+)\}")
+
+
+def _template_variables(uri_template: str) -> list[str]:
+    """The variable names of a level 1/2 RFC 6570 template, as the core matches them."""
+    return [name for match in _TEMPLATE_EXPRESSION.finditer(uri_template) for name in match.group(1).split(",")]
+
+
+def _described(fields: dict[str, Any], handler: Callable[..., Any]) -> dict[str, Any]:
+    """``fields`` with ``description`` defaulting to the first paragraph of the handler's docstring."""
+    if "description" in fields:
+        return fields
+    summary = docstring_summary(handler)
+    return fields if summary is None else {**fields, "description": summary}
 
 
 def _clock(exchange: Exchange[Any]) -> float | None:

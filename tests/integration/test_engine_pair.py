@@ -92,7 +92,9 @@ def make_app(**options: Any) -> App:
 
     @app.tool("engine_pair_boom", description="Its handler raises", input_schema=fixture.NO_ARGUMENTS)
     async def boom(ctx: Context, arguments: Any) -> CallToolResult:
-        raise RuntimeError("a detail that must not reach the wire")
+        # A -32603 ProtocolError: a bare exception in a tool is a tool execution error (isError)
+        # since the App's typed tools, no JSON-RPC error (tests/adapters/app/test_app_typed_tools.py).
+        raise ProtocolError("a detail that must not reach the wire", code=-32603)
 
     @app.tool("engine_pair_late_error", description="Reports progress, then fails", input_schema=fixture.NO_ARGUMENTS)
     async def late_error(ctx: Context, arguments: Any) -> CallToolResult:

@@ -1,6 +1,8 @@
 """-32603 carries no cause (wire reference section 12, docs/security.md): over HTTP and stdio
 the wire says exactly ``Internal error`` with no ``data``, whoever raised what; the host still
 gets the exception (``Exchange.internal_error``; the App layer logs it and calls ``on_error``).
+In the App layer an exception in a tool handler is a tool execution error instead (``isError``,
+the text ``Tool 'name' failed``): no cause on the wire either, and logged and reported the same.
 """
 
 from __future__ import annotations
@@ -54,6 +56,21 @@ def assert_no_cause(message: Any, request_id: Any) -> None:
     error = check_error(message, -32603, request_id, message_text="Internal error")
     assert "data" not in error, message
     assert SECRET not in json.dumps(message)
+
+
+def assert_tool_failed(message: Any, request_id: Any, name: str) -> None:
+    """A tool handler's exception: a result with ``isError`` and a generic text, no cause."""
+    assert message["id"] == request_id and "error" not in message, message
+    result = message["result"]
+    assert result["isError"] is True and result["content"] == [{"type": "text", "text": f"Tool {name!r} failed"}]
+    assert SECRET not in json.dumps(message)
+
+
+class Opaque:
+    """Not a result, and not JSON either."""
+
+    def __repr__(self) -> str:
+        return SECRET
 
 
 # --- the core: Exchange.fail and complete ---------------------------------------------------------------
@@ -159,7 +176,7 @@ def build_app(errors: list[tuple[Any, BaseException]], on_error_raises: bool = F
 
     @app.tool(description="Answers with something that is not a result")
     async def wrong(ctx: Context, arguments: dict[str, Any]) -> Any:
-        return {"not": SECRET}
+        return Opaque()  # (a dict is a result now: structuredContent)
 
     @app.tool(description="Raises an application error")
     async def limited(ctx: Context, arguments: dict[str, Any]) -> str:
@@ -190,8 +207,12 @@ def test_app_handler_failure_is_internal_error_logged_and_reported(
     errors: list[tuple[Any, BaseException]] = []
     with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app"):
         reply = app_http(build_app(errors), name)
-    assert reply.status == 500
-    assert_no_cause(reply.message, "c")
+    if name == "boom":  # a tool handler's exception: a tool execution error, no cause
+        assert reply.status == 200
+        assert_tool_failed(reply.message, "c", "boom")
+    else:
+        assert reply.status == 500
+        assert_no_cause(reply.message, "c")
     assert len(errors) == 1 and errors[0][0] == "c"
     exc = errors[0][1]
     assert (SECRET in str(exc)) if name != "wrong" else isinstance(exc, LocalProtocolError)
@@ -211,7 +232,7 @@ def test_app_on_error_that_raises_does_not_stop_the_answer(caplog: pytest.LogCap
     errors: list[tuple[Any, BaseException]] = []
     with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app"):
         reply = app_http(build_app(errors, on_error_raises=True), "boom")
-    assert_no_cause(reply.message, "c")
+    assert_tool_failed(reply.message, "c", "boom")
     assert len(errors) == 1
     assert any("on_error" in r.getMessage() for r in caplog.records if r.name == "mcpwire_adapters.app")
 
@@ -225,7 +246,7 @@ def test_app_without_on_error_still_logs(caplog: pytest.LogCaptureFixture) -> No
 
     with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app"):
         reply = app_http(app, "boom")
-    assert_no_cause(reply.message, "c")
+    assert_tool_failed(reply.message, "c", "boom")
     assert [r.exc_info[1] for r in caplog.records if r.name == "mcpwire_adapters.app" and r.exc_info]
 
 
@@ -252,7 +273,8 @@ def test_stdio_driver_answers_internal_error_and_reports_it() -> None:
         return bytes(written)
 
     messages = {m["id"]: m for m in lines_of(trio.run(run))}
-    for name in ("boom", "internal", "wrong"):
+    assert_tool_failed(messages["boom"], "boom", "boom")
+    for name in ("internal", "wrong"):
         assert_no_cause(messages[name], name)
     assert messages["limited"]["error"]["code"] == -32050
     assert sorted(rid for rid, _ in errors) == ["boom", "internal", "wrong"]

@@ -155,15 +155,22 @@ def test_a_struct_of_another_type_is_an_internal_error_without_detail() -> None:
     assert b"Point" not in reply.body and b"Located" not in reply.body
 
 
-def test_a_struct_without_an_output_type_is_an_internal_error() -> None:
+def test_a_struct_without_an_output_type_is_structured_content() -> None:
+    # Changed on purpose (tests/adapters/app/test_app_typed_tools.py has the rest): any JSON
+    # value is an answer now; a Struct is structuredContent plus its JSON text.
     app = make_app()
 
     @app.tool(description="Where is it?")
     async def locate(ctx: Context, arguments: Any) -> Any:
         return Point(x=1.0, y=2.0)
 
-    error = error_of(call_tool(app, "locate"), -32603, 1)
-    assert error["message"] == "Internal error"
+    result = call_tool(app, "locate").result
+    assert result["structuredContent"] == {"x": 1.0, "y": 2.0}
+    assert result["content"] == [{"type": "text", "text": '{"x":1.0,"y":2.0}'}]
+
+
+class Opaque:
+    """Neither a result nor JSON (a number is a result now: its text)."""
 
 
 def test_an_answer_of_the_wrong_type_is_not_described_on_the_wire() -> None:
@@ -171,11 +178,11 @@ def test_an_answer_of_the_wrong_type_is_not_described_on_the_wire() -> None:
 
     @app.tool(description="Broken")
     async def broken(ctx: Context, arguments: Any) -> Any:
-        return 42
+        return Opaque()
 
     reply = call_tool(app, "broken")
     assert error_of(reply, -32603, 1)["message"] == "Internal error"
-    assert b"CallToolResult" not in reply.body and b"int" not in reply.body
+    assert b"CallToolResult" not in reply.body and b"Opaque" not in reply.body
 
 
 def test_the_app_names_the_wrong_answer_to_the_host() -> None:
