@@ -2,6 +2,6 @@ from __future__ import annotations
 
 import sys
 
-from .commands import main
+from . import main
 
 sys.exit(main())

@@ -129,7 +129,7 @@ async def serve_stdio(app: App, grace: float, term: Terminal) -> None:
         async with trio.open_nursery() as nursery:
 
             async def run_server() -> None:
-                await serve(app, grace_period=grace)
+                await serve(app, grace_period=grace, quiet=True, handle_signals=False)
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(run_server)

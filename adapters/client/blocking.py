@@ -12,8 +12,11 @@ The same client as :class:`~mcpwire_adapters.client.http.HttpClient` and
                 ...
 
 How it works: the async client runs on an event loop in a thread of its own, started by
-:func:`anyio.from_thread.start_blocking_portal` (``backend="trio"`` by default;
-``backend="asyncio"`` runs the same drivers, which are anyio code, and needs no trio). Each method sends its coroutine to that thread and waits for the outcome, so it
+:func:`anyio.from_thread.start_blocking_portal`: on trio when trio is installed, else on
+asyncio (``pip install 'mcpwire[client]'`` brings no trio; the drivers are anyio code and run
+the same on both). ``backend="trio"`` or ``backend="asyncio"`` picks one; naming trio where it
+is not installed is a :class:`~mcpwire_adapters.errors.UsageError` saying what to install.
+Each method sends its coroutine to that thread and waits for the outcome, so it
 returns what the async verb returns and raises what it raises (:class:`ServerError`,
 :class:`TransportError`, :class:`InvalidResult`, ``ProtocolError``), in the caller's thread.
 The caller's thread needs no event loop, and one running there does no harm: in Jupyter, whose
@@ -47,12 +50,35 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcpwire import Client, OutgoingRequest, ResultReceived
 from mcpwire.types import Implementation, RequestId, ServerCapabilities, SubscriptionFilter
 
-from ..errors import TransportError
+from ..errors import TransportError, UsageError
 from .session import EventHandler, InputHandler, ListenEvent, Session, Subscription
 
 __all__ = ["BlockingClient", "BlockingListen"]
 
 T = TypeVar("T")
+
+_BACKENDS = ("asyncio", "trio")
+
+
+def _pick_backend(backend: str | None) -> str:
+    """The event loop a :class:`BlockingClient` runs on: ``backend`` when given (``"asyncio"`` or
+    ``"trio"``; trio must be installed), else trio when it can be imported, else asyncio."""
+    if backend is None:
+        return "trio" if _trio_importable() else "asyncio"
+    if backend not in _BACKENDS:
+        raise UsageError(f"backend must be 'asyncio' or 'trio', not {backend!r}")
+    if backend == "trio" and not _trio_importable():
+        raise UsageError("backend='trio' needs trio, which is not installed: pip install 'mcpwire[trio]' "
+                         "(or leave backend out to run on asyncio)")
+    return backend
+
+
+def _trio_importable() -> bool:
+    try:
+        import trio  # noqa: F401 - only whether it imports
+    except ImportError:
+        return False
+    return True
 
 
 class BlockingClient:
@@ -65,10 +91,13 @@ class BlockingClient:
     Calls from several threads at once run concurrently, as tasks on the client's loop.
     """
 
-    def __init__(self, make: Callable[[], Session], *, backend: str = "trio",
+    def __init__(self, make: Callable[[], Session], *, backend: str | None = None,
                  backend_options: dict[str, Any] | None = None) -> None:
         """Start the event loop thread, build the session there with ``make()`` (the drivers'
-        locks belong to the loop that uses them) and enter it (``async with``)."""
+        locks belong to the loop that uses them) and enter it (``async with``). ``backend``:
+        ``"trio"`` or ``"asyncio"``; ``None`` (the default) picks trio when it is installed, else
+        asyncio (trio: ``pip install 'mcpwire[trio]'``)."""
+        backend = _pick_backend(backend)
         self._lock = threading.Lock()
         self._closed = False
         self._stack = contextlib.ExitStack()
@@ -87,7 +116,7 @@ class BlockingClient:
         self._finalizer = weakref.finalize(self, self._stack.close)
 
     @classmethod
-    def http(cls, url: str, client: Client | None = None, *, backend: str = "trio",
+    def http(cls, url: str, client: Client | None = None, *, backend: str | None = None,
              backend_options: dict[str, Any] | None = None, **options: Any) -> BlockingClient:
         """A blocking :class:`~mcpwire_adapters.client.http.HttpClient` for ``url``; ``options``
         are its keyword options (``connect_timeout``, ``read_timeout``, ``extra_headers``,
@@ -100,7 +129,7 @@ class BlockingClient:
         return cls(make, backend=backend, backend_options=backend_options)
 
     @classmethod
-    def stdio(cls, command: Sequence[str], client: Client | None = None, *, backend: str = "trio",
+    def stdio(cls, command: Sequence[str], client: Client | None = None, *, backend: str | None = None,
               backend_options: dict[str, Any] | None = None, **options: Any) -> BlockingClient:
         """A blocking :class:`~mcpwire_adapters.client.stdio.StdioClient` running ``command``;
         ``options`` are its keyword options (``env``, ``cwd``, ``inherit_env``, ``stderr``,

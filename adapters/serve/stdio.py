@@ -33,12 +33,19 @@ written whole. stdout carries protocol messages only; this module writes nothing
   requests get ``grace_period`` seconds from EOF to finish (then are cancelled), listen streams
   end with their listen result (``app.close_streams()``), and :func:`serve_stdio` returns. If
   stdout breaks, it returns at once.
+- Serving the process's own stdin and stdout (the default), it says so in one line on stderr
+  (``quiet=True``: not) and takes SIGINT (Ctrl-C) and SIGTERM as the end of stdin: it stops
+  reading, lets requests finish within ``grace_period`` and returns (a second signal: at once),
+  so ``trio.run(serve_stdio, app)`` and ``asyncio.run(serve_stdio(app))`` exit 0.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
+import sys
+import threading
 import time
 from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -73,6 +80,8 @@ async def serve_stdio(
     max_line_bytes: int = 4 * 1024 * 1024,
     max_in_flight: int = 64,
     max_held: int = 64,
+    quiet: bool = False,
+    handle_signals: bool | None = None,
 ) -> None:
     """Serve ``app`` over stdin/stdout (by default duplicates of fds 0 and 1) until stdin
     ends, then return after a graceful shutdown. ``max_line_bytes`` bounds one message,
@@ -81,14 +90,54 @@ async def serve_stdio(
     ``max_in_flight`` is refused with -32603; see :class:`mcpwire.StdioConnection`).
 
     ``stdin`` and ``stdout`` may be anyio byte streams, or trio streams (``receive_some`` /
-    ``send_all``, as this driver took before it moved to anyio) when running under trio."""
+    ``send_all``, as this driver took before it moved to anyio) when running under trio.
+
+    At start it says so on stderr (never stdout, which carries the protocol): ``mcpwire: serving
+    NAME VERSION on stdio (NDJSON); close stdin to stop`` (``quiet=True``: nothing). With
+    ``handle_signals``, SIGINT (Ctrl-C) and SIGTERM end the serving as the end of stdin does
+    (requests in flight get ``grace_period`` seconds; a second signal: at once) and it returns
+    normally. ``None`` (the default): when serving the process's own stdin and stdout from the
+    main thread; ``False`` leaves the signals to your program."""
+    if handle_signals is None:
+        handle_signals = stdin is None and stdout is None and threading.current_thread() is threading.main_thread()
     reader = _FdReceiveStream(os.dup(0)) if stdin is None else _receive_stream(stdin)
     writer = _FdSendStream(os.dup(1)) if stdout is None else _send_stream(stdout)
     connection = StdioConnection(app.server, max_line_bytes=max_line_bytes, max_in_flight=max_in_flight,
                                  max_held=max_held)
     driver = _StdioDriver(app, reader, writer, connection)
+    say = _silent if quiet else _stderr_line
+    serving = f"mcpwire: serving {app.server.info.name} {app.server.info.version} on stdio (NDJSON); close stdin to stop"
     async with reader, writer:
-        await driver.run(grace_period)
+        if not handle_signals:
+            say(serving)
+            await driver.run(grace_period)
+            return
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            say(serving)  # once a signal is ours to take
+            async with anyio.create_task_group() as watching:
+
+                async def watch() -> None:
+                    async for _ in signals:
+                        if driver.stopping:
+                            say("mcpwire: stopping now")
+                            driver.stop_now()
+                            return
+                        say(f"mcpwire: stopping (finishing requests for up to {grace_period:g} s; "
+                            "Ctrl-C again to force)")
+                        driver.stop()
+
+                watching.start_soon(watch)
+                await driver.run(grace_period)
+                watching.cancel_scope.cancel()
+
+
+def _stderr_line(text: str) -> None:
+    if sys.stderr is not None:  # none under pythonw
+        print(text, file=sys.stderr, flush=True)
+
+
+def _silent(text: str) -> None:
+    pass
 
 
 class _StdioDriver:
@@ -105,6 +154,21 @@ class _StdioDriver:
         self._wake = anyio.Event()
         self._reader_waiting = False
         self._eof = False
+        self.stopping = False
+        self._receiving: anyio.CancelScope | None = None
+
+    def stop(self) -> None:
+        """Stop reading stdin, as at its end (a signal): requests in flight get the grace period."""
+        self.stopping = True
+        if self._receiving is not None:
+            self._receiving.cancel()
+        if self._reader_waiting:
+            self._wake.set()
+
+    def stop_now(self) -> None:
+        """Stop at once: every request and listen stream cancelled."""
+        self.stopping = True
+        self._main.cancel()
 
     async def run(self, grace_period: float) -> None:
         with self._main:
@@ -120,7 +184,9 @@ class _StdioDriver:
         self._streams: anyio.abc.TaskGroup = streams
         connection = self.connection
         while True:
-            if self._eof or not connection.reading:
+            if self.stopping and not self._eof:
+                data = b""  # stopped by a signal: as if stdin ended here
+            elif self._eof or not connection.reading:
                 if self._eof and not connection.waiting:
                     return  # every request read is admitted: the task group waits for them
                 # Paused (or after EOF, requests still held): wait until a request ends or one
@@ -132,10 +198,14 @@ class _StdioDriver:
                 finally:
                     self._reader_waiting = False
                 continue
-            try:
-                data = await self.stdin.receive(_RECEIVE_BYTES)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            else:
                 data = b""
+                with anyio.CancelScope() as self._receiving:  # cancelled by stop()
+                    try:
+                        data = await self.stdin.receive(_RECEIVE_BYTES)
+                    except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        pass
+                self._receiving = None
             now = time.time()
             if data:
                 await self._handle(connection.receive_data(bytes(data), now=now))

@@ -259,7 +259,7 @@ def _authority(text: str) -> tuple[str, str] | None:
 
 def _origin(text: str) -> tuple[str, str, str] | None:
     """An Origin value parsed strictly as ``scheme://host[:port]`` (RFC 6454 section 7: the
-    serialization of one origin, section 6.2): ``(scheme, host, port)``, lowercase, the port
+    serialization of one origin, RFC 6454 section 6.2): ``(scheme, host, port)``, lowercase, the port
     ``""`` when absent or the scheme's default (80 for http, 443 for https), so that equal
     origins compare equal. None for ``null`` and for anything that is not such a value."""
     scheme, sep, rest = text.lower().partition("://")

@@ -38,7 +38,9 @@ head read (for at most a second), answered 503 with ``connection: close``, and c
 
 Every read and write deadline (header, body, idle, send) and the listen keep-alive are kept on
 one timer task per server (``_expire_deadlines``), not in trio's deadline heap; they fire up
-to a tenth of the shortest timeout late. Shutdown: cancelling :func:`serve_http` closes the listeners and every connection at once.
+to a tenth of the shortest timeout late. Shutdown: cancelling :func:`serve_http` closes the listeners and every connection at once;
+run as the program itself (``trio.run(serve_http, app, ...)``) it stops gracefully on SIGINT
+(Ctrl-C) or SIGTERM, as :func:`serve_http_until` does, and returns.
 :func:`serve_http_until` stops gracefully when its ``stop`` event is set: it closes the
 listeners, closes idle kept-alive connections, ends every listen stream with its listen
 result (``app.close_streams()``), lets in-flight requests finish for ``grace_period`` seconds
@@ -49,6 +51,9 @@ from __future__ import annotations
 
 import logging
 import math
+import signal
+import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
@@ -120,11 +125,98 @@ async def serve_http(
     *,
     task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
     config: HttpServerConfig = _DEFAULT_CONFIG,
+    grace_period: float = 10.0,
+    quiet: bool = False,
+    handle_signals: bool | None = None,
 ) -> None:
     """Serve ``app`` on ``host:port`` until cancelled. Use with ``nursery.start``, which returns
     the bound ``(host, port)`` (``port=0`` picks a free port). Cancellation closes the listeners
-    and every open connection; for a graceful stop use :func:`serve_http_until`."""
-    await _HttpServer(app, config).serve(host, port, task_status=task_status)
+    and every open connection; for a graceful stop use :func:`serve_http_until`.
+
+    Once listening it says where on stderr, ``mcpwire: serving NAME VERSION at
+    http://HOST:PORT/mcp (Ctrl-C to stop)`` (``quiet=True``: nothing). With ``handle_signals``
+    it stops gracefully on SIGINT (Ctrl-C) or SIGTERM: no new connections, in-flight requests
+    given ``grace_period`` seconds to finish (a second signal: at once), then it returns, so
+    ``trio.run(serve_http, app, ...)`` exits 0. ``None`` (the default): only when it runs as the
+    program itself, the main task of ``trio.run`` in the main thread; started in a nursery of
+    your own it leaves the signals to your program (pass ``True`` to have it take them)."""
+    if handle_signals is None:
+        handle_signals = _is_the_program()
+    if not handle_signals:
+        await _HttpServer(app, config).serve(host, port, task_status=_Announcing(task_status, app, host, quiet))
+        return
+    say = _stderr_line if not quiet else _silent
+    stop = trio.Event()
+    try:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+
+                async def run(task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED) -> None:
+                    await serve_http_until(app, host, port, stop=stop, grace_period=grace_period, config=config,
+                                           task_status=_Announcing(task_status, app, host, quiet))
+                    nursery.cancel_scope.cancel()  # stopped: the signal watcher too
+
+                task_status.started(await nursery.start(run))
+                async for _ in signals:
+                    if stop.is_set():
+                        say("mcpwire: stopping now")
+                        nursery.cancel_scope.cancel()
+                        break
+                    say(f"mcpwire: stopping (finishing requests for up to {grace_period:g} s; Ctrl-C again to force)")
+                    stop.set()
+    except BaseExceptionGroup as group:  # one error (the port is taken, say) raised as itself
+        alone = _alone(group)
+        if alone is None:
+            raise
+        raise alone from None
+    if stop.is_set():
+        say("mcpwire: stopped")
+
+
+class _Announcing(trio.TaskStatus[tuple[str, int]]):
+    """A task status that says where the server listens (stderr) as it reports it started."""
+
+    def __init__(self, inner: trio.TaskStatus[tuple[str, int]], app: App, host: str, quiet: bool) -> None:
+        self._inner, self._app, self._host, self._quiet = inner, app, host, quiet
+
+    def started(self, value: tuple[str, int] | None = None) -> None:
+        assert value is not None
+        if not self._quiet:
+            host = self._host or value[0]
+            authority = f"[{host}]" if ":" in host else host
+            info = self._app.server.info
+            # The words of `mcpwire serve` (adapters/cli/serve.py).
+            _stderr_line(f"mcpwire: serving {info.name} {info.version} at "
+                         f"http://{authority}:{value[1]}{self._app.server.http.path} (Ctrl-C to stop)")
+        self._inner.started(value)
+
+
+def _alone(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The one exception inside ``group`` and the groups of one it nests, if it holds just one."""
+    while len(group.exceptions) == 1:
+        inner = group.exceptions[0]
+        if not isinstance(inner, BaseExceptionGroup):
+            return inner
+        group = inner
+    return None
+
+
+def _stderr_line(text: str) -> None:
+    if sys.stderr is not None:  # none under pythonw
+        print(text, file=sys.stderr, flush=True)
+
+
+def _silent(text: str) -> None:
+    pass
+
+
+def _is_the_program() -> bool:
+    """Whether the running task is ``trio.run``'s main task in the main thread: the function
+    ``trio.run`` was given (rather than a task a program started in a nursery of its own)."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    parent = trio.lowlevel.current_task().parent_nursery
+    return parent is not None and parent.parent_task is trio.lowlevel.current_root_task()
 
 
 async def serve_http_until(

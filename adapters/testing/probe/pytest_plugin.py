@@ -92,12 +92,35 @@ class ProbeItem(pytest.Item):
                  f"  FAIL: {finding.detail}"]
         for exchange in finding.evidence:
             evidence = evidence_json(exchange)
-            lines.append(f"  request: {evidence.get('request')}")
-            lines.append(f"  reply:   {evidence.get('reply') or evidence.get('error')}")
+            lines.append(f"  request: {_request_text(evidence['request'])}")
+            lines.append(f"  reply:   {_reply_text(evidence.get('response'), evidence.get('error'))}")
         return "\n".join(lines)
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return self.check.cites, None, f"mcp_probe[{self.check.id}]"
+
+
+def _request_text(request: dict[str, Any]) -> str:
+    """``METHOD name: value; ... body`` (a stdio line: ``LINE body``) of evidence_json's request."""
+    head = " ".join(f"{name}: {value};" for name, value in request.get("headers", ()))
+    return _escaped(" ".join(part for part in (request.get("method"), head, request.get("body")) if part))
+
+
+def _reply_text(response: dict[str, Any] | None, error: str | None) -> str:
+    """``HTTP STATUS (CONTENT-TYPE) BODY`` of evidence_json's response (stdio: no status), then
+    why the reading stopped short, if it did; ``(none: why)`` when nothing came back."""
+    if response is None:
+        return _escaped(f"(none: {error or 'no reply'})")
+    kind = next((value for name, value in response.get("headers", ()) if name.lower() == "content-type"),
+                "no content-type")
+    status = f"HTTP {response['status']} " if response.get("status") else ""
+    text = f"{status}({kind}) {response.get('body', '')}"
+    return _escaped(text + (f" [then: {error}]" if error else ""))
+
+
+def _escaped(text: str) -> str:
+    """``text`` on one line, control characters escaped: a server's bytes must not drive the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _findings(config: pytest.Config) -> dict[str, Finding] | str:
