@@ -4,12 +4,14 @@
     McpwireAdapterError
     ├── UsageError (also a ValueError)   the host called the adapters wrongly: a bad URL, option or key
     ├── TransportError                   the connection failed, timed out, or a response broke a limit
+    │   ├── MaybeDelivered               the request was sent, its answer was lost: it may have run
     │   └── SessionExpired               the server no longer knows the initialize-era session
     ├── ServerError                      the server answered with a JSON-RPC error
     ├── InvalidResult                    a tools/call result that is not what it should be
     ├── TaskCancelled                    a call that became a task ended cancelled
     ├── PeerGone                         a driver's emit found the client gone
     ├── RedisUnavailable                 Redis could not be reached when starting
+    ├── ToolError                        (mcpwire_adapters.app) raised in a tool handler: an isError result
     ├── CliError                         (mcpwire_adapters.cli) an expected failure of the command
     └── ProbeFailed                      (mcpwire_adapters.testing.probe.pytest_plugin) a probe check failed
 
@@ -25,9 +27,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mcpwire import ErrorResult, ResultReceived
+    from mcpwire.types import RequestId
 
 __all__ = [
-    "InvalidResult", "McpwireAdapterError", "PeerGone", "RedisUnavailable", "ServerError", "SessionExpired", "TaskCancelled",
+    "InvalidResult", "MaybeDelivered", "McpwireAdapterError", "PeerGone", "RedisUnavailable", "ServerError", "SessionExpired", "TaskCancelled",
     "TransportError", "UsageError",
 ]
 
@@ -81,6 +84,20 @@ class InvalidResult(McpwireAdapterError):
     def __init__(self, result: ResultReceived) -> None:
         super().__init__(result.problem or "invalid result")
         self.result = result
+
+
+class MaybeDelivered(TransportError):
+    """The request was written to the server, then the transport failed before its answer was
+    read whole: the connection was closed or reset, the HTTP could not be read, or it stayed
+    silent past ``read_timeout``. The server may have received the request and processed it (run
+    the tool, say), so it was not sent again: POST is not idempotent (RFC 9110 section 9.2.2),
+    and resending is the caller's decision. :attr:`method` and :attr:`request_id` name the
+    request; ``__cause__`` is the failure underneath, when there was one."""
+
+    def __init__(self, message: str, method: str, request_id: RequestId) -> None:
+        super().__init__(message)
+        self.method = method
+        self.request_id = request_id
 
 
 class SessionExpired(TransportError):

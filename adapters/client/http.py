@@ -22,6 +22,16 @@ alive and reused afterwards; connect and read timeouts, and a response size limi
 closes the connection, which is how HTTP cancels a request
 (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation#transport-specific-cancellation>).
 
+A request is sent once. A kept-alive connection the server closed while it was idle is found
+dead before anything is written to it (:func:`_still_open`) and another one is taken, and a
+request whose write failed (it did not reach the server whole) goes once more on a new
+connection; but once the request is written, a failure of the connection (closed, reset,
+unreadable HTTP, silent past ``read_timeout``) raises :class:`MaybeDelivered`: the server may
+have processed it, and POST is not idempotent (RFC 9110 section 9.2.2). Only the GET that
+resumes an initialize-era response stream (GET is idempotent) is sent again after it was
+written. Every failure of h11, anyio or the socket reaches the caller as a
+:class:`TransportError`, its cause chained.
+
 Initialize-era servers (specification 2025-11-25: Basic > Transports > Streamable HTTP):
 :meth:`Session.connect` probes and falls back to ``initialize``; the ``Mcp-Session-Id`` of the
 answer is kept and sent; the server's requests on a response stream are answered with a POST
@@ -48,6 +58,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import select
 import ssl
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
@@ -66,7 +77,7 @@ from mcpwire.sessions import Resume
 from mcpwire.types import Implementation
 
 # The transport-neutral half lives in .session (no h11 there); re-exported here, where it was.
-from ..errors import McpwireAdapterError, UsageError
+from ..errors import MaybeDelivered, McpwireAdapterError, UsageError
 from .cache import ResponseCache, http_where
 from .session_feed import FeedListen, SessionFeed
 from .session import (
@@ -80,8 +91,8 @@ if TYPE_CHECKING:
     from ..oauth.client import OAuth
 
 __all__ = [
-    "ElicitationHandler", "EventHandler", "HttpClient", "InputHandler", "ListenEvent", "RootsHandler", "SamplingHandler",
-    "ServerError", "Session", "SessionExpired", "Subscription", "TransportError",
+    "ElicitationHandler", "EventHandler", "HttpClient", "InputHandler", "ListenEvent", "MaybeDelivered", "RootsHandler",
+    "SamplingHandler", "ServerError", "Session", "SessionExpired", "Subscription", "TransportError",
 ]
 
 _log = logging.getLogger("mcpwire.client")
@@ -206,10 +217,13 @@ class HttpClient(Session):
         return stream
 
     async def _connect(self, reuse: bool) -> tuple[anyio.abc.ByteStream, h11.Connection, bool]:
-        """An idle keep-alive connection (``reuse``), else a new one; and whether it was reused."""
-        if reuse and self._idle:
+        """An idle keep-alive connection (``reuse``), else a new one; and whether it was reused.
+        An idle connection the server has closed meanwhile is closed here, nothing written to it."""
+        while reuse and self._idle:
             stream, conn = self._idle.pop()
-            return stream, conn, True
+            if _still_open(stream):
+                return stream, conn, True
+            await _close(stream)
         stream = await self.open_connection()
         return stream, h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024), False
 
@@ -352,14 +366,17 @@ class HttpClient(Session):
 
     async def _attempt(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]],
                        resume_from: str | None) -> ClientEvent | Resume:
+        """One try on a kept-alive connection, and a second on a new one only when the first
+        provably did not deliver the request (``_Stale``): its write failed, or, for the GET
+        resuming a stream (idempotent), the connection ended before a response head."""
         for attempt in range(2):
             stream, conn, reused = await self._connect(reuse=attempt == 0)
             try:
                 outcome = await self._round_trip(stream, conn, request, on_event, resume_from)
-            except _Stale:
+            except _Stale as stale:
                 await _close(stream)
                 if not reused:
-                    raise TransportError(f"{self.url} closed the connection without a response") from None
+                    raise TransportError(str(stale)) from stale.__cause__
             except _Reauthorize:
                 await self._release(stream, conn)  # the challenge was read whole: the connection is reusable
                 raise
@@ -381,28 +398,33 @@ class HttpClient(Session):
         try:
             await stream.send(head)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise _Stale() from exc
+            # The write failed: the request did not reach the server whole, so nothing of it ran.
+            sent = request.method if resume_from is None else f"the GET resuming {request.method}"
+            raise _Stale(f"cannot send {sent} to {self.url}: {exc!r}") from exc
+        # Written: from here on the server may have the request, and a failure is not resent.
         parser: HttpResponseParser | None = None
         final: ClientEvent | None = None
         received = 0
         reauthorize: _Reauthorize | None = None
         while True:
-            event = conn.next_event()
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError as exc:  # a head or body cut off by the end of the connection, or no HTTP
+                return self._interrupted(request, resume_from, parser,
+                                         f"the response from {self.url} was cut off or unreadable ({exc})", exc)
             if event is h11.NEED_DATA:
                 try:
                     with anyio.fail_after(self.read_timeout):
                         data = await _receive(stream)
-                except TimeoutError:
-                    raise TransportError(f"no data from {self.url} for {self.read_timeout} s") from None
-                except (anyio.BrokenResourceError, OSError) as exc:
-                    if parser is None:
-                        raise _Stale() from exc
-                    resume = parser.interrupted()
-                    if resume is not None:
-                        return resume
-                    raise TransportError(f"connection to {self.url} broke: {exc!r}") from exc
-                if not data and parser is None and received == 0:
-                    raise _Stale()
+                except TimeoutError as exc:
+                    raise self._lost(request, f"no data from {self.url} for {self.read_timeout} s") from exc
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                    where = "before a response" if parser is None else "mid-response"
+                    return self._interrupted(request, resume_from, parser,
+                                             f"connection to {self.url} broke {where}: {exc!r}", exc)
+                if not data and received == 0:  # h11 would call an end before any response byte a protocol error
+                    return self._interrupted(request, resume_from, parser,
+                                             f"{self.url} closed the connection without a response", None)
                 received += len(data)
                 if received > self.max_response_bytes:
                     raise TransportError(f"response from {self.url} exceeds {self.max_response_bytes} bytes")
@@ -435,12 +457,8 @@ class HttpClient(Session):
                     final = await self._dispatch(parser.close(), final, on_event)
                 break
             elif isinstance(event, h11.ConnectionClosed):
-                if parser is None:
-                    raise _Stale()
-                resume = parser.interrupted()
-                if resume is not None:
-                    return resume
-                raise TransportError(f"{self.url} closed the connection mid-response")
+                where = "without a response" if parser is None else "mid-response"
+                return self._interrupted(request, resume_from, parser, f"{self.url} closed the connection {where}", None)
         if reauthorize is not None:
             raise reauthorize
         if final is None and parser is not None and parser.resume is not None:
@@ -448,6 +466,25 @@ class HttpClient(Session):
         if final is None:
             return ErrorResult(request_id=request.id, code=ErrorCode.TRANSPORT_ERROR, message="no response")  # pragma: no cover
         return final
+
+    def _interrupted(self, request: OutgoingRequest, resume_from: str | None, parser: HttpResponseParser | None,
+                     what: str, cause: BaseException | None) -> Resume:
+        """The connection failed after the request was written (``what`` says how, ``cause`` is
+        the error underneath): where to resume an initialize-era response stream that had event
+        ids; else ``_Stale`` for a resuming GET that got no response head (idempotent: sent
+        again on a new connection when this one was kept alive); else :class:`MaybeDelivered`."""
+        if parser is not None:
+            resume = parser.interrupted()
+            if resume is not None:
+                return resume
+        elif resume_from is not None:
+            raise _Stale(what) from cause
+        raise self._lost(request, what) from cause
+
+    @staticmethod
+    def _lost(request: OutgoingRequest, what: str) -> MaybeDelivered:
+        return MaybeDelivered(f"{what}; {request.method} (id {request.id!r}) may have been processed by the server, "
+                              "and was not sent again", request.method, request.id)
 
     @staticmethod
     async def _dispatch(events: list[ClientEvent], final: ClientEvent | None,
@@ -663,8 +700,32 @@ async def _close(stream: anyio.abc.ByteStream) -> None:
         await anyio.aclose_forcefully(stream)
 
 
+def _still_open(stream: anyio.abc.ByteStream) -> bool:
+    """Whether an idle kept-alive connection can carry a request. Nothing is due on an idle
+    HTTP/1.1 connection, so a socket with something to read is done with: the server closed or
+    reset it (its idle timeout, say), or sent bytes no request asked for. Checked before writing,
+    the request never meets a connection known dead (urllib3 and httpcore check alike); a
+    stream that shows no socket cannot tell (True), and its write decides."""
+    sock = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+    if sock is None:
+        return True
+    try:
+        if sock.fileno() < 0:
+            return False
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            return not poller.poll(0)  # POLLIN, POLLHUP or POLLERR: the end, a reset, or stray bytes
+        readable, _, _ = select.select([sock], [], [], 0)
+        return not readable
+    except (OSError, ValueError):
+        return False
+
+
 class _Stale(McpwireAdapterError):
-    """A reused keep-alive connection was closed by the server before any response byte."""
+    """The request provably did not reach the server, so it may go again on a new connection: its
+    write failed, or it was the GET resuming a response stream (idempotent) and the connection
+    ended before a response head. ``_attempt`` retries once when the connection was a reused one."""
 
 
 class _Reauthorize(McpwireAdapterError):

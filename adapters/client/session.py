@@ -58,7 +58,7 @@ from mcpwire.types import (
 )
 
 from ..callbacks import maybe_await
-from ..errors import InvalidResult, ServerError, SessionExpired, TaskCancelled, TransportError
+from ..errors import InvalidResult, MaybeDelivered, ServerError, SessionExpired, TaskCancelled, TransportError
 from .port import InputHandler
 from .task_follower import TaskFollower, TaskHandler, caps_option
 from .subscription import ListenEvent, SessionListen, Subscription
@@ -67,9 +67,9 @@ if TYPE_CHECKING:
     from .cache import ResponseCache
 
 __all__ = [
-    "ElicitationHandler", "EventHandler", "InputHandler", "InvalidResult", "ListenEvent", "Page", "RootsHandler",
-    "SamplingHandler", "ServerError", "Session", "SessionExpired", "SessionListen", "Subscription", "TaskCancelled",
-    "TaskHandler", "TransportError",
+    "ElicitationHandler", "EventHandler", "InputHandler", "InvalidResult", "ListenEvent", "MaybeDelivered", "Page",
+    "RootsHandler", "SamplingHandler", "ServerError", "Session", "SessionExpired", "SessionListen", "Subscription",
+    "TaskCancelled", "TaskHandler", "TransportError",
 ]
 
 _log = logging.getLogger("mcpwire.client")

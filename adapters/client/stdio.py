@@ -31,6 +31,12 @@ modern server gives, or none within ``probe_timeout`` seconds, means ``initializ
 server's requests are lines like any other: one arriving while a single call is in flight is
 answered with that call's ``on_input``, otherwise with the client's; ``listen`` then reads the
 server's notification lines.
+
+A server that exits (or closes its stdout) fails every request in flight, and every later one,
+with :class:`TransportError`, whose message says how it ended: the exit status, or the signal
+that killed it, when known; a listen stream open then raises it too. (The engine's own
+``receive_eof`` gives each such request a -32000 :class:`ErrorResult`; these are not passed on
+as :class:`ServerError`, which is for errors the server chose to send.)
 """
 
 from __future__ import annotations
@@ -60,6 +66,14 @@ from .session import (
 )
 
 __all__ = ["DEFAULT_ENV_KEYS", "StdioClient", "default_environment"]
+
+_EOF_MESSAGE = "server closed stdout"
+"""The message of the -32000 ErrorResult ``ClientStdioConnection.receive_eof`` gives each request
+still in flight when the server's stdout ends; the client raises TransportError for those instead."""
+
+_EXIT_STATUS_WAIT = 1.0
+"""How long, once the server's stdout has ended, the reader waits for the process's exit status
+before failing the requests in flight (a server that closes stdout and lives on: without it)."""
 
 
 DEFAULT_ENV_KEYS: tuple[str, ...] = (
@@ -162,11 +176,32 @@ class StdioClient(Session):
                 self._route(self._conn.receive_data(chunk))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # as EOF: the server is gone
-        self._route(self._conn.receive_eof())
+        # What the last, unterminated line held; not the engine's -32000 for each request in
+        # flight: their waiters hear the end of the server as TransportError (channels closed below).
+        self._route([event for event in self._conn.receive_eof() if not _for_eof(event)])
         self._closed = True
-        for channel in self._waiters.values():  # anything left: the server is gone
-            channel.close()
-        self._feed.close()
+        try:
+            with anyio.move_on_after(_EXIT_STATUS_WAIT):  # for the exit status the error names
+                await process.wait()
+        finally:
+            for channel in self._waiters.values():  # anything left: the server is gone
+                channel.close()
+            self._feed.close()
+
+    def _how_it_ended(self) -> str:
+        """How the server process ended, as far as is known, for the messages of TransportError:
+        "exited with status 3", "was killed by signal 9", or (no exit status yet) "closed its stdout"."""
+        code = self._process.returncode if self._process is not None else None
+        if code is None:
+            return "closed its stdout"
+        if code < 0:
+            return f"was killed by signal {-code}"
+        return f"exited with status {code}"
+
+    def _not_running(self) -> TransportError:
+        if self._process is None:
+            return TransportError("the server process is not running (use `async with StdioClient(...)`)")
+        return TransportError(f"the server process is not running: it {self._how_it_ended()}")
 
     def _route(self, events: list[ClientEvent]) -> None:
         for event in events:
@@ -219,11 +254,12 @@ class StdioClient(Session):
             try:
                 await process.stdin.send(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                raise TransportError(f"server stdin closed: {exc!r}") from exc
+                ended = f" (the server process {self._how_it_ended()})" if process.returncode is not None else ""
+                raise TransportError(f"server stdin closed: {exc!r}{ended}") from exc
 
     async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
         if self._process is None or self._closed:
-            raise TransportError("the server process is not running")
+            raise self._not_running()
         key = (type(request.id), request.id)
         send, receive = anyio.create_memory_object_stream[ClientEvent](math.inf)
         self._waiters[key] = send
@@ -235,8 +271,9 @@ class StdioClient(Session):
                     finished = True
                     return event
                 await on_event(event)
-            finished = True
-            return ErrorResult(request_id=request.id, code=ErrorCode.TRANSPORT_ERROR, message="server closed stdout")
+            finished = True  # the reader closed the channel: the server is gone
+            raise TransportError(f"the server process {self._how_it_ended()} before answering {request.method} "
+                                 f"(id {request.id!r})")
         finally:
             del self._waiters[key]
             send.close()
@@ -256,7 +293,7 @@ class StdioClient(Session):
 
     async def _check_running(self) -> None:
         if self._process is None or self._closed:
-            raise TransportError("the server process is not running")
+            raise self._not_running()
 
     # -- listen streams on these pipes (what a Subscription of this client calls) -----------------
     async def open_listen_stream(self, request: OutgoingRequest) -> MemoryObjectReceiveStream[ClientEvent]:
@@ -302,7 +339,12 @@ class _StdioSubscription(Subscription):
         self._channel = await self._stdio.open_listen_stream(self.request)
 
     async def _receive(self) -> list[ClientEvent] | None:
-        return await receive_one(self._channel)
+        events = await receive_one(self._channel)
+        if events is None and self._channel is not None and self._stdio._closed:  # not ended by the server
+            assert self.request is not None
+            raise TransportError(f"the server process {self._stdio._how_it_ended()} while listening "
+                                 f"({self.request.method}, id {self.request.id!r})")
+        return events
 
     async def _stop(self) -> None:
         channel, self._channel = self._channel, None
@@ -310,3 +352,9 @@ class _StdioSubscription(Subscription):
             return
         assert self.request is not None
         await self._stdio.close_listen_stream(self.request, channel, cancel=not self._ended)
+
+
+def _for_eof(event: ClientEvent) -> bool:
+    """Whether ``event`` is the engine's -32000 for a request left in flight at the end of stdout."""
+    return (isinstance(event, ErrorResult) and event.request_id is not None and event.code == ErrorCode.TRANSPORT_ERROR
+            and event.message == _EOF_MESSAGE)
