@@ -107,3 +107,37 @@ class StdioChild:
         while chunk := await self.process.stderr.receive_some(65536):
             data += chunk
         return data
+
+
+async def http_once(
+    address: tuple[str, int], method: str, headers: dict[str, str], body: Any = None
+) -> tuple[int, dict[str, str], bytes]:
+    """One request on a connection of its own (``connection: close``): its status, its headers
+    (lowercase names) and its body, de-chunked; ``(0, {}, b"")`` when the server closed the
+    connection without a response."""
+    stream = await trio.open_tcp_stream(*address)
+    data = b"" if body is None else json.dumps(body).encode()
+    head = f"{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {len(data)}\r\nconnection: close\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    await stream.send_all(head.encode() + b"\r\n" + data)
+    raw = b""
+    while chunk := await stream.receive_some(65536):
+        raw += chunk
+    await stream.aclose()
+    if not raw:
+        return 0, {}, b""  # the server closed the connection without a response
+    top, _, rest = raw.partition(b"\r\n\r\n")
+    lines = top.decode().split("\r\n")
+    status = int(lines[0].split()[1])
+    hdrs = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    if hdrs.get("transfer-encoding") == "chunked":
+        body_out = b""
+        while rest:
+            size, _, rest = rest.partition(b"\r\n")
+            n = int(size, 16)
+            if n == 0:
+                break
+            body_out += rest[:n]
+            rest = rest[n + 2:]
+        rest = body_out
+    return status, hdrs, rest

@@ -21,6 +21,7 @@ from typing import Any
 import redis
 import trio
 from _redis import RedisServer
+from _wire_helpers import http_once
 from joserfc import jwk, jwt
 
 from mcpwire import HttpExchange, HttpRequest, Keyring, SessionClosed
@@ -84,34 +85,6 @@ def guard() -> OAuthResource:
     return OAuthResource(rs, JwtVerifier(issuer=ISSUER, audience=RESOURCE, jwks={"keys": [KEY.as_dict(private=False)]}))
 
 
-async def http(address: tuple[str, int], method: str, headers: dict[str, str], body: Any = None
-               ) -> tuple[int, dict[str, str], bytes]:
-    stream = await trio.open_tcp_stream(*address)
-    data = b"" if body is None else json.dumps(body).encode()
-    head = f"{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {len(data)}\r\nconnection: close\r\n"
-    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-    await stream.send_all(head.encode() + b"\r\n" + data)
-    raw = b""
-    while chunk := await stream.receive_some(65536):
-        raw += chunk
-    await stream.aclose()
-    top, _, rest = raw.partition(b"\r\n\r\n")
-    lines = top.decode().split("\r\n")
-    status = int(lines[0].split()[1])
-    hdrs = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    if hdrs.get("transfer-encoding") == "chunked":
-        body_out = b""
-        while rest:
-            size, _, rest = rest.partition(b"\r\n")
-            n = int(size, 16)
-            if n == 0:
-                break
-            body_out += rest[:n]
-            rest = rest[n + 2:]
-        rest = body_out
-    return status, hdrs, rest
-
-
 def events(body: bytes) -> list[dict[str, str]]:
     out = []
     for block in body.decode().split("\n\n"):
@@ -136,11 +109,11 @@ def texts(body: bytes) -> list[str]:
 
 async def open_session(address: tuple[str, int], user: dict[str, str]) -> dict[str, str]:
     params = {"protocolVersion": ERA, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    status, headers, body = await http(address, "POST", {**POST, **user},
+    status, headers, body = await http_once(address, "POST", {**POST, **user},
                                        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
     assert status == 200 and json.loads(body)["result"]["protocolVersion"] == ERA
     session = {"mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": ERA}
-    status, _, _ = await http(address, "POST", {**POST, **user, **session},
+    status, _, _ = await http_once(address, "POST", {**POST, **user, **session},
                               {"jsonrpc": "2.0", "method": "notifications/initialized"})
     assert status == 202
     return session
@@ -176,47 +149,47 @@ def serving(test: Any) -> Any:
 async def test_another_user_cannot_call_tools_in_the_session(address: tuple[str, int]) -> None:
     session = await open_session(address, ALICE)
     unknown = {**session, "mcp-session-id": "not-a-session-anyone-has"}
-    expected = await http(address, "POST", {**POST, **MALLORY, **unknown}, call("whoami"))
+    expected = await http_once(address, "POST", {**POST, **MALLORY, **unknown}, call("whoami"))
     assert expected[0] == 404 and json.loads(expected[2]) == {**NOT_FOUND, "id": 2}
-    status, _, body = await http(address, "POST", {**POST, **MALLORY, **session}, call("whoami"))
+    status, _, body = await http_once(address, "POST", {**POST, **MALLORY, **session}, call("whoami"))
     assert (status, body) == (expected[0], expected[2])  # the takeover: refused as an unknown session
     answer = {"jsonrpc": "2.0", "id": 1, "result": {"action": "accept", "content": {}}}  # to alice's elicitation
-    status, _, body = await http(address, "POST", {**POST, **MALLORY, **session}, answer)
+    status, _, body = await http_once(address, "POST", {**POST, **MALLORY, **session}, answer)
     assert status == 404 and json.loads(body) == {**NOT_FOUND, "id": 1}
     # Alice's session is untouched and answers her.
-    status, _, body = await http(address, "POST", {**POST, **ALICE, **session}, call("whoami"))
+    status, _, body = await http_once(address, "POST", {**POST, **ALICE, **session}, call("whoami"))
     assert status == 200 and texts(body) == ["secret of alice"]
 
 
 @serving
 async def test_another_user_cannot_replay_the_sessions_stream(address: tuple[str, int]) -> None:
     session = await open_session(address, ALICE)
-    status, headers, body = await http(address, "POST", {**POST, **ALICE, **session}, call("later", 5))
+    status, headers, body = await http_once(address, "POST", {**POST, **ALICE, **session}, call("later", 5))
     first = events(body)
     assert status == 200 and headers["content-type"] == "text/event-stream" and first[1] == {"retry": "50"}
     resume = {"accept": "text/event-stream", **session, "last-event-id": first[0]["id"]}
-    status, _, body = await http(address, "GET", {**MALLORY, **resume})
+    status, _, body = await http_once(address, "GET", {**MALLORY, **resume})
     assert status == 404 and json.loads(body) == NOT_FOUND
-    status, _, body = await http(address, "GET", {**ALICE, **resume})
+    status, _, body = await http_once(address, "GET", {**ALICE, **resume})
     assert status == 200 and texts(body) == ["later secret of alice"]
     # Once the stream is over, its events are kept: still nothing for mallory.
-    status, _, body = await http(address, "GET", {**MALLORY, **resume})
+    status, _, body = await http_once(address, "GET", {**MALLORY, **resume})
     assert status == 404 and json.loads(body) == NOT_FOUND
     # Nor the session's standalone GET stream.
-    status, _, body = await http(address, "GET", {**MALLORY, "accept": "text/event-stream", **session})
+    status, _, body = await http_once(address, "GET", {**MALLORY, "accept": "text/event-stream", **session})
     assert status == 404 and json.loads(body) == NOT_FOUND
 
 
 @serving
 async def test_another_user_cannot_delete_the_session(address: tuple[str, int]) -> None:
     session = await open_session(address, ALICE)
-    status, _, body = await http(address, "DELETE", {**MALLORY, **session})
+    status, _, body = await http_once(address, "DELETE", {**MALLORY, **session})
     assert status == 404 and json.loads(body) == NOT_FOUND
-    status, _, body = await http(address, "POST", {**POST, **ALICE, **session}, call("whoami"))
+    status, _, body = await http_once(address, "POST", {**POST, **ALICE, **session}, call("whoami"))
     assert status == 200 and texts(body) == ["secret of alice"]
-    status, _, _ = await http(address, "DELETE", {**ALICE, **session})
+    status, _, _ = await http_once(address, "DELETE", {**ALICE, **session})
     assert status == 200
-    status, _, body = await http(address, "POST", {**POST, **ALICE, **session}, call("whoami", 3))
+    status, _, body = await http_once(address, "POST", {**POST, **ALICE, **session}, call("whoami", 3))
     assert status == 404 and json.loads(body) == {**NOT_FOUND, "id": 3}
 
 
@@ -227,15 +200,15 @@ async def test_a_request_state_is_refused_to_another_user(address: tuple[str, in
     headers = {**POST, "mcp-protocol-version": STATELESS, "mcp-method": "tools/call", "mcp-name": "greet"}
     first: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                              "params": {"name": "greet", "arguments": {}, "_meta": meta}}
-    status, _, body = await http(address, "POST", {**headers, **ALICE}, first)
+    status, _, body = await http_once(address, "POST", {**headers, **ALICE}, first)
     result = json.loads(body)["result"]
     assert status == 200 and result["resultType"] == "input_required"
     retry = {**first, "id": 2, "params": {**first["params"], "requestState": result["requestState"],
                                           "inputResponses": {"name": {"action": "accept", "content": {"name": "Eve"}}}}}
-    status, _, body = await http(address, "POST", {**headers, **MALLORY}, retry)
+    status, _, body = await http_once(address, "POST", {**headers, **MALLORY}, retry)
     assert (status, json.loads(body)) == (400, {"jsonrpc": "2.0", "id": 2, "error": {
         "code": -32602, "message": "Invalid or expired request state"}})
-    status, _, body = await http(address, "POST", {**headers, **ALICE}, retry)
+    status, _, body = await http_once(address, "POST", {**headers, **ALICE}, retry)
     assert status == 200 and texts(body) == ["Hello, Eve (state for alice)"]
 
 

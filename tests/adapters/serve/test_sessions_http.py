@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import trio
+from _wire_helpers import http_once
 
 from mcpwire_adapters import App, Context, NeedInput
 from mcpwire_adapters.serve.trio_h11.server import serve_http
@@ -36,35 +37,6 @@ def make_app() -> App:
     return app
 
 
-async def http(address: tuple[str, int], method: str, headers: dict[str, str], body: Any = None) -> tuple[int, dict[str, str], bytes]:
-    stream = await trio.open_tcp_stream(*address)
-    data = b"" if body is None else json.dumps(body).encode()
-    head = f"{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {len(data)}\r\nconnection: close\r\n"
-    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-    await stream.send_all(head.encode() + b"\r\n" + data)
-    raw = b""
-    while chunk := await stream.receive_some(65536):
-        raw += chunk
-    await stream.aclose()
-    if not raw:
-        return 0, {}, b""  # the server closed the connection without a response
-    top, _, rest = raw.partition(b"\r\n\r\n")
-    lines = top.decode().split("\r\n")
-    status = int(lines[0].split()[1])
-    hdrs = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    if hdrs.get("transfer-encoding") == "chunked":
-        body_out = b""
-        while rest:
-            size, _, rest = rest.partition(b"\r\n")
-            n = int(size, 16)
-            if n == 0:
-                break
-            body_out += rest[:n]
-            rest = rest[n + 2:]
-        rest = body_out
-    return status, hdrs, rest
-
-
 POST = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
@@ -83,10 +55,10 @@ def events(body: bytes) -> list[dict[str, str]]:
 
 async def open_session(address: tuple[str, int]) -> dict[str, str]:
     params = {"protocolVersion": VERSION, "capabilities": {"elicitation": {}}, "clientInfo": {"name": "t", "version": "1"}}
-    status, headers, body = await http(address, "POST", POST, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+    status, headers, body = await http_once(address, "POST", POST, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
     assert status == 200 and json.loads(body)["result"]["protocolVersion"] == VERSION
     session = {"mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": VERSION}
-    status, _, _ = await http(address, "POST", {**POST, **session}, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    status, _, _ = await http_once(address, "POST", {**POST, **session}, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     assert status == 202
     return session
 
@@ -100,12 +72,12 @@ def test_a_tool_written_once_asks_through_server_to_client_requests() -> None:
 
             async def call() -> None:
                 call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "greet", "arguments": {}}}
-                result["call"] = await http(address, "POST", {**POST, **session}, call)
+                result["call"] = await http_once(address, "POST", {**POST, **session}, call)
 
             nursery.start_soon(call)
             await trio.sleep(0.3)
             answer = {"jsonrpc": "2.0", "id": 1, "result": {"action": "accept", "content": {"name": "Ada"}}}
-            status, _, _ = await http(address, "POST", {**POST, **session}, answer)
+            status, _, _ = await http_once(address, "POST", {**POST, **session}, answer)
             assert status == 202
             with trio.fail_after(5):
                 while "call" not in result:
@@ -116,9 +88,9 @@ def test_a_tool_written_once_asks_through_server_to_client_requests() -> None:
             assert messages[0]["method"] == "elicitation/create" and messages[0]["id"] == 1
             assert messages[-1] == {"jsonrpc": "2.0", "id": 2, "result": {
                 "content": [{"type": "text", "text": "Hello, Ada (state 1)"}]}}
-            status, _, _ = await http(address, "DELETE", session)
+            status, _, _ = await http_once(address, "DELETE", session)
             assert status == 200
-            status, _, body = await http(address, "POST", {**POST, **session}, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            status, _, body = await http_once(address, "POST", {**POST, **session}, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
             assert status == 404
             nursery.cancel_scope.cancel()
 
@@ -131,13 +103,13 @@ def test_a_stream_closed_mid_call_is_resumed_with_last_event_id() -> None:
             address = await nursery.start(serve_http, make_app())
             session = await open_session(address)
             call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "reconnect", "arguments": {}}}
-            status, headers, body = await http(address, "POST", {**POST, **session}, call)
+            status, headers, body = await http_once(address, "POST", {**POST, **session}, call)
             first = events(body)
             assert status == 200 and headers["content-type"] == "text/event-stream"
             assert first[0]["id"].endswith("-0") and first[0]["data"] == ""  # the priming event
             assert first[1] == {"retry": "50"}
             get = {"accept": "text/event-stream", **session, "last-event-id": first[0]["id"]}
-            status, headers, body = await http(address, "GET", get)
+            status, headers, body = await http_once(address, "GET", get)
             resumed = [json.loads(e["data"]) for e in events(body) if e.get("data")]
             assert status == 200 and resumed == [{"jsonrpc": "2.0", "id": 5, "result": {
                 "content": [{"type": "text", "text": "after reconnection"}]}}]
@@ -169,16 +141,16 @@ def test_a_posted_cancellation_stops_that_request_and_it_sends_no_response() -> 
 
             async def call() -> None:
                 call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "forever", "arguments": {}}}
-                result["call"] = await http(address, "POST", {**POST, **session}, call)
+                result["call"] = await http_once(address, "POST", {**POST, **session}, call)
 
             nursery.start_soon(call)
             with trio.fail_after(5):
                 await started.wait()
             unknown = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}
-            status, _, body = await http(address, "POST", {**POST, **session}, unknown)
+            status, _, body = await http_once(address, "POST", {**POST, **session}, unknown)
             assert status == 202 and body == b"" and not cancelled.is_set()
             note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "no"}}
-            status, _, body = await http(address, "POST", {**POST, **session}, note)
+            status, _, body = await http_once(address, "POST", {**POST, **session}, note)
             assert status == 202 and body == b""
             with trio.fail_after(5):
                 await cancelled.wait()
@@ -189,7 +161,7 @@ def test_a_posted_cancellation_stops_that_request_and_it_sends_no_response() -> 
             # No response for it: the POST ends without one (here: before its head was sent).
             assert status in (0, 200) and not any(m.get("id") == 7 for m in messages), (status, messages)
             # The session goes on: another request is answered.
-            status, _, body = await http(address, "POST", {**POST, **session}, {"jsonrpc": "2.0", "id": 8, "method": "ping"})
+            status, _, body = await http_once(address, "POST", {**POST, **session}, {"jsonrpc": "2.0", "id": 8, "method": "ping"})
             assert status == 200 and json.loads(body) == {"jsonrpc": "2.0", "id": 8, "result": {}}
             nursery.cancel_scope.cancel()
 
@@ -205,13 +177,13 @@ def test_a_client_that_never_answers_gets_32603_after_the_input_timeout() -> Non
             session = await open_session(address)
             call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "greet", "arguments": {}}}
             with trio.fail_after(10):
-                status, _, body = await http(address, "POST", {**POST, **session}, call)
+                status, _, body = await http_once(address, "POST", {**POST, **session}, call)
             messages = [json.loads(e["data"]) for e in events(body) if e.get("data")]
             assert status == 200 and messages[0]["method"] == "elicitation/create"
             assert messages[-1]["id"] == 4 and messages[-1]["error"]["code"] == -32603
             # The late answer finds nothing waiting: accepted (202) and dropped.
             late = {"jsonrpc": "2.0", "id": messages[0]["id"], "result": {"action": "accept", "content": {"name": "X"}}}
-            status, _, body = await http(address, "POST", {**POST, **session}, late)
+            status, _, body = await http_once(address, "POST", {**POST, **session}, late)
             assert status == 202 and body == b""
             nursery.cancel_scope.cancel()
 
@@ -224,7 +196,7 @@ def test_a_2025_03_26_batch_is_answered_on_one_event_stream() -> None:
         async with trio.open_nursery() as nursery:
             address = await nursery.start(serve_http, app)
             params = {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-            status, headers, body = await http(address, "POST", POST, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            status, headers, body = await http_once(address, "POST", POST, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                                                         "params": params})
             assert status == 200 and json.loads(body)["result"]["protocolVersion"] == "2025-03-26"
             session = {"mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-03-26"}
@@ -234,14 +206,14 @@ def test_a_2025_03_26_batch_is_answered_on_one_event_stream() -> None:
                 {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "reconnect_free", "arguments": {}}},
                 {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
             ]
-            status, headers, body = await http(address, "POST", {**POST, **session}, messages)
+            status, headers, body = await http_once(address, "POST", {**POST, **session}, messages)
             answers = {m["id"]: m for m in (json.loads(e["data"]) for e in events(body) if e.get("data"))}
             assert status == 200 and headers["content-type"] == "text/event-stream"
             assert sorted(answers) == [2, 3, 4] and answers[2]["result"] == {}
             assert answers[3]["error"]["code"] == -32602  # an unknown tool: its error is one of the answers
             assert "greet" in {t["name"] for t in answers[4]["result"]["tools"]}
             notes = [{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]
-            status, _, body = await http(address, "POST", {**POST, **session}, notes)
+            status, _, body = await http_once(address, "POST", {**POST, **session}, notes)
             assert status == 202 and body == b""
             nursery.cancel_scope.cancel()
 
