@@ -141,3 +141,17 @@ async def http_once(
             rest = rest[n + 2:]
         rest = body_out
     return status, hdrs, rest
+
+
+def sse_events(body: bytes) -> list[dict[str, str]]:
+    """The events of an SSE body, each its fields by name (repeated fields joined)."""
+    out = []
+    for block in body.decode().split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.split("\n"):
+            name, _, value = line.partition(":")
+            if name:
+                fields[name] = fields.get(name, "") + value.removeprefix(" ")
+        if fields:
+            out.append(fields)
+    return out

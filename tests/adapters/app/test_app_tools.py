@@ -41,8 +41,9 @@ def listed(app: App) -> dict[str, dict[str, Any]]:
     return {tool["name"]: tool for tool in reply.result["tools"]}
 
 
-def call_tool(app: App, name: str, arguments: dict[str, Any] | None = None) -> Reply:
-    ex = exchange(app.server, request("tools/call", {"name": name, "arguments": arguments or {}}))
+def dispatch(app: App, method: str, params: dict[str, Any]) -> Reply:
+    """``method`` with ``params`` through the engine and App.dispatch: the reply assembled."""
+    ex = exchange(app.server, request(method, params))
     outputs: list[Any] = []
 
     async def send(output: Any) -> None:
@@ -53,7 +54,11 @@ def call_tool(app: App, name: str, arguments: dict[str, Any] | None = None) -> R
             await app.dispatch(ex, send)
 
     trio.run(main)
-    return assemble(outputs, "tools/call")
+    return assemble(outputs, method)
+
+
+def call_tool(app: App, name: str, arguments: dict[str, Any] | None = None) -> Reply:
+    return dispatch(app, "tools/call", {"name": name, "arguments": arguments or {}})
 
 
 # -- outputSchema ---------------------------------------------------------------------------------

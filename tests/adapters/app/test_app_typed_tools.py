@@ -34,7 +34,8 @@ from mcpwire_adapters.app import MimeType
 from mcpwire_adapters.client.http import HttpClient
 from mcpwire_adapters.client.session import ServerError
 from mcpwire_adapters.serve.trio_h11.server import serve_http
-from schema_check import Reply, assemble, call, error_of, exchange, meta, request
+from schema_check import Reply, call, error_of, meta, request
+from test_app_tools import dispatch
 
 import mcpwire
 from mcpwire import Client, Keyring, LocalProtocolError, ProtocolError
@@ -60,19 +61,6 @@ def listed(app: App, kind: str = "tools") -> dict[str, dict[str, Any]]:
     return {item["name"]: item for item in reply.result[kind]}
 
 
-def dispatch(app: App, method: str, params: dict[str, Any]) -> Reply:
-    ex = exchange(app.server, request(method, params))
-    outputs: list[Any] = []
-
-    async def send(output: Any) -> None:
-        outputs.extend(output)
-
-    async def main() -> None:
-        with trio.fail_after(5):
-            await app.dispatch(ex, send)
-
-    trio.run(main)
-    return assemble(outputs, method)
 
 
 def call_tool(app: App, name: str, arguments: dict[str, Any] | None = None) -> Reply:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import trio
+from test_http_server_fast import responses
 from mcpwire_adapters import App, Context, HttpServerConfig, serve_http
 
 from mcpwire import HttpPolicy
@@ -125,16 +126,8 @@ async def exchange(address: Address, data: bytes) -> tuple[list[tuple[int, dict[
 
 
 def parse(raw: bytes) -> list[tuple[int, dict[bytes, bytes], Any]]:
-    """Content-Length framed responses, one after the other."""
-    out = []
-    while raw:
-        top, _, raw = raw.partition(b"\r\n\r\n")
-        lines = top.split(b"\r\n")
-        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
-        size = int(headers[b"content-length"])
-        body, raw = raw[:size], raw[size:]
-        out.append((int(lines[0].split(b" ")[1]), headers, json.loads(body) if body else None))
-    return out
+    """Content-Length framed responses, one after the other: (status, headers, JSON or None)."""
+    return [(int(line.split(" ")[1]), headers, body) for line, headers, body in responses(raw)]
 
 
 def assert_refused_and_closed(got: list[tuple[int, dict[bytes, bytes], Any]], closed: bool, status: int,

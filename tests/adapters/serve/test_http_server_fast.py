@@ -54,15 +54,16 @@ def request(name: str, text: str, request_id: int, *, version: str = "1.1", clos
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
 
-def responses(raw: bytes) -> list[tuple[str, dict[bytes, bytes], dict[str, Any]]]:
-    """Split bytes holding whole Content-Length-framed responses: (status line, headers, JSON)."""
+def responses(raw: bytes) -> list[tuple[str, dict[bytes, bytes], Any]]:
+    """Split bytes holding whole Content-Length-framed responses: (status line, headers, JSON,
+    or None for an empty body)."""
     out = []
     while raw:
         top, _, raw = raw.partition(b"\r\n\r\n")
         lines = top.split(b"\r\n")
         headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
         size = int(headers[b"content-length"])
-        out.append((lines[0].decode(), headers, json.loads(raw[:size])))
+        out.append((lines[0].decode(), headers, json.loads(raw[:size]) if size else None))
         raw = raw[size:]
     return out
 

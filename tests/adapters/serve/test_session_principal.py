@@ -21,7 +21,7 @@ from typing import Any
 import redis
 import trio
 from _redis import RedisServer
-from _wire_helpers import http_once
+from _wire_helpers import http_once, sse_events as events
 from joserfc import jwk, jwt
 
 from mcpwire import HttpExchange, HttpRequest, Keyring, SessionClosed
@@ -83,19 +83,6 @@ def make_app() -> App:
 def guard() -> OAuthResource:
     rs = ResourceServer(resource=RESOURCE, authorization_servers=[ISSUER], required_scopes=["mcp"])
     return OAuthResource(rs, JwtVerifier(issuer=ISSUER, audience=RESOURCE, jwks={"keys": [KEY.as_dict(private=False)]}))
-
-
-def events(body: bytes) -> list[dict[str, str]]:
-    out = []
-    for block in body.decode().split("\n\n"):
-        fields: dict[str, str] = {}
-        for line in block.split("\n"):
-            name, _, value = line.partition(":")
-            if name:
-                fields[name] = fields.get(name, "") + value.removeprefix(" ")
-        if fields:
-            out.append(fields)
-    return out
 
 
 def texts(body: bytes) -> list[str]:

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import trio
-from _wire_helpers import http_once
+from _wire_helpers import http_once, sse_events as events
 
 from mcpwire_adapters import App, Context, NeedInput
 from mcpwire_adapters.serve.trio_h11.server import serve_http
@@ -38,19 +38,6 @@ def make_app() -> App:
 
 
 POST = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-
-
-def events(body: bytes) -> list[dict[str, str]]:
-    out = []
-    for block in body.decode().split("\n\n"):
-        fields: dict[str, str] = {}
-        for line in block.split("\n"):
-            name, _, value = line.partition(":")
-            if name:
-                fields[name] = fields.get(name, "") + value.removeprefix(" ")
-        if fields:
-            out.append(fields)
-    return out
 
 
 async def open_session(address: tuple[str, int]) -> dict[str, str]:
