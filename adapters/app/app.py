@@ -35,7 +35,6 @@ import contextlib
 import itertools
 import logging
 import os
-import re
 import secrets
 import time
 import warnings
@@ -50,17 +49,18 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from msgspec import UNSET
 
 import mcpwire
-from mcpwire.types import CallToolResult, CompleteResult, Implementation, Prompt, PromptArgument, ReadResourceResult, Resource, ResourceTemplate, TextContent, TextResourceContents, BlobResourceContents, Tool
-from mcpwire import CompletionRequest, Exchange, ListenStream, PromptGet, ResourceRead, ResponseBody, Server, ToolCall, resource_not_found
+from mcpwire.types import CallToolResult, CompleteResult, Implementation, Prompt, PromptArgument, Resource, ResourceTemplate, TextContent, Tool
+from mcpwire import CompletionRequest, Exchange, ListenStream, PromptGet, ResourceRead, Server, ToolCall, resource_not_found
 from mcpwire import InputArrived, SessionClosed
 from mcpwire.sessions import HttpBatch
 from mcpwire.tasks import MemoryTaskStore, TaskChanged, TaskResultWanted, Tasks, TaskStore, TaskSupport
 
 from ..callbacks import as_async
 from .need_input import NeedInput
-from .results import Converter, prompt_result, tool_converter
+from .batch import run_batch
+from .results import Converter, prompt_result, resource_result, tool_converter
 from .signature import MimeType, caller_namespace, docstring_summary, is_legacy, prompt_signature, resolve_hints
-from .signature import resource_caller, tool_signature
+from .signature import described, resource_caller, template_variables, tool_signature
 from .tool_error import ToolError
 from .context import Cancellable, CancelScopeLike, Context, ExchangeRun, PeerGone, Send
 from ..state.broker import Broker
@@ -285,7 +285,7 @@ class App:
         localns = caller_namespace(1)
 
         def register(handler: F) -> F:
-            resource = Resource(uri=uri, name=name or handler.__name__, **_described(fields, handler))
+            resource = Resource(uri=uri, name=name or handler.__name__, **described(fields, handler))
             self.server.add_resource(resource)
             self._resources[uri] = resource_caller(handler, resolve_hints(handler, localns))
             self._resource_defs[uri] = resource
@@ -300,9 +300,9 @@ class App:
         localns = caller_namespace(1)
 
         def register(handler: F) -> F:
-            template = ResourceTemplate(uri_template=uri_template, name=name or handler.__name__, **_described(fields, handler))
+            template = ResourceTemplate(uri_template=uri_template, name=name or handler.__name__, **described(fields, handler))
             self.server.add_template(template)
-            variables = tuple(_template_variables(uri_template))
+            variables = tuple(template_variables(uri_template))
             self._templates[uri_template] = resource_caller(handler, resolve_hints(handler, localns), variables)
             self._template_defs[uri_template] = template
             return handler
@@ -556,59 +556,8 @@ class App:
         its answers and cancellations are handed in, its requests run concurrently, and every
         message each sends goes on one event stream, which ends when the last is answered
         (202 when the batch holds no request). ``watch`` watches the connection once for all of
-        them. Returns True when the client went away."""
-        for answer in batch.answers:
-            if isinstance(answer, InputArrived):
-                self.input_arrived(answer)
-            elif isinstance(answer, mcpwire.Cancelled):
-                self.request_cancelled(answer)
-        if not batch.has_requests:
-            await emit(batch.no_requests)
-            return False
-        lock = anyio.Lock()
-        peer_gone = False
-
-        async def send(outputs: Any) -> None:
-            frames = batch.frames(outputs)
-            if frames:
-                async with lock:
-                    await emit(frames)
-
-        async def unwatched(gone: Callable[[], None]) -> None:
-            await anyio.sleep_forever()
-
-        async with anyio.create_task_group() as tasks:
-
-            def gone() -> None:
-                nonlocal peer_gone
-                peer_gone = True
-                for answer in batch.answers:
-                    if isinstance(answer, mcpwire.HttpExchange):
-                        answer.cancel()
-                tasks.cancel_scope.cancel()
-
-            async def run(exchange: mcpwire.HttpExchange) -> None:
-                nonlocal peer_gone
-                peer_gone |= await self.run_exchange(exchange, send, unwatched)
-
-            await emit([batch.head()])
-            watcher = anyio.CancelScope()
-
-            async def watching() -> None:
-                with watcher:
-                    await watch(gone)
-
-            tasks.start_soon(watching)
-            async with anyio.create_task_group() as work:
-                for answer in batch.answers:
-                    if isinstance(answer, mcpwire.HttpExchange):
-                        work.start_soon(run, answer)
-                    elif isinstance(answer, tuple):
-                        await send(answer)
-            watcher.cancel()
-        if not peer_gone:
-            await emit([ResponseBody(data=b"", more=False)])
-        return peer_gone
+        them. Returns True when the client went away (:func:`mcpwire_adapters.app.batch.run_batch`)."""
+        return await run_batch(self, batch, emit, watch)
 
     def _report(self, exchange: Exchange[Any], error: BaseException, failed_tool: str | None = None) -> None:
         if failed_tool is not None:
@@ -693,10 +642,10 @@ class App:
             return self._tool_result(event.name, await self._tools[event.name](ctx, event.arguments))
         if isinstance(event, ResourceRead):
             if event.uri in self._resources:
-                return _contents(event.uri, await self._resources[event.uri](ctx))
+                return resource_result(event.uri, await self._resources[event.uri](ctx))
             if event.template is not None and event.template.uri_template in self._templates:
                 handler = self._templates[event.template.uri_template]
-                return _contents(event.uri, await handler(ctx, **event.variables))
+                return resource_result(event.uri, await handler(ctx, **event.variables))
             raise resource_not_found(event.uri)
         if isinstance(event, PromptGet):
             answer = await self._prompts[event.name](ctx, event.arguments)
@@ -720,36 +669,10 @@ class _Failed:
         self.output = output
 
 
-_TEMPLATE_EXPRESSION: Final = re.compile(r"\{[+#]?([A-Za-z0-9_.,]+)\}")
-
-
-def _template_variables(uri_template: str) -> list[str]:
-    """The variable names of a level 1/2 RFC 6570 template, as the core matches them."""
-    return [name for match in _TEMPLATE_EXPRESSION.finditer(uri_template) for name in match.group(1).split(",")]
-
-
-def _described(fields: dict[str, Any], handler: Callable[..., Any]) -> dict[str, Any]:
-    """``fields`` with ``description`` defaulting to the first paragraph of the handler's docstring."""
-    if "description" in fields:
-        return fields
-    summary = docstring_summary(handler)
-    return fields if summary is None else {**fields, "description": summary}
-
-
 def _clock(exchange: Exchange[Any]) -> float | None:
     """The time a task's outcome is recorded at; ``None`` (no clock read) for the ordinary
     answer of a request, which needs none."""
     return time.time() if exchange.state is _TASK else None
-
-
-def _contents(uri: str, answer: Any) -> Any:
-    if isinstance(answer, str):
-        return ReadResourceResult(contents=[TextResourceContents(uri=uri, text=answer)])
-    if isinstance(answer, bytes):
-        import base64
-
-        return ReadResourceResult(contents=[BlobResourceContents(uri=uri, blob=base64.b64encode(answer).decode())])
-    return answer
 
 
 def _key(request_id: Any) -> tuple[type, Any]:

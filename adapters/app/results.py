@@ -40,14 +40,16 @@ from mcpwire.types import (
     GetPromptResult,
     ImageContent,
     PromptMessage,
+    ReadResourceResult,
     ResourceLink,
     TextContent,
+    TextResourceContents,
 )
 from msgspec import UNSET
 
 from .need_input import NeedInput
 
-__all__ = ["Converter", "prompt_result", "tool_converter"]
+__all__ = ["Converter", "prompt_result", "resource_result", "tool_converter"]
 
 Converter = Callable[[Any], Any]
 _CONTENT: Final = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
@@ -190,3 +192,13 @@ def _message(name: str, item: Any) -> PromptMessage:
         f"Prompt {name!r} answered with a message {type(item).__name__}; expected a PromptMessage, a str "
         f"or a (role, text) pair with role 'user' or 'assistant'"
     )
+
+
+def resource_result(uri: str, answer: Any) -> Any:
+    """A resource handler's answer as a ReadResourceResult: a ``str`` as text, ``bytes`` as a
+    base64 blob, anything else as it is."""
+    if isinstance(answer, str):
+        return ReadResourceResult(contents=[TextResourceContents(uri=uri, text=answer)])
+    if isinstance(answer, bytes):
+        return ReadResourceResult(contents=[BlobResourceContents(uri=uri, blob=base64.b64encode(answer).decode())])
+    return answer

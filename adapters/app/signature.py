@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections.abc
 import copy
 import inspect
+import re
 import sys
 import types
 import typing
@@ -43,8 +44,7 @@ from .context import Context
 from .need_input import NeedInput
 
 __all__ = [
-    "MimeType", "OutputPlan", "PromptSignature", "ToolSignature", "caller_namespace", "docstring_summary",
-    "is_legacy", "output_plan", "prompt_signature", "resolve_hints", "resource_caller", "tool_signature",
+    "MimeType", "OutputPlan", "PromptSignature", "ToolSignature", "caller_namespace", "described", "docstring_summary", "is_legacy", "output_plan", "prompt_signature", "resolve_hints", "resource_caller", "template_variables", "tool_signature",
 ]
 
 Handler = Callable[..., Coroutine[Any, Any, Any]]
@@ -508,3 +508,18 @@ def resource_caller(handler: Callable[..., Any], hints: Mapping[str, Any], varia
 
     return call_without
 
+
+_TEMPLATE_EXPRESSION: Final = re.compile(r"\{[+#]?([A-Za-z0-9_.,]+)\}")
+
+
+def template_variables(uri_template: str) -> list[str]:
+    """The variable names of a level 1/2 RFC 6570 template, as the core matches them."""
+    return [name for match in _TEMPLATE_EXPRESSION.finditer(uri_template) for name in match.group(1).split(",")]
+
+
+def described(fields: dict[str, Any], handler: Callable[..., Any]) -> dict[str, Any]:
+    """``fields`` with ``description`` defaulting to the first paragraph of the handler's docstring."""
+    if "description" in fields:
+        return fields
+    summary = docstring_summary(handler)
+    return fields if summary is None else {**fields, "description": summary}
