@@ -60,7 +60,7 @@ import contextlib
 import logging
 import select
 import ssl
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
@@ -69,9 +69,8 @@ import anyio.abc
 import h11
 
 from mcpwire import (
-    Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, ListChanged, LogMessage,
-    OutgoingMessage, OutgoingRequest, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest,
-    SessionStreamParser, jsonschema_validator,
+    Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, OutgoingMessage, OutgoingRequest,
+    ResultReceived, jsonschema_validator,
 )
 from mcpwire.sessions import Resume
 from mcpwire.types import Implementation
@@ -80,6 +79,7 @@ from mcpwire.types import Implementation
 from ..errors import MaybeDelivered, McpwireAdapterError, UsageError
 from .cache import ResponseCache, http_where
 from .session_feed import FeedListen, SessionFeed
+from .session_stream import DEFAULT_RETRY_MS, SessionStreamReader, close_quietly, receive_some
 from .session import (
     ElicitationHandler, EventHandler, InputHandler, ListenEvent, RootsHandler, SamplingHandler, ServerError, Session,
     SessionExpired, Subscription, TransportError,
@@ -97,7 +97,6 @@ __all__ = [
 
 _log = logging.getLogger("mcpwire.client")
 
-DEFAULT_RETRY_MS = 1000
 """The wait before resuming or reopening a stream whose server named no ``retry``."""
 
 _ASKABLE = ("elicitation", "sampling", "roots")  # capabilities that let the server ask us things
@@ -154,7 +153,7 @@ class HttpClient(Session):
         self._issued: str | None = None  # the Mcp-Session-Id of the last initialize answer
         self._stack = contextlib.AsyncExitStack()
         self._tasks: anyio.abc.TaskGroup | None = None  # open inside `async with`: the GET stream's tasks
-        self._session_stream: _SessionStream | None = None
+        self._session_stream: SessionStreamReader | None = None
         self._feed = SessionFeed()
         # OAuth (adapters/oauth/client.py, docs/auth.md): headers on every request; a 401/403 runs a flow.
         self.auth = auth
@@ -193,7 +192,7 @@ class HttpClient(Session):
                     pass
         idle, self._idle = self._idle, []
         for stream, _ in idle:
-            await _close(stream)
+            await close_quietly(stream)
 
     async def open_connection(self) -> anyio.abc.ByteStream:
         """A new TCP (and TLS) connection to the server, within ``connect_timeout``, outside the
@@ -223,7 +222,7 @@ class HttpClient(Session):
             stream, conn = self._idle.pop()
             if _still_open(stream):
                 return stream, conn, True
-            await _close(stream)
+            await close_quietly(stream)
         stream = await self.open_connection()
         return stream, h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024), False
 
@@ -234,7 +233,7 @@ class HttpClient(Session):
             if len(self._idle) < self.max_connections:
                 self._idle.append((stream, conn))
                 return
-        await _close(stream)
+        await close_quietly(stream)
 
     def _request_bytes(self, conn: h11.Connection, request: OutgoingRequest | OutgoingMessage) -> bytes:
         return self.encode_http_request(conn, b"POST", request.headers, request.body)
@@ -276,7 +275,7 @@ class HttpClient(Session):
                 event = conn.next_event()
                 if event is h11.NEED_DATA:
                     with anyio.fail_after(self.read_timeout):
-                        data = await _receive(stream)
+                        data = await receive_some(stream)
                     size += len(data)
                     if size > self.max_response_bytes:
                         raise TransportError(f"response from {self.url} exceeds {self.max_response_bytes} bytes")
@@ -288,7 +287,7 @@ class HttpClient(Session):
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError, h11.RemoteProtocolError) as exc:
             raise TransportError(f"{method.decode()} to {self.url} failed: {exc!r}") from exc
         finally:
-            await _close(stream)
+            await close_quietly(stream)
 
     async def _deliver(self, message: OutgoingMessage) -> None:
         status = await self._one_shot(b"POST", message.headers, message.body)
@@ -330,7 +329,7 @@ class HttpClient(Session):
         # Wait for the stream's head (within connect_timeout): a server may send a call's
         # questions on the GET stream, and drops them when no stream is open yet.
         assert self._tasks is not None
-        stream = self._session_stream = _SessionStream(self, self._tasks, self._feed, self._answer_server,
+        stream = self._session_stream = SessionStreamReader(self, self._tasks, self._feed, self._answer_server,
                                                        self._unrelated_log)
         self._tasks.start_soon(stream.run)
         with anyio.move_on_after(self.connect_timeout):
@@ -374,14 +373,14 @@ class HttpClient(Session):
             try:
                 outcome = await self._round_trip(stream, conn, request, on_event, resume_from)
             except _Stale as stale:
-                await _close(stream)
+                await close_quietly(stream)
                 if not reused:
                     raise TransportError(str(stale)) from stale.__cause__
             except _Reauthorize:
                 await self._release(stream, conn)  # the challenge was read whole: the connection is reusable
                 raise
             except BaseException:
-                await _close(stream)  # cancelled, timed out or broken: the connection is unusable
+                await close_quietly(stream)  # cancelled, timed out or broken: the connection is unusable
                 raise
             else:
                 await self._release(stream, conn)
@@ -415,7 +414,7 @@ class HttpClient(Session):
             if event is h11.NEED_DATA:
                 try:
                     with anyio.fail_after(self.read_timeout):
-                        data = await _receive(stream)
+                        data = await receive_some(stream)
                 except TimeoutError as exc:
                     raise self._lost(request, f"no data from {self.url} for {self.read_timeout} s") from exc
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
@@ -534,7 +533,7 @@ class _HttpSubscription(Subscription):
                 # read_timeout of silence means the connection is dead.
                 try:
                     with anyio.fail_after(self._http.read_timeout):
-                        data = await _receive(stream)
+                        data = await receive_some(stream)
                 except TimeoutError:
                     raise TransportError(f"no data from {url} for {self._http.read_timeout} s") from None
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
@@ -563,141 +562,7 @@ class _HttpSubscription(Subscription):
     async def _stop(self) -> None:
         stream, self._stream, self._conn = self._stream, None, None
         if stream is not None:
-            await _close(stream)
-
-
-class _SessionStream:
-    """The GET stream of one initialize-era session, read by a task of the client's task group
-    (specification 2025-11-25: Basic > Transports > Streamable HTTP, Listening for Messages
-    from the Server). The server's requests on it are answered as they come (each in a task of
-    its own, so a slow answer holds nothing up); list changes and resource updates go to the
-    session's feed; log messages to the ``on_log`` of the one call in flight. When the server ends the stream (2025-11-25 polling) or the connection
-    breaks, it is reopened after the stream's ``retry`` with ``Last-Event-ID``; ``max_failures``
-    failed reopenings in a row, or an answer that is not an event stream (405: the server
-    offers none; 404: the session is gone), end it. An idle stream has no read timeout."""
-
-    max_failures = 3
-
-    def __init__(self, http: HttpClient, tasks: anyio.abc.TaskGroup, feed: SessionFeed,
-                 answer: Callable[[ServerRequest, InputHandler | None], Awaitable[None]],
-                 log: Callable[[LogMessage], Coroutine[Any, Any, None]]) -> None:
-        # The client hands over what the stream's events go to: its feed, and the session's
-        # answering and logging of what names no request.
-        self._http = http
-        self._tasks = tasks
-        self._feed = feed
-        self._answer_server = answer
-        self._log = log
-        self.scope = anyio.CancelScope()
-        self.running = True
-        self.opened = anyio.Event()  # the first head arrived, or the stream gave up
-
-    async def run(self) -> None:
-        http = self._http
-        last_event_id: str | None = None
-        retry_ms: int | None = None
-        failures = 0
-        try:
-            with self.scope:
-                while True:
-                    try:
-                        parser = await self._once(last_event_id)
-                    except TransportError as exc:
-                        failures += 1
-                        if failures > self.max_failures:
-                            _log.info("the session stream of %s failed %d times: %s", http.url, failures, exc)
-                            return
-                    else:
-                        failures = 0
-                        last_event_id = parser.last_event_id or last_event_id
-                        retry_ms = parser.retry_ms if parser.retry_ms is not None else retry_ms
-                    await anyio.sleep((DEFAULT_RETRY_MS if retry_ms is None else retry_ms) / 1000)
-        except _NoStream as exc:
-            _log.info("%s", exc)
-        finally:
-            self.running = False
-            self.opened.set()
-
-    async def _once(self, last_event_id: str | None) -> SessionStreamParser:
-        stream = await self._http.open_connection()
-        try:
-            return await self._read(stream, last_event_id)
-        finally:
-            await _close(stream)
-
-    async def _read(self, stream: anyio.abc.ByteStream, last_event_id: str | None) -> SessionStreamParser:
-        """One GET, read to its end; the parser tells where to resume."""
-        http = self._http
-        conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
-        try:
-            await stream.send(http.encode_http_request(conn, b"GET", http.client.stream_headers(last_event_id), b""))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise TransportError(f"cannot send to {http.url}: {exc!r}") from exc
-        parser: SessionStreamParser | None = None
-        while True:
-            try:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    conn.receive_data(await _receive(stream))
-                    continue
-            except (h11.RemoteProtocolError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                if parser is None:
-                    raise TransportError(f"the session stream of {http.url} broke: {exc!r}") from exc
-                return parser
-            if isinstance(event, h11.Response):
-                ctype = dict(event.headers).get(b"content-type", b"")
-                try:
-                    parser = SessionStreamParser(http.client, status=event.status_code, content_type=ctype,
-                                                 max_event_bytes=http.max_response_bytes)
-                except ProtocolError as exc:
-                    raise _NoStream(f"{http.url} offers no session stream: {exc}") from exc
-                self.opened.set()
-            elif isinstance(event, h11.Data) and parser is not None:
-                self._dispatch(self._parsed(parser, bytes(event.data)))
-            elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-                if parser is None:
-                    raise TransportError(f"{http.url} ended the session stream before its head")
-                self._dispatch(self._parsed(parser, None))
-                return parser
-
-    def _parsed(self, parser: SessionStreamParser, data: bytes | None) -> list[ClientEvent]:
-        """The events of ``data`` (``None``: the end of the stream)."""
-        try:
-            return parser.close() if data is None else parser.feed(data)
-        except ProtocolError as exc:  # an event over the size limit, say: the stream is unusable
-            raise TransportError(f"the session stream of {self._http.url} broke the protocol: {exc}") from exc
-
-    def _dispatch(self, events: list[ClientEvent]) -> None:
-        for event in events:
-            if isinstance(event, ServerRequest):
-                self._tasks.start_soon(self._answer, event)
-            elif isinstance(event, (ListChanged, ResourceUpdated)):
-                self._feed.publish(event)
-            elif isinstance(event, LogMessage):
-                self._tasks.start_soon(self._log, event)
-
-    async def _answer(self, event: ServerRequest) -> None:
-        try:
-            await self._answer_server(event, None)
-        except TransportError as exc:  # SessionExpired included: the next request starts anew
-            _log.info("could not answer %s from the session stream: %s", event.method, exc)
-
-
-class _NoStream(McpwireAdapterError):
-    """The GET was answered with something other than an event stream."""
-
-
-async def _receive(stream: anyio.abc.ByteStream) -> bytes:
-    """The next bytes from ``stream``; ``b""`` once the peer closed its side (h11's end of data)."""
-    try:
-        return await stream.receive(65536)
-    except anyio.EndOfStream:
-        return b""
-
-
-async def _close(stream: anyio.abc.ByteStream) -> None:
-    with anyio.CancelScope(shield=True):
-        await anyio.aclose_forcefully(stream)
+            await close_quietly(stream)
 
 
 def _still_open(stream: anyio.abc.ByteStream) -> bool:
