@@ -413,6 +413,8 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
             if view.first(MCP_SESSION_ID) is not None:
                 try:
                     return self._session_request(request, view, now)
+                except LocalProtocolError:
+                    raise  # the host misused the API: its error, not an answer
                 except ProtocolError as exc:  # the session store failed (a shared store unreachable)
                     return error_reply(exc)
             if self._session_client(view):
@@ -435,6 +437,8 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
         if self._era:
             try:
                 routed = self._route_era(message, view, now, request.principal)
+            except LocalProtocolError:
+                raise  # the host misused the API: its error, not an answer
             except ProtocolError as exc:  # the session store failed: answered with the request's id
                 return error_reply(exc, getattr(message, "id", None))
             if routed is not None:
