@@ -20,7 +20,10 @@ every transport shares: the -32022 version fallback (once per request), the MRTR
 in flight has one of its own (at most ``max_connections``, 8, at once; the others wait), kept
 alive and reused afterwards; connect and read timeouts, and a response size limit. Cancelling the awaiting task
 closes the connection, which is how HTTP cancels a request
-(<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation#transport-specific-cancellation>).
+(<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation#transport-specific-cancellation>);
+on an initialize-era session, where a disconnect is not a cancellation, it also POSTs
+``notifications/cancelled`` naming the request (not for ``initialize``), shielded from the
+cancellation and given up after ``cancel_timeout`` (5 s; a failure is logged).
 
 A request is sent once. A kept-alive connection the server closed while it was idle is found
 dead before anything is written to it (:func:`_still_open`) and another one is taken, and a
@@ -149,6 +152,9 @@ class HttpClient(Session):
         self.max_connections = max_connections
         self._idle: list[tuple[anyio.abc.ByteStream, h11.Connection]] = []  # keep-alive, newest last
         self._slots = anyio.Semaphore(max_connections)  # requests in flight, one connection each
+        # Requests (by id) whose write began and that have no final answer yet: cancelling one of
+        # an initialize-era session sends notifications/cancelled (_exchange).
+        self._written: set[tuple[type, Any]] = set()
         self.max_resumptions = max_resumptions
         self._issued: str | None = None  # the Mcp-Session-Id of the last initialize answer
         self._stack = contextlib.AsyncExitStack()
@@ -336,16 +342,31 @@ class HttpClient(Session):
             await stream.opened.wait()
 
     async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
-        async with self._slots:
-            if self._auth is None:
-                return await self._resumable(request, on_event)
-            self._auth.begin_request()
-            while True:  # ends: ClientAuth bounds the attempts and raises AuthError past them
-                try:
+        # Cancelled once its write began, a request of an initialize-era session is cancelled
+        # with notifications/cancelled, not by the disconnect alone (2025-11-25, Basic >
+        # Transports > Streamable HTTP: "Disconnection SHOULD NOT be interpreted as the client
+        # cancelling its request"); never initialize (Basic > Utilities > Cancellation). On
+        # 2026-07-28 closing the connection is the cancellation, and nothing is sent.
+        key = (type(request.id), request.id)
+        era = self.client.initialize_era and request.method != "initialize"
+        try:
+            async with self._slots:
+                if self._auth is None:
                     return await self._resumable(request, on_event)
-                except _Reauthorize as again:
-                    if again.flow is not None and self.auth is not None:
-                        await self.auth.run(self._auth, again.flow)
+                self._auth.begin_request()
+                while True:  # ends: ClientAuth bounds the attempts and raises AuthError past them
+                    try:
+                        return await self._resumable(request, on_event)
+                    except _Reauthorize as again:
+                        if again.flow is not None and self.auth is not None:
+                            await self.auth.run(self._auth, again.flow)
+        except anyio.get_cancelled_exc_class():
+            if era and key in self._written:
+                self._written.discard(key)
+                await self._notify_cancelled(request)  # shielded and bounded; the connection is closed already
+            raise
+        finally:
+            self._written.discard(key)
 
     async def _resumable(self, request: OutgoingRequest,
                          on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
@@ -377,6 +398,7 @@ class HttpClient(Session):
                 if not reused:
                     raise TransportError(str(stale)) from stale.__cause__
             except _Reauthorize:
+                self._written.discard((type(request.id), request.id))  # refused unheard: nothing runs
                 await self._release(stream, conn)  # the challenge was read whole: the connection is reusable
                 raise
             except BaseException:
@@ -394,6 +416,7 @@ class HttpClient(Session):
             head = self._request_bytes(conn, request)
         else:
             head = self.encode_http_request(conn, b"GET", self.client.stream_headers(resume_from), b"")
+        self._written.add((type(request.id), request.id))  # from here the server may have it (or part of it)
         try:
             await stream.send(head)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:

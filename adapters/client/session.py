@@ -44,6 +44,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+import anyio
 import msgspec
 
 from mcpwire import (
@@ -127,6 +128,11 @@ class Session:
     """
 
     _probe_first = False  # stdio: probe with server/discover before the first other request
+
+    cancel_timeout: float = 5.0
+    """Seconds a ``notifications/cancelled`` may take to send when the task awaiting a request
+    on an initialize-era session is cancelled (:meth:`_notify_cancelled`); past them it is
+    given up, and logged."""
 
     def __init__(self, client: Client, *, max_rounds: int = 8, max_pages: int = 100,
                  on_input: InputHandler | None = None, on_log: EventHandler | None = None,
@@ -251,6 +257,23 @@ class Session:
     async def _deliver(self, message: OutgoingMessage) -> None:
         """Send a notification or an answer on the session (HTTP: POST; stdio: a line)."""
         raise NotImplementedError
+
+    async def _notify_cancelled(self, request: OutgoingRequest, reason: str = "cancelled by the client") -> None:
+        """Send ``notifications/cancelled`` for ``request`` on the initialize-era session, for a
+        transport where a disconnect is not a cancellation (HTTP, 2025-11-25 and before: Basic >
+        Transports > Streamable HTTP, "To cancel, the client SHOULD explicitly send an MCP
+        CancelledNotification"; Basic > Utilities > Cancellation). Called from the cancelled
+        task's cleanup: shielded from that cancellation, bounded by :attr:`cancel_timeout`;
+        a failure is logged, never raised (the caller re-raises its cancellation)."""
+        message = self.client.notification("notifications/cancelled", {"requestId": request.id, "reason": reason})
+        with anyio.move_on_after(self.cancel_timeout, shield=True) as scope:
+            try:
+                await self._deliver(message)
+            except Exception as exc:  # noqa: BLE001 - best effort: the request is cancelled anyway
+                _log.warning("notifications/cancelled for %s (id %r) failed: %r", request.method, request.id, exc)
+        if scope.cancelled_caught:
+            _log.warning("notifications/cancelled for %s (id %r) not sent within %s s", request.method, request.id,
+                         self.cancel_timeout)
 
     def _issued_session(self) -> str | None:
         """The session id the transport saw on the ``initialize`` answer (HTTP only)."""

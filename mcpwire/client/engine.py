@@ -17,8 +17,10 @@ Patterns > Multi Round-Trip Requests and Cancellation; Server > Utilities > Pagi
   caching hints themselves are ``ResultReceived.ttl_ms`` / ``cache_scope``, schema
   ``$defs.CacheableResult``): the core keeps nothing and reads no clock;
 - cancellation: on stdio :meth:`Client.cancel` gives the ``notifications/cancelled`` line; on
-  HTTP the host cancels by closing the response stream, nothing is sent (Basic > Patterns >
-  Cancellation, Transport-Specific Cancellation).
+  HTTP (2026-07-28) the host cancels by closing the response stream, nothing is sent (Basic >
+  Patterns > Cancellation, Transport-Specific Cancellation); on an initialize-era HTTP session,
+  where a disconnect is not a cancellation (2025-11-25: Basic > Transports), the host also
+  POSTs ``notification("notifications/cancelled", {"requestId": ..., "reason": ...})``.
 
 Initialize era (specification 2025-11-25: Basic > Lifecycle, Basic > Transports; 2026-07-28:
 Basic > Versioning, Backward Compatibility): the same engine speaks to a server of the older
@@ -520,7 +522,9 @@ class Client:
         """stdio only: the ``notifications/cancelled`` line for ``request``
         (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation>).
 
-        On HTTP do not send anything: close the response stream (the connection).
+        On HTTP (2026-07-28) do not send anything: close the response stream (the connection).
+        On an initialize-era HTTP session, POST ``notification("notifications/cancelled",
+        {"requestId": request.id, "reason": ...})`` on the session as well.
         """
         params: dict[str, Any] = {"requestId": request.id}
         if reason is not None:
