@@ -399,7 +399,7 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
                 key, lane = cached[5], cached[6]  # and the lane it found for the head, if any
         else:
             index = index_headers(headers)
-            if index is not None:
+            if index is not None and b"transfer-encoding" not in index:  # that one goes the full way (framing)
                 key = self._fast_calls.key(method, request.target, index)
                 if key is not None:
                     lane = self._fast_calls.find(key)
@@ -503,7 +503,8 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
         """Decide from the request head alone, before reading the body, whether to refuse it.
 
         Runs the transport admission steps the head decides, in :meth:`receive_http`'s order:
-        method (405; for HEAD without a body), path (404), Origin and Host (403),
+        method (405; for HEAD without a body), framing (400: ``Transfer-Encoding`` with
+        ``Content-Length``, answered with ``connection: close``), path (404), Origin and Host (403),
         ``Content-Length`` over ``http.max_body_bytes`` (413), Content-Type (415), Accept
         (406). Returns the complete reply to send (then close the connection, or drain the
         unread body), or ``None``: read the body, stopping past ``http.max_body_bytes`` when
@@ -516,7 +517,7 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
         """
         kept = type(headers) is tuple
         index = index_headers(headers)
-        key = None if index is None else self._fast_calls.key(method, target, index)
+        key = None if index is None or b"transfer-encoding" in index else self._fast_calls.key(method, target, index)
         if key is not None and index is not None:
             lane = self._fast_calls.find(key)
             size = index.get(b"content-length")

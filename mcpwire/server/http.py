@@ -221,6 +221,9 @@ def _refuse(status: int, message: str, extra: tuple[tuple[bytes, bytes], ...] = 
     return error_reply(error, None, extra)
 
 
+_AMBIGUOUS_FRAMING: Final = _refuse(
+    400, "Bad Request: Transfer-Encoding and Content-Length together", ((b"connection", b"close"),)
+)
 _SCHEME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
 _REG_NAME: Final = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")  # DNS-style labels, an IPv4 address among them
 _PORT: Final = re.compile(r"[0-9]{1,5}")
@@ -376,7 +379,15 @@ def content_length(value: bytes | None) -> int | None:
 
 def admit_target(request: HttpRequest, policy: HttpPolicy, view: HeaderView) -> HttpReply | None:
     """The admission steps every method shares (POST, and GET and DELETE on an initialize-era
-    session): path (404), Origin (403), Host (403). ``None`` when they pass."""
+    session): framing (400), path (404), Origin (403), Host (403). ``None`` when they pass.
+
+    Framing: a request that carries both ``Transfer-Encoding`` and ``Content-Length`` could
+    have been framed differently by a proxy in front (request smuggling), so it is refused,
+    400 with ``connection: close``: the server MUST close the connection after responding
+    (RFC 9112 section 6.3). Whichever HTTP parser the host runs, nothing hidden after such a
+    head is then read from that connection."""
+    if view.first(b"transfer-encoding") is not None and view.first(b"content-length") is not None:
+        return _AMBIGUOUS_FRAMING
     path = request.target
     if path != policy.path:
         if type(path) is not str:
