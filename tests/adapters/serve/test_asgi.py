@@ -793,11 +793,14 @@ def _listening() -> tuple[socket.socket, int]:
 
 
 @contextmanager
-def serve_uvicorn(asgi: Any) -> Iterator[int]:
+def serve_uvicorn(asgi: Any, http: str = "auto") -> Iterator[int]:
+    """``asgi`` under uvicorn on 127.0.0.1 (``http``: its HTTP parser, ``h11`` or ``httptools``)."""
     import uvicorn
 
     sock, port = _listening()
-    config = uvicorn.Config(asgi, lifespan="on", log_config=None, access_log=False, timeout_graceful_shutdown=1)
+    config = uvicorn.Config(
+        asgi, http=http, lifespan="on", log_config=None, access_log=False, timeout_graceful_shutdown=1
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

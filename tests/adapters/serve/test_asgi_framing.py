@@ -18,11 +18,10 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
-import anyio
 import pytest
+from test_asgi import serve_hypercorn, serve_uvicorn
 
 from mcpwire import HttpPolicy
 from mcpwire_adapters import App, AsgiApp, Context
@@ -121,72 +120,11 @@ def responses(data: bytes) -> list[tuple[int, dict[str, str], bytes]]:
     return out
 
 
-# -- servers -------------------------------------------------------------------------------------
-@contextmanager
-def serve_uvicorn(asgi: Any, http: str) -> Iterator[int]:
-    import uvicorn
-
-    sock = socket.create_server(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        asgi, http=http, lifespan="on", log_config=None, access_log=False, timeout_graceful_shutdown=1
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + TIMEOUT
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(TIMEOUT)
-        sock.close()
-        assert not thread.is_alive(), "uvicorn did not stop"
-
-
-@contextmanager
-def serve_hypercorn(asgi: Any) -> Iterator[int]:
-    from hypercorn.config import Config
-
-    from hypercorn.asyncio import serve
-
-    sock = socket.create_server(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = Config()
-    config.bind = [f"fd://{sock.detach()}"]
-    config.graceful_timeout = 1.0
-    config.errorlog = None
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    async def shutdown_trigger() -> None:
-        while not stop.is_set():
-            await anyio.sleep(0.02)
-
-    def run() -> None:
-        try:
-            anyio.run(lambda: serve(asgi, config, shutdown_trigger=shutdown_trigger), backend="asyncio")
-        except BaseException as exc:  # noqa: BLE001 - reported by the fixture
-            errors.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield port
-    finally:
-        stop.set()
-        thread.join(TIMEOUT)
-        assert not thread.is_alive(), "hypercorn did not stop"
-        assert not errors, errors
-
-
+# -- servers (the same as tests/adapters/serve/test_asgi.py runs) -----------------------------------
 SERVERS: dict[str, Callable[[Any], Any]] = {
     "uvicorn-h11": lambda asgi: serve_uvicorn(asgi, "h11"),
     "uvicorn-httptools": lambda asgi: serve_uvicorn(asgi, "httptools"),
-    "hypercorn-asyncio": serve_hypercorn,
+    "hypercorn-asyncio": lambda asgi: serve_hypercorn(asgi, "asyncio"),
     # Not hypercorn's trio worker: a head refused before the body is read (on trio the ASGI app
     # checks the head first) races hypercorn's own
     # sends on the socket (trio.BusyResourceError inside hypercorn, now and then no answer at all).
