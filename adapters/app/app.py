@@ -552,11 +552,8 @@ class App:
         emit: Send,
         watch: Callable[[Callable[[], None]], Coroutine[Any, Any, None]],
     ) -> bool:
-        """Answer a JSON-RPC batch of a 2025-03-26 session on one response (``HttpBatch``):
-        its answers and cancellations are handed in, its requests run concurrently, and every
-        message each sends goes on one event stream, which ends when the last is answered
-        (202 when the batch holds no request). ``watch`` watches the connection once for all of
-        them. Returns True when the client went away (:func:`mcpwire_adapters.app.batch.run_batch`)."""
+        """Answer a 2025-03-26 session's JSON-RPC batch (``HttpBatch``) on one response, as
+        :func:`mcpwire_adapters.app.batch.run_batch` says. Returns True when the client went away."""
         return await run_batch(self, batch, emit, watch)
 
     def _report(self, exchange: Exchange[Any], error: BaseException, failed_tool: str | None = None) -> None:
