@@ -155,3 +155,17 @@ def sse_events(body: bytes) -> list[dict[str, str]]:
         if fields:
             out.append(fields)
     return out
+
+
+def responses(raw: bytes) -> list[tuple[str, dict[bytes, bytes], Any]]:
+    """Split bytes holding whole Content-Length-framed responses: (status line, headers, JSON,
+    or None for an empty body)."""
+    out = []
+    while raw:
+        top, _, raw = raw.partition(b"\r\n\r\n")
+        lines = top.split(b"\r\n")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
+        size = int(headers[b"content-length"])
+        out.append((lines[0].decode(), headers, json.loads(raw[:size]) if size else None))
+        raw = raw[size:]
+    return out

@@ -16,6 +16,7 @@ from typing import Any
 import h11
 import pytest
 import trio
+from _wire_helpers import responses
 from mcpwire_adapters import App, Context, HttpServerConfig, serve_http
 from mcpwire_adapters.serve.trio_h11.plain import head_facts, plain_answer, reason
 from mcpwire_adapters.serve.trio_h11.reader import ConnectionReading
@@ -52,20 +53,6 @@ def request(name: str, text: str, request_id: int, *, version: str = "1.1", clos
     if close:
         head.append("connection: close")
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
-
-
-def responses(raw: bytes) -> list[tuple[str, dict[bytes, bytes], Any]]:
-    """Split bytes holding whole Content-Length-framed responses: (status line, headers, JSON,
-    or None for an empty body)."""
-    out = []
-    while raw:
-        top, _, raw = raw.partition(b"\r\n\r\n")
-        lines = top.split(b"\r\n")
-        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
-        size = int(headers[b"content-length"])
-        out.append((lines[0].decode(), headers, json.loads(raw[:size]) if size else None))
-        raw = raw[size:]
-    return out
 
 
 async def read_all(stream: trio.SocketStream) -> bytes:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from test_asgi import serve_hypercorn, serve_uvicorn
+from _asgi_servers import serve_hypercorn, serve_uvicorn
 
 from mcpwire import HttpPolicy
 from mcpwire_adapters import App, AsgiApp, Context

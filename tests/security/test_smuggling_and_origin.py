@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import trio
-from test_http_server_fast import responses
+from _wire_helpers import responses
 from mcpwire_adapters import App, Context, HttpServerConfig, serve_http
 
 from mcpwire import HttpPolicy
@@ -78,9 +78,9 @@ def call_body(text: str, request_id: int | str) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}).encode()
 
 
-def head(*extra: str, version: str = "1.1", origin: str | None = None) -> bytes:
+def head(*extra: str, version: str = "1.1", origin: str | None = None, host: str | None = "127.0.0.1") -> bytes:
     lines = [
-        f"POST /mcp HTTP/{version}", "host: 127.0.0.1", "content-type: application/json",
+        f"POST /mcp HTTP/{version}", *([] if host is None else [f"host: {host}"]), "content-type: application/json",
         "accept: application/json, text/event-stream", f"mcp-protocol-version: {VERSION}",
         "mcp-method: tools/call", "mcp-name: echo", *extra,
     ]
@@ -89,10 +89,12 @@ def head(*extra: str, version: str = "1.1", origin: str | None = None) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def plain(text: str, request_id: int | str, *extra: str, origin: str | None = None) -> bytes:
+def plain(
+    text: str, request_id: int | str, *extra: str, origin: str | None = None, host: str | None = "127.0.0.1"
+) -> bytes:
     """A well-framed call (Content-Length only)."""
     body = call_body(text, request_id)
-    return head(f"content-length: {len(body)}", *extra, origin=origin) + body
+    return head(f"content-length: {len(body)}", *extra, origin=origin, host=host) + body
 
 
 def chunked(data: bytes) -> bytes:
@@ -282,3 +284,21 @@ async def test_a_listed_origin_is_compared_exactly_after_parsing(server: Served)
     ):
         got, _closed = await exchange(server.address, plain("x", 1, "connection: close", origin=value))
         assert [s for s, _, _ in got] == [status], value
+
+
+# -- 3. Host over the socket (the DNS-rebinding check for loopback servers) ---------------------------------
+HOSTS = HttpPolicy(allowed_hosts=frozenset({"127.0.0.1", "localhost"}))
+
+
+@served(HOSTS)
+async def test_only_a_listed_host_is_served(server: Served) -> None:
+    port = server.address[1]
+    for host, extra, status in (
+        ("127.0.0.1", (), 200), (f"127.0.0.1:{port}", (), 200), (f"LocalHost:{port}", (), 200),
+        ("evil.example", (), 403), (f"127.0.0.1.evil.example:{port}", (), 403), (f"127.0.0.1:{port}@evil.example", (), 403),
+        (f"evil.example:{port}", (), 403), ("127.0.0.1:80:80", (), 403), ("127.0.0.1:", (), 403), ("[::1]", (), 403),
+        ("127.0.0.1", ("host: evil.example",), 400), (None, (), 400),
+    ):
+        got, _closed = await exchange(server.address, plain("x", 1, *extra, "connection: close", host=host))
+        assert [s for s, _, _ in got] == [status], (host, extra)
+    assert server.calls == ["x"] * 3
