@@ -299,6 +299,7 @@ async def call_tool(args: argparse.Namespace, term: Terminal) -> int:
         term.say(f"log [{event.level}]{logger} {clean(event.data)}")
 
     async with _connection(args, term, capabilities) as session:
+        session.on_log = on_log  # also what a session's GET stream brings after the call's answer
         try:  # learn the tools' x-mcp-header annotations (the engine mirrors them into headers)
             await list_all(session, "tools/list", "tools")
         except ServerError:

@@ -42,10 +42,13 @@ on a connection of their own (the response stream keeps the main one); a respons
 ends early after an event id is resumed with a GET carrying ``Last-Event-ID`` after the
 stream's ``retry`` delay (at most ``max_resumptions`` times per request); a 404 on the session
 raises :class:`SessionExpired` to the session layer, which starts a new session; closing the
-client sends ``DELETE`` to end the session. Inside ``async with``, the session's GET stream is
-read in the background from the handshake on when the client declares elicitation, sampling or
-roots (the server may ask on it), or as soon as something listens: the server's requests on it
-are answered with the handler of the one call in flight, else the client's ``on_input``.
+client sends ``DELETE`` to end the session. Inside ``async with``, the session's GET stream
+(:mod:`mcpwire_adapters.client.session_stream`) is read in the background from the handshake
+on, one per session: the server's requests on it are answered with the handler of the one call
+in flight, else the client's ``on_input``; its log messages go to the ``on_log`` of the one call
+in flight, else the client's; progress to the call whose token it names; list changes and
+resource updates to :meth:`Session.listen`. A 404 on it makes the next request raise
+:class:`SessionExpired` (a new session), as a 404 on a POST does.
 
 :meth:`Session.listen` opens a ``subscriptions/listen`` stream
 (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>) as a
@@ -73,7 +76,7 @@ import h11
 
 from mcpwire import (
     Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, OutgoingMessage, OutgoingRequest,
-    ResultReceived, jsonschema_validator,
+    Progress, ResultReceived, jsonschema_validator,
 )
 from mcpwire.sessions import Resume
 from mcpwire.types import Implementation
@@ -100,13 +103,14 @@ __all__ = [
 
 _log = logging.getLogger("mcpwire.client")
 
-"""The wait before resuming or reopening a stream whose server named no ``retry``."""
-
-_ASKABLE = ("elicitation", "sampling", "roots")  # capabilities that let the server ask us things
-
 
 class HttpClient(Session):
     """Streamable HTTP over one keep-alive h11 connection (http or https)."""
+
+    drain_timeout: float = 1.0
+    """Seconds ``aclose`` lets the session's GET stream run on after the ``DELETE`` that ended
+    the session, so that what the server sent on it before is still handed on (the server
+    closes the stream with the session)."""
 
     def __init__(
         self,
@@ -161,6 +165,11 @@ class HttpClient(Session):
         self._tasks: anyio.abc.TaskGroup | None = None  # open inside `async with`: the GET stream's tasks
         self._session_stream: SessionStreamReader | None = None
         self._feed = SessionFeed()
+        self._gone: str | None = None  # a session the server answered 404 for on its GET stream
+        # The requests in flight with a progress token, by token: their ids, and where their
+        # events go (a server may report progress on the GET stream).
+        self._progress_owners: dict[str | int, str | int] = {}
+        self._progress_events: dict[str | int, Callable[[ClientEvent], Awaitable[None]]] = {}
         # OAuth (adapters/oauth/client.py, docs/auth.md): headers on every request; a 401/403 runs a flow.
         self.auth = auth
         self._auth = auth.bind(url) if auth is not None else None
@@ -184,21 +193,33 @@ class HttpClient(Session):
 
     async def aclose(self) -> None:
         """End the initialize-era session, if the server issued one (DELETE; a 405 means the
-        server does not let clients end sessions), and close the connection."""
-        if self._session_stream is not None:
-            self._session_stream.scope.cancel()
-            self._session_stream = None
+        server does not let clients end sessions), stop its GET stream (once the server ended
+        it, at most :attr:`drain_timeout` after an accepted DELETE), and close the connection."""
+        reader, self._session_stream = self._session_stream, None
+        gone = self._gone is not None and self._gone == self.client.session_id
+        headers = self.client.end_session()  # the stream reopens no more: its session is over
+        if headers is not None and not gone:
+            with anyio.CancelScope(shield=True):
+                status = 0
+                with anyio.move_on_after(self.connect_timeout):
+                    try:
+                        status = await self._one_shot(b"DELETE", headers, b"")
+                    except TransportError:
+                        pass
+                if reader is not None and reader.streaming and 200 <= status < 300:
+                    with anyio.move_on_after(self.drain_timeout):
+                        await reader.ended.wait()
+        if reader is not None:
+            reader.scope.cancel()
         self._feed.close()
-        headers = self.client.end_session()
-        if headers is not None:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(self.connect_timeout):
-                try:
-                    await self._one_shot(b"DELETE", headers, b"")
-                except TransportError:
-                    pass
         idle, self._idle = self._idle, []
         for stream, _ in idle:
             await close_quietly(stream)
+
+    @property
+    def progress_tokens(self) -> Mapping[str | int, str | int]:
+        """The progress token of each request in flight that has one, naming the request."""
+        return self._progress_owners
 
     async def open_connection(self) -> anyio.abc.ByteStream:
         """A new TCP (and TLS) connection to the server, within ``connect_timeout``, outside the
@@ -296,6 +317,7 @@ class HttpClient(Session):
             await close_quietly(stream)
 
     async def _deliver(self, message: OutgoingMessage) -> None:
+        self._check_session()
         status = await self._one_shot(b"POST", message.headers, message.body)
         if status == 404 and self.client.session_id is not None:
             raise SessionExpired(f"{self.url} no longer knows session {self.client.session_id!r} (HTTP 404)",
@@ -323,23 +345,41 @@ class HttpClient(Session):
             await self._start_session_stream()
 
     async def _session_started(self) -> None:
-        # The old session's stream (if any) belongs to a session the server forgot.
+        # Every session gets its GET stream: the server may send on it what belongs to no
+        # request (log messages, list changes, its own requests). The old session's stream
+        # (if any) belongs to a session the server forgot.
         if self._session_stream is not None:
             self._session_stream.scope.cancel()
             self._session_stream = None
-        caps = self.client.capabilities
-        if self._tasks is not None and (self._feed.listening or any(k in caps for k in _ASKABLE)):
+        if self._tasks is not None:
             await self._start_session_stream()
 
     async def _start_session_stream(self) -> None:
         # Wait for the stream's head (within connect_timeout): a server may send a call's
-        # questions on the GET stream, and drops them when no stream is open yet.
+        # messages on the GET stream, and drops them when no stream is open yet.
         assert self._tasks is not None
-        stream = self._session_stream = SessionStreamReader(self, self._tasks, self._feed, self._answer_server,
-                                                       self._unrelated_log)
+        stream = self._session_stream = SessionStreamReader(
+            self, self._tasks, self._feed, self._answer_server, self._unrelated_log, self._stream_progress,
+            self._session_gone)
         self._tasks.start_soon(stream.run)
         with anyio.move_on_after(self.connect_timeout):
             await stream.opened.wait()
+
+    async def _stream_progress(self, event: Progress) -> None:
+        on_event = self._progress_events.get(event.progress_token)
+        if on_event is not None:  # else the call ended meanwhile
+            await on_event(event)
+
+    def _session_gone(self, session_id: str) -> None:
+        self._gone = session_id
+
+    def _check_session(self) -> None:
+        """Raise :class:`SessionExpired` when the session's GET stream learned that the server
+        forgot it: the session layer then starts a new one, as after a 404 on a POST."""
+        session_id = self.client.session_id
+        if session_id is not None and session_id == self._gone:
+            raise SessionExpired(f"{self.url} no longer knows session {session_id!r} (HTTP 404 on its GET stream)",
+                                 session_id)
 
     async def _exchange(self, request: OutgoingRequest, on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:
         # Cancelled once its write began, a request of an initialize-era session is cancelled
@@ -349,6 +389,11 @@ class HttpClient(Session):
         # 2026-07-28 closing the connection is the cancellation, and nothing is sent.
         key = (type(request.id), request.id)
         era = self.client.initialize_era and request.method != "initialize"
+        if era:
+            self._check_session()
+        token = request.progress_token if era else None
+        if token is not None:
+            self._progress_owners[token], self._progress_events[token] = request.id, on_event
         try:
             async with self._slots:
                 if self._auth is None:
@@ -367,6 +412,8 @@ class HttpClient(Session):
             raise
         finally:
             self._written.discard(key)
+            if token is not None and self._progress_owners.get(token) == request.id:
+                del self._progress_owners[token], self._progress_events[token]
 
     async def _resumable(self, request: OutgoingRequest,
                          on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent:

@@ -34,6 +34,7 @@ milliseconds, and read the new response with ``HttpResponseParser(..., resumed=T
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
 import msgspec
@@ -111,13 +112,16 @@ class _Tracker:
     """Requests awaiting their final response, each moved by ``states.REQUEST``, and the
     events each message gives."""
 
-    def __init__(self, client: Engine) -> None:
+    def __init__(self, client: Engine, elsewhere: Mapping[str | int, RequestId] | None = None) -> None:
         self.client = client
         self.learned = client.learned
         self.requests: dict[tuple[type, RequestId], OutgoingRequest] = {}
         self.states: dict[tuple[type, RequestId], RequestState] = {}
         self.tokens: dict[tuple[type, RequestId], RequestId] = {}
         self.ended: dict[tuple[type, RequestId], RequestState] = {}
+        # The progress tokens of requests read elsewhere (a session's GET stream: the host's
+        # requests in flight, each on its own response), by token: read, never written.
+        self.elsewhere = elsewhere
 
     def add(self, request: OutgoingRequest) -> None:
         key = _key(request.id)
@@ -335,9 +339,12 @@ class _Tracker:
             if method == "notifications/progress":
                 p = msgspec.json.decode(note.params, type=ProgressNotificationParams)
                 owner = self.tokens.get(_key(p.progress_token))
-                if owner is None:
+                if owner is not None:
+                    self.move(self.requests[_key(owner)], "notify")
+                elif self.elsewhere is not None and p.progress_token in self.elsewhere:
+                    owner = self.elsewhere[p.progress_token]  # its state is its own reader's
+                else:
                     return []  # a stale or foreign token: nothing to attribute it to
-                self.move(self.requests[_key(owner)], "notify")
                 return [Progress(
                     request_id=owner, progress_token=p.progress_token, progress=p.progress,
                     total=None if p.total is UNSET else p.total,
@@ -547,18 +554,22 @@ class SessionStreamParser:
     Create it when the response head arrives (200 with ``text/event-stream``; a 405 means the
     server offers no such stream). Feed it the body; it yields :class:`ServerRequest` (answer
     each with ``client.answer``), :class:`LogMessage`, :class:`ListChanged` and
-    :class:`ResourceUpdated` (``subscription_id=None``). A response on this stream, which the
+    :class:`ResourceUpdated` (``subscription_id=None``), and :class:`Progress` for a token of
+    ``progress_tokens``: the host's own mapping of the progress tokens of its requests in flight
+    on the session to their ids, read as each notification arrives (a server may report a
+    call's progress here rather than on its response). A response on this stream, which the
     server must not send there, is dropped and counted in :attr:`dropped`. When the stream ends,
     reconnect after :attr:`retry_ms` with ``client.stream_headers(parser.last_event_id)``.
     """
 
     def __init__(self, client: Engine, *, status: int, content_type: bytes | str | None,
-                 max_event_bytes: int = 4 * 1024 * 1024) -> None:
+                 max_event_bytes: int = 4 * 1024 * 1024,
+                 progress_tokens: Mapping[str | int, RequestId] | None = None) -> None:
         ctype = content_type.decode("latin-1") if isinstance(content_type, bytes) else (content_type or "")
         if status != 200 or ctype.split(";", 1)[0].strip().lower() != "text/event-stream":
             raise RemoteProtocolError(f"HTTP {status} ({ctype or 'no content type'}) instead of an event stream",
                                       code=TRANSPORT_ERROR, data={"status": status})
-        self._tracker = _Tracker(client)
+        self._tracker = _Tracker(client, progress_tokens)
         self._sse = SSEReader(max_event_bytes)
         self.dropped = 0
 
