@@ -639,10 +639,11 @@ class App:
             return self._tool_result(event.name, await self._tools[event.name](ctx, event.arguments))
         if isinstance(event, ResourceRead):
             if event.uri in self._resources:
-                return resource_result(event.uri, await self._resources[event.uri](ctx))
+                declared = self._resource_defs[event.uri].mime_type
+                return resource_result(event.uri, await self._resources[event.uri](ctx), declared)
             if event.template is not None and event.template.uri_template in self._templates:
                 handler = self._templates[event.template.uri_template]
-                return resource_result(event.uri, await handler(ctx, **event.variables))
+                return resource_result(event.uri, await handler(ctx, **event.variables), event.template.mime_type)
             raise resource_not_found(event.uri)
         if isinstance(event, PromptGet):
             answer = await self._prompts[event.name](ctx, event.arguments)

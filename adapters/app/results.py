@@ -45,7 +45,7 @@ from mcpwire.types import (
     TextContent,
     TextResourceContents,
 )
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from .need_input import NeedInput
 
@@ -194,11 +194,13 @@ def _message(name: str, item: Any) -> PromptMessage:
     )
 
 
-def resource_result(uri: str, answer: Any) -> Any:
+def resource_result(uri: str, answer: Any, mime_type: str | UnsetType = UNSET) -> Any:
     """A resource handler's answer as a ReadResourceResult: a ``str`` as text, ``bytes`` as a
-    base64 blob, anything else as it is."""
+    base64 blob, both with the ``mimeType`` the resource (or template) declared; anything else
+    as it is."""
     if isinstance(answer, str):
-        return ReadResourceResult(contents=[TextResourceContents(uri=uri, text=answer)])
+        return ReadResourceResult(contents=[TextResourceContents(uri=uri, text=answer, mime_type=mime_type)])
     if isinstance(answer, bytes):
-        return ReadResourceResult(contents=[BlobResourceContents(uri=uri, blob=base64.b64encode(answer).decode())])
+        blob = base64.b64encode(answer).decode()
+        return ReadResourceResult(contents=[BlobResourceContents(uri=uri, blob=blob, mime_type=mime_type)])
     return answer

@@ -221,15 +221,30 @@ def _parameters(kind: str, name: str, handler: Callable[..., Any], hints: Mappin
         if parameter.default is _EMPTY:
             fields.append((pname, annotation))
         else:
-            fields.append((pname, annotation, _default(parameter.default)))
+            fields.append(_defaulted(where, pname, annotation, parameter.default))
     return _Parameters(fields, tuple(f[0] for f in fields), context)
 
 
-def _default(value: Any) -> Any:
-    """A parameter's default as a Struct field's: a non-empty list, dict or set is copied per call."""
-    if isinstance(value, (list, dict, set, bytearray)) and value:
-        return msgspec.field(default_factory=lambda: copy.deepcopy(value))
-    return value
+def _defaulted(where: str, pname: str, annotation: Any, value: Any) -> tuple[str, Any, Any]:
+    """A parameter with a default as a Struct field. A non-empty list, dict or set is copied per
+    call (a ``default_factory``), and since msgspec lists no default for a factory, the schema
+    gets it from the annotation: a caller (and the model) sees ``"default": [1, 2]`` for
+    ``x: list[int] = [1, 2]`` as for any other default."""
+    if not (isinstance(value, (list, dict, set, bytearray)) and value):
+        return (pname, annotation, value)
+    try:
+        listed = msgspec.to_builtins(value)
+    except Exception as exc:  # noqa: BLE001 - msgspec's TypeError, re-raised naming the parameter
+        raise _not_json_default(where, pname, value, exc) from exc
+    annotation = typing.Annotated[annotation, msgspec.Meta(extra_json_schema={"default": listed})]
+    return (pname, annotation, msgspec.field(default_factory=lambda: copy.deepcopy(value)))
+
+
+def _not_json_default(where: str, pname: str, value: Any, exc: Exception) -> TypeError:
+    return TypeError(
+        f"{where}: parameter {pname!r}: its default {value!r} is not a JSON value ({_reason(exc)}); "
+        f"use None, a number, a string, a bool or a JSON list/object as the default"
+    )
 
 
 def _schema_error(where: str, pname: str, annotation: Any, exc: Exception) -> TypeError:
@@ -267,10 +282,7 @@ def _arguments_struct(where: str, struct_name: str, parameters: _Parameters) -> 
             try:
                 msgspec.json.schema(msgspec.defstruct("_Field", [field], kw_only=True))
             except Exception as exc:  # noqa: BLE001 - a default msgspec cannot encode
-                raise TypeError(
-                    f"{where}: parameter {pname!r}: its default {field[2]!r} is not a JSON value ({_reason(exc)}); "
-                    f"use None, a number, a string, a bool or a JSON list/object as the default"
-                ) from exc
+                raise _not_json_default(where, pname, field[2], exc) from exc
     struct = msgspec.defstruct(struct_name, parameters.fields, kw_only=True)
     Server.tool_schema(struct)  # the whole: a name clash between two nested types, say, fails here
     return struct

@@ -449,6 +449,24 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        # argparse reports an option no parser knew (``mcpwire call URL TOOL --bogus``) from the
+        # top-level parser, with the top-level usage; the usage that lists the options the user
+        # meant is the subcommand's, so the subcommand that was chosen reports it.
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            self._chosen(parsed).error(f"unrecognized arguments: {' '.join(unknown)}")
+        return parsed
+
+    def _chosen(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The subcommand's parser that ``parsed`` went through; this parser without one."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+                if isinstance(chosen, argparse.ArgumentParser):
+                    return chosen
+        return self
+
 
 def _port(text: str) -> int:
     value = int(text)

@@ -25,7 +25,7 @@ there. Over HTTP, a first request that fails as a modern request would not, sent
 first request. The server's own requests (elicitation, sampling, roots, ping) are answered by
 the same ``on_input`` handler the multi round-trip loop uses, the call's own or else the
 session's; a session the server forgot (HTTP 404) is replaced by a new one, once per request,
-with a warning on the ``mcpwire.client`` logger. ``listen`` on a session opens its GET stream
+with a warning on the ``mcpwire.client`` logger. ``listen`` on a session reads its GET stream
 (HTTP) or reads the server's notifications (stdio), and turns ``resourceSubscriptions`` into
 ``resources/subscribe`` / ``resources/unsubscribe``.
 

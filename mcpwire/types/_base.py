@@ -14,6 +14,9 @@ holds them against ``schema-2026-07-28.json``):
   ``msgspec.field(name=...)``.
 - An optional schema property defaults to ``UNSET``, so absent stays absent on encode and a
   decoded message keeps "absent" apart from "null". ``omit_defaults`` is never used.
+- ``repr_omit_defaults``: a repr shows the fields that differ from their defaults, so
+  ``Tool(name='add', input_schema={...})`` reads as it was built (or as it came), without a
+  row of ``UNSET``. It changes only ``repr``: encoding, decoding and equality are the same.
 - A required property has no default. The exceptions are discriminators: ``result_type`` and
   const ``type``/``mode`` fields default to their value, which is not ``UNSET`` and so is always
   encoded; msgspec tags (``tag_field=``) are always encoded too.
@@ -52,8 +55,9 @@ __all__ = [
 ]
 
 
-class WireType(msgspec.Struct, kw_only=True, rename="camel", frozen=True):
-    """Base of every MCP wire type: frozen, keyword-only, camelCase on the wire."""
+class WireType(msgspec.Struct, kw_only=True, rename="camel", frozen=True, repr_omit_defaults=True):
+    """Base of every MCP wire type: frozen, keyword-only, camelCase on the wire; its repr leaves
+    out the fields at their defaults (``UNSET``: absent)."""
 
 
 # $defs.MetaObject: any JSON object; the key syntax (specification: Basic, the ``_meta`` key

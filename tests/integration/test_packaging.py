@@ -21,7 +21,6 @@ import email.parser
 import hashlib
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -31,15 +30,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _dists import built_dists
 
 REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
-
-# Left out of the copy that is built: setuptools reuses a stale build/ folder, so files deleted
-# from the source could still reach the wheel.
-_NOT_SOURCE = shutil.ignore_patterns(
-    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", "results"
-)
 
 
 def _run(*args: str | Path, cwd: Path) -> str:
@@ -50,14 +44,9 @@ def _run(*args: str | Path, cwd: Path) -> str:
 
 @pytest.fixture(scope="module")
 def dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The sdist, and the wheel built from it, as ``python -m build`` makes them for PyPI."""
-    tmp = tmp_path_factory.mktemp("dists")
-    source = tmp / "src"
-    shutil.copytree(REPO, source, ignore=_NOT_SOURCE, symlinks=True)
-    _run(sys.executable, "-m", "build", "--outdir", tmp / "dist", source, cwd=tmp)
-    [sdist] = (tmp / "dist").glob("mcpwire-*.tar.gz")
-    [wheel] = (tmp / "dist").glob("mcpwire-*.whl")
-    return {"sdist": sdist, "wheel": wheel}
+    """The sdist, and the wheel built from it, as ``python -m build`` makes them for PyPI (built
+    once per session, shared with test_extras_install.py: ``tests/_dists.py``)."""
+    return built_dists(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -997,7 +997,7 @@ def test_the_quickstart_of_the_server_page_does_what_it_says() -> None:
     assert [m["params"]["progress"] for m in reply.messages[:-1]] == [1, 2]
     assert text_of(reply.result) == "counted to 2"
     read = dispatch(app, "resources/read", {"uri": "docs://readme"}).result["contents"]
-    assert read == [{"uri": "docs://readme", "text": "Hello from mcpwire."}]
+    assert read == [{"uri": "docs://readme", "mimeType": "text/plain", "text": "Hello from mcpwire."}]
     prompt = dispatch(app, "prompts/get", {"name": "review", "arguments": {"code": "x = 1"}}).result
     assert prompt["messages"] == [
         {"role": "user", "content": {"type": "text", "text": "Please review this code:\n\nx = 1"}}]
