@@ -26,7 +26,8 @@ from .server.catalog import ValidatorFactory
 from .server.context import CachePolicy
 from .server.engine import Server
 from .server.events import (
-    Cancelled, CompletionRequest, InputArrived, PromptGet, ResourceRead, ServerEvent, SessionClosed, ToolCall,
+    Cancelled, CompletionRequest, InputArrived, ListRequest, PromptGet, ResourceRead, ServerEvent, SessionClosed,
+    ToolCall,
 )
 from .server.exchange import Exchange, HttpExchange, StdioExchange, resource_not_found
 from .server.http import HttpPolicy, HttpRequest, ResponseBody, ResponseHead, error_reply
@@ -50,7 +51,8 @@ __all__ = [
     # server: what goes in and out over HTTP
     "HttpRequest", "ResponseHead", "ResponseBody", "error_reply",
     # server: events and the objects that answer them
-    "ServerEvent", "ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "Cancelled", "RequestMeta",
+    "ServerEvent", "ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "ListRequest", "Cancelled",
+    "RequestMeta",
     "Exchange", "HttpExchange", "StdioExchange", "resource_not_found",
     "ListenStream", "HttpListenStream", "StdioListenStream", "StdioConnection",
     "InputArrived", "SessionClosed",

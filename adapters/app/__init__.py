@@ -1,6 +1,6 @@
 """The application layer: an :class:`~mcpwire_adapters.app.app.App` of handler functions on a sans-IO
 :class:`mcpwire.Server`, the :class:`~mcpwire_adapters.app.context.Context` a handler is given, and the
-parts App drives: listen-stream fan-out, forwarding to other processes, tasks. Knows nothing of sockets:
+parts App drives: listen-stream fan-out, forwarding to other processes, tasks, middleware. Knows nothing of sockets:
 the drivers in :mod:`mcpwire_adapters.serve` feed it. Imports ``state`` and ``oauth`` only; never ``client``.
 
 ``from mcpwire_adapters.app import App, Context`` (the names are loaded on first use, so
@@ -13,11 +13,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .app import App, Context, ListenForwarder, NeedInput, OnError, PeerGone, Send
+    from .app import App, CallNext, Context, ListenForwarder, Middleware, NeedInput, OnError, PeerGone, Send
     from .signature import MimeType
     from .tool_error import ToolError
 
-__all__ = ["App", "Context", "ListenForwarder", "MimeType", "NeedInput", "OnError", "PeerGone", "Send", "ToolError"]
+__all__ = [
+    "App", "CallNext", "Context", "ListenForwarder", "Middleware", "MimeType", "NeedInput", "OnError", "PeerGone", "Send",
+    "ToolError",
+]
 
 # Where each name lives when it is not in .app: NeedInput and ToolError need only msgspec.
 _LIGHT = {"NeedInput": ".need_input", "ToolError": ".tool_error", "MimeType": ".signature"}

@@ -22,6 +22,10 @@ text), and any other exception too, with the text ``Tool 'name' failed``
 (``App(tool_error_details=True)``: the exception's own text), logged and reported as below.
 Once a call became a task its work's exception fails the task with -32603 instead.
 
+Middleware (:mod:`.middleware`, :meth:`App.middleware`): an ordered chain of
+``async def mw(ctx, call_next)`` around each request the App answers (its handlers' and, once
+wrapped, the four lists), composed at registration; without any, the path is the one above.
+
 Any other exception (outside a tool), a -32603 ProtocolError, a
 :class:`mcpwire.LocalProtocolError` (the API misused: an answer of the wrong type, say) or an
 answer the engine cannot send is answered -32603 ``Internal error`` with nothing of the cause
@@ -40,7 +44,7 @@ import time
 import warnings
 from types import MappingProxyType
 from collections.abc import AsyncIterator
-from typing import Any, Callable, Coroutine, Final, Mapping, TypeVar
+from typing import Any, Callable, Collection, Coroutine, Final, Mapping, TypeVar, overload
 
 import anyio
 import anyio.to_thread
@@ -50,7 +54,7 @@ from msgspec import UNSET
 
 import mcpwire
 from mcpwire.types import CallToolResult, CompleteResult, Implementation, Prompt, PromptArgument, Resource, ResourceTemplate, TextContent, Tool
-from mcpwire import CompletionRequest, Exchange, ListenStream, PromptGet, ResourceRead, Server, ToolCall, resource_not_found
+from mcpwire import CompletionRequest, Exchange, ListenStream, ListRequest, PromptGet, ResourceRead, Server, ToolCall, resource_not_found
 from mcpwire import InputArrived, SessionClosed
 from mcpwire.sessions import HttpBatch
 from mcpwire.tasks import MemoryTaskStore, TaskChanged, TaskResultWanted, Tasks, TaskStore, TaskSupport
@@ -63,13 +67,17 @@ from .signature import MimeType, caller_namespace, docstring_summary, is_legacy,
 from .signature import described, resource_caller, template_variables, tool_signature
 from .tool_error import ToolError
 from .context import Cancellable, CancelScopeLike, Context, ExchangeRun, PeerGone, Send
+from .middleware import CallNext, Middleware, Middlewares
 from ..state.broker import Broker
 from .fanout import Fanout
 from .forwarder import ListenForwarder
 from .hub import Hub
 from .tasks import TaskRunner
 
-__all__ = ["App", "Context", "ListenForwarder", "MimeType", "NeedInput", "PeerGone", "Send", "OnError", "ToolError"]
+__all__ = [
+    "App", "CallNext", "Context", "ListenForwarder", "Middleware", "MimeType", "NeedInput", "PeerGone", "Send", "OnError",
+    "ToolError",
+]
 
 _log = logging.getLogger("mcpwire_adapters.app")
 
@@ -77,9 +85,14 @@ OnError = Callable[[Exchange[Any], BaseException], None]
 """``on_error(exchange, exc)``: called with the exception behind each -32603 answer and each
 failed tool (``isError``, "Tool 'name' failed")."""
 F = TypeVar("F", bound=Callable[..., Any])
+M = TypeVar("M", bound=Middleware)
 
 _INTERNAL_ERROR = mcpwire.ProtocolError("Internal error", code=mcpwire.ErrorCode.INTERNAL_ERROR)
 _TASK: Final = mcpwire.ExchangeState.TASK  # a module constant: an Enum member read through its class costs a call
+
+
+class _NoEvent:
+    """The type no event has: a tool call goes through the middleware once any wraps tools/call."""
 
 
 class App:
@@ -154,6 +167,12 @@ class App:
         # The runner on the App too: dispatch reads it per request, in one attribute read.
         self._tasks = hub.tasks = TaskRunner(hub)
         self.fanout = hub.fanout = Fanout(hub, broker)  # changes: to this process's streams, then the broker's
+        # The middleware, and the two choices it makes at registration (never per request): the
+        # event type answer() runs inline (a tool call, unless a middleware wraps tools/call)
+        # and the way to every other answer (the handler, or the chain of the event's method).
+        self._middleware = Middlewares(self._handle, self._finish)
+        self._inline_call: Any = ToolCall
+        self._respond: CallNext = self._run
 
     # -- what is registered -----------------------------------------------------------------------
     @property
@@ -351,6 +370,40 @@ class App:
         self._completion = as_async(handler)
         return handler
 
+    # -- middleware -------------------------------------------------------------------------------
+    @overload
+    def middleware(self, fn: M, *, methods: Collection[str] | str | None = None) -> M: ...
+    @overload
+    def middleware(self, fn: None = None, *, methods: Collection[str] | str | None = None) -> Callable[[M], M]: ...
+
+    def middleware(self, fn: M | None = None, *, methods: Collection[str] | str | None = None) -> Any:
+        """Register ``async def fn(ctx, call_next)`` around every request the App answers
+        (``@app.middleware``), or only around ``methods`` (``@app.middleware(methods={"tools/call"})``):
+        see :meth:`add_middleware`. Returns ``fn``."""
+        if fn is None:
+            def register(later: M) -> M:
+                self.add_middleware(later, methods=methods)
+                return later
+
+            return register
+        self.add_middleware(fn, methods=methods)
+        return fn
+
+    def add_middleware(self, fn: Middleware, *, methods: Collection[str] | str | None = None) -> None:
+        """Add ``async def fn(ctx, call_next) -> result`` to the chain (after those added
+        before: the first added runs first) for ``methods`` (``None``: all of
+        :data:`~mcpwire_adapters.app.middleware.WRAPPED_METHODS`). ``await call_next(ctx)``
+        runs the rest of the chain and the handler; ``fn`` returns the result (or what a handler
+        may return), raises to refuse, or answers without calling on. Wrapping a list makes the
+        engine hand it to the App (``Server.hand_over_lists``); the result ``call_next`` gives
+        then is the engine's page. docs/middleware.md. ``UsageError`` for a method no
+        middleware can wrap, ``TypeError`` for a plain function."""
+        chains = self._middleware
+        chains.add(fn, methods)
+        self._respond = chains.run
+        self._inline_call = _NoEvent if "tools/call" in chains.chains else ToolCall
+        self.server.hand_over_lists(chains.lists)
+
     # -- background work and tasks ----------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[App]:
@@ -428,15 +481,15 @@ class App:
     async def answer(self, ctx: Context) -> None:
         """Run the handler of ``ctx`` and send (or, for a task, record) its answer."""
         exchange = ctx.exchange
-        event = ctx.event
+        event: Any = ctx.event  # a ToolCall when its type is _inline_call (no cast: a call per request)
         bug: BaseException | None = None
         try:
-            if type(event) is ToolCall:  # the common event, as _run answers it, without its frame
+            if type(event) is self._inline_call:  # a tool call, as _run answers it, without its frame
                 answer = await self._tools[event.name](ctx, event.arguments)
                 if type(answer) is not CallToolResult:  # one is taken as it is (_tool_result's first rule)
                     answer = self._tool_result(event.name, answer)
             else:
-                answer = await self._run(ctx)
+                answer = await self._respond(ctx)
             while isinstance(answer, NeedInput) and exchange.session is not None:
                 # Initialize era: the same NeedInput goes to the client as server-to-client
                 # requests, and the handler runs again with their answers (a tool is written once).
@@ -516,7 +569,7 @@ class App:
             return _Failed(exchange.fail(exc, now=_clock(exchange)))
         if exchange.task_id is not None:
             self._tasks.answered(exchange.task_id)  # working again
-        return await self._run(ctx)
+        return await self._respond(ctx)
 
     def input_arrived(self, arrived: InputArrived) -> None:
         """A driver hands in what the engine returned for a client's answer: the exchange
@@ -633,6 +686,26 @@ class App:
             converter = tool_converter(name)
         return converter(answer)
 
+    async def _handle(self, ctx: Context) -> Any:
+        """The handler, as the innermost step of a middleware chain: its answer as a result (a
+        tool's str as its CallToolResult, so a middleware sees one type per method)."""
+        answer = await self._run(ctx)
+        if type(answer) is str and type(ctx.event) is ToolCall:
+            return CallToolResult(content=[TextContent(text=answer)])
+        return answer
+
+    def _finish(self, ctx: Context, answer: Any) -> Any:
+        """What a middleware chain returned, converted as a handler's answer is."""
+        event = ctx.event
+        if type(event) is ToolCall:
+            return self._tool_result(event.name, answer)
+        if type(event) is ResourceRead:
+            declared = event.resource if event.resource is not None else event.template
+            return resource_result(event.uri, answer, UNSET if declared is None else declared.mime_type)
+        if type(event) is PromptGet:
+            return prompt_result(event.name, answer, self._prompt_descriptions.get(event.name))
+        return answer
+
     async def _run(self, ctx: Context) -> Any:
         event = ctx.event
         if isinstance(event, ToolCall):
@@ -655,6 +728,8 @@ class App:
             if isinstance(answer, list):
                 return CompleteResult(completion=mcpwire.types.Completion(values=answer, total=len(answer), has_more=False))
             return answer
+        if isinstance(event, ListRequest):  # handed to the App for its middleware: the engine's page
+            return event.page
         raise mcpwire.LocalProtocolError(f"No handler for {type(event).__name__}")
 
 

@@ -95,6 +95,10 @@ class Context:
         self._hub = hub
         self.exchange = exchange
         self.event = exchange.event
+        """The request, its params typed (a :class:`mcpwire.ToolCall`, :class:`mcpwire.ResourceRead`,
+        :class:`mcpwire.PromptGet`, :class:`mcpwire.CompletionRequest` or :class:`mcpwire.ListRequest`).
+        A middleware may replace it before calling on, with a copy
+        (``msgspec.structs.replace(ctx.event, arguments=...)``): the handler gets that one."""
         self.send_outputs = send
         """Writes the engine's outputs for this request to its client: on its own response, or
         after :meth:`close_sse_stream` on the GET stream resuming it."""
@@ -108,7 +112,26 @@ class Context:
         return self._hub.host
 
     @property
+    def method(self) -> str:
+        """The request's method (``"tools/call"``, ``"tools/list"``...)."""
+        return self.event.method
+
+    @property
+    def request_id(self) -> str | int:
+        """The request's JSON-RPC id."""
+        return self.exchange.request_id
+
+    @property
+    def session_id(self) -> str | None:
+        """The initialize-era session the request came on (its ``Mcp-Session-Id``), or ``None``:
+        a stateless request, or a stdio session (which has no id)."""
+        session = self.exchange.session
+        return None if session is None else session.id
+
+    @property
     def meta(self) -> mcpwire.RequestMeta:
+        """The request's ``_meta``, validated (``meta.raw``: every key, those mcpwire does not
+        read included, such as W3C trace context)."""
         return self.event.meta
 
     @property
@@ -202,4 +225,5 @@ class Context:
         out = exchange.close_stream(retry_ms)
         if out:
             await self.send_outputs(out)
-        self.send_outputs = self._hub.resumed_sender(exchange)
+        if exchange.detached:  # not for a client that takes only JSON: its answer comes whole, here
+            self.send_outputs = self._hub.resumed_sender(exchange)

@@ -152,6 +152,8 @@ class TaskRunner:
                 if requests:
                     relayed += requests
                     await send(exchange.relay(requests))
+                    if exchange.state is ExchangeState.DONE:
+                        return  # refused (406: its client takes no event stream); the requests wait (finally)
                 changed = self._changed.setdefault(task_id, anyio.Event())
                 with anyio.move_on_after((record.poll_interval_ms or 1000) / 1000):
                     await changed.wait()

@@ -65,6 +65,7 @@ from .task_follower import TaskFollower, TaskHandler, caps_option
 from .subscription import ListenEvent, SessionListen, Subscription
 
 if TYPE_CHECKING:
+    from ..tracing import ClientTracing
     from .cache import ResponseCache
 
 __all__ = [
@@ -153,6 +154,9 @@ class Session:
         self.on_log = on_log
         self.cache = cache
         """The :class:`~mcpwire_adapters.client.cache.ResponseCache` cacheable requests consult, if any."""
+        self.tracing: ClientTracing | None = None
+        """OpenTelemetry tracing of every request (:class:`mcpwire_adapters.tracing.ClientTracing`, the
+        ``otel`` extra): a span each, its W3C trace context in the request's ``_meta``. Default: none."""
         self.discovered: ResultReceived | None = None
         self.initialized: ResultReceived | None = None
         """The ``initialize`` answer of the current initialize-era session, if any."""
@@ -382,6 +386,8 @@ class Session:
         call = (on_input, on_log)
         self._calls.append(call)
         try:
+            if self.tracing is not None:
+                return await self.tracing.send(self, request, lambda traced: self._follow(traced, on_input, on_event))
             return await self._follow(request, on_input, on_event)
         finally:
             self._calls.remove(call)

@@ -74,6 +74,15 @@ _BASE_HEADERS: Final = ((b"Content-Type", b"application/json"), (b"Accept", HTTP
 _ROUND_KEYS: Final = ("inputResponses", "requestState")
 # The _meta members a 2026-07-28 request carries and an initialize-era one does not.
 _STATELESS_META: Final = (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY)
+
+
+def _check_host_meta(meta: Mapping[str, Any]) -> None:
+    """The host's own ``_meta`` keys may not name the ones this engine owns."""
+    taken = [k for k in meta if k in _STATELESS_META or k == PROGRESS_TOKEN_META_KEY]
+    if taken:
+        raise LocalProtocolError(f"_meta keys {taken} are the engine's: use the verb's own arguments")
+
+
 MODERN_ERRORS: Final = frozenset({
     ErrorCode.HEADER_MISMATCH, ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY, ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
 })
@@ -165,9 +174,7 @@ class Client:
         if log_level is not None and log_level not in LOG_LEVELS:
             raise LocalProtocolError(f"Unknown log level {log_level!r}")
         if meta:
-            taken = [k for k in meta if k in _STATELESS_META or k == PROGRESS_TOKEN_META_KEY]
-            if taken:
-                raise LocalProtocolError(f"_meta keys {taken} are the engine's: use the verb's own arguments")
+            _check_host_meta(meta)
             params = {**(params or {}), "_meta": {**dict((params or {}).get("_meta") or {}), **meta}}
         if self.initialize_era:
             return self._session_request(method, params, capabilities, log_level, progress_token, request_id)
@@ -511,6 +518,17 @@ class Client:
         if self.initialized is None:
             raise LocalProtocolError(f"{request.method} before initialize: the session is not initialized")
         return self._build(request.method, params, self.new_id())
+
+    def with_meta(self, request: OutgoingRequest, meta: Mapping[str, Any]) -> OutgoingRequest:
+        """``request`` as it is (same id, method and params) with ``meta``'s keys added to its
+        ``_meta``: for what an adapter attaches to every request once it is built, such as W3C
+        trace context (``traceparent``, ``tracestate``; specification: Basic, ``_meta``). The
+        keys this engine owns are refused as in :meth:`request` (LocalProtocolError)."""
+        if not meta:
+            return request
+        _check_host_meta(meta)
+        params = {**request.params, "_meta": {**dict(request.params.get("_meta") or {}), **meta}}
+        return self._build(request.method, params, request.id)
 
     def _session_headers(self, method: str | None) -> list[tuple[bytes, bytes]]:
         return session_headers(

@@ -13,6 +13,9 @@ again, and the body must only say the same three things. The fast path keeps wha
 tool, the version) and reads the whole message in one typed decode, the tool's arguments
 inside, with the envelope's rules (``decode_request_as``).
 Mcp-Param-* headers are checked against the body too: a tool that has any gets no fast path.
+What the client takes (``accept.py``, read from its Accept at admission) is a function of the
+head too: the fast call keeps the decision the head was admitted with, so its answers are framed
+exactly as the full way frames them.
 
 What the fast path does not take exactly goes the full way, which answers it as ever: another body
 (a retry with ``inputResponses`` or ``requestState``, a wrong name or version, arguments its
@@ -34,7 +37,9 @@ import msgspec
 from ..wire.envelope import request_fields
 from ..wire.headers import MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID
 from ..wire.params import CallToolParams
+from .accept import Accepts
 from .catalog import ToolEntry
+from .exchange import HttpExchange, http_exchange
 from .http import HttpPolicy
 
 __all__ = ["FAST_PATH_HEADS", "MAX_KEY_BYTES", "CallFastPath", "Key", "FastCall"]
@@ -67,6 +72,10 @@ class FastCall(msgspec.Struct, frozen=True):
     digits: int
     """A ``Content-Length`` of bare digits, fewer than these, is within ``policy.max_body_bytes``
     (the digits of that limit): the head check's common case, without parsing the number."""
+    accepts: Accepts
+    """What the client takes, as admission read the head's Accept."""
+    exchange: type[HttpExchange]
+    """The exchange that frames its answers so (``http_exchange(accepts)``)."""
 
 
 class CallFastPath:
@@ -91,9 +100,10 @@ class CallFastPath:
         return (method, target, get(b"host"), get(b"origin"), get(b"content-type"), get(b"accept"),
                 get(MCP_PROTOCOL_VERSION), get(MCP_NAME), get(MCP_SESSION_ID))
 
-    def learn(self, key: Key, entry: ToolEntry, version: str, policy: HttpPolicy) -> None:
-        """Remember that a call on this head was admitted for ``entry`` and ``version``. Tools
-        whose arguments are not a Struct, or that have Mcp-Param-* headers, get no fast path."""
+    def learn(self, key: Key, entry: ToolEntry, version: str, policy: HttpPolicy, accepts: Accepts) -> None:
+        """Remember that a call on this head was admitted for ``entry`` and ``version``, its
+        client taking ``accepts``. Tools whose arguments are not a Struct, or that have
+        Mcp-Param-* headers, get no fast path."""
         arguments = entry.arguments_decoder
         if arguments is None or entry.param_headers:
             return
@@ -114,4 +124,5 @@ class CallFastPath:
         if len(self._fast_calls) >= self._bound:
             self._fast_calls.clear()
             self._decoders = {name: known}
-        self._fast_calls[key] = FastCall(entry, version, policy, known[1], len(str(policy.max_body_bytes)))
+        self._fast_calls[key] = FastCall(
+            entry, version, policy, known[1], len(str(policy.max_body_bytes)), accepts, http_exchange(accepts))

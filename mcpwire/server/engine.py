@@ -31,7 +31,7 @@ from ..wire.headers import (
     MCP_SESSION_ID, HeaderMismatch, HeaderView, check_request_headers, index_headers, protocol_version_header,
 )
 from ..wire.meta import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, parse_request_meta
-from ..wire.methods import CACHEABLE_METHODS, GENERIC_DECODER, METHODS, MethodSpec
+from ..wire.methods import CACHEABLE_METHODS, GENERIC_DECODER, LIST_METHODS, METHODS, MethodSpec
 from ..wire.params import check_cursor, decode_params, is_object
 from ..wire.versions import INITIALIZE_ERA, PROTOCOL_VERSION, REVISIONS
 from .catalog import (
@@ -39,12 +39,13 @@ from .catalog import (
 )
 from .context import CachePolicy, ServerContext
 from .initialize_era_results import listing_shapes
-from .events import TaskChanged, ToolCall
-from .exchange import HttpExchange, StdioExchange
+from .events import ListRequest, TaskChanged, ToolCall
+from .exchange import HttpExchange, StdioExchange, http_exchange
 from .http import (
-    HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, admit_body, admit_target, as_text, content_length, empty_reply,
-    error_reply, json_reply,
+    HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, admit_body, admit_target, answer_reply, as_text,
+    content_length, empty_reply, error_reply,
 )
+from .accept import Accepts
 from .listen import (
     HttpListenStream, StdioListenStream,
 )
@@ -64,6 +65,9 @@ __all__ = ["Server"]
 
 _encoder: Final = msgspec.json.Encoder()
 _dict_decoder: Final = msgspec.json.Decoder(dict[str, Any])
+_UNREAD: Final = Accepts.BOTH  # what check_head keeps for a head it did not admit: never read
+# A list's page as a ListRequest carries it (Server.hand_over_lists): its result type, by method.
+_page_decoders: Final = {method: msgspec.json.Decoder(METHODS[method].result) for method in LIST_METHODS}
 
 
 def _disagree(tool: str, member: str, derive: str, option: str, given: type[Any]) -> str:
@@ -73,6 +77,11 @@ def _disagree(tool: str, member: str, derive: str, option: str, given: type[Any]
         f" fail. Pass {derive} to derive it from the type, or exactly Server.tool_schema({type_name})"
     )
 
+
+
+def _listed(versions: tuple[str, ...]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return versions[0] if len(versions) == 1 else f"{', '.join(versions[:-1])} or {versions[-1]}"
 
 
 class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
@@ -141,11 +150,11 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
         self._era = tuple(v for v in supported_versions if v in INITIALIZE_ERA)
         # check_head's index of a tuple of headers it passed, for receive_http to reuse when the
         # same (immutable) tuple comes back: one entry, matched by identity.
-        # (headers, view, index, method, target, lane key, lane): method and target when it
-        # admitted the head; no view when it passed from the lanes' memo (then with its index and
-        # the lane it found).
+        # (headers, view, index, method, target, lane key, lane, accepts): method and target (and
+        # what the client takes; read only then) when it admitted the head; no view when it passed
+        # from the lanes' memo (then with its index and the lane it found).
         self._head_view: tuple[
-            Any, HeaderView | None, dict[bytes, bytes] | None, Any, Any, Key | None, FastCall | None
+            Any, HeaderView | None, dict[bytes, bytes] | None, Any, Any, Key | None, FastCall | None, Accepts
         ] | None = None
         self._fast_calls = CallFastPath(call_memo)
         # What a -32022 names: a server of the initialize era only names those revisions, so
@@ -224,6 +233,21 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
             "resources/templates/list": self._templates,
             "prompts/list": self._prompts,
         }
+        self._handed: frozenset[str] = frozenset()  # the lists the host answers (hand_over_lists)
+
+    def hand_over_lists(self, methods: Collection[str]) -> None:
+        """From now on hand the list requests of ``methods`` (``tools/list``, ``resources/list``,
+        ``resources/templates/list``, ``prompts/list``) to the host as exchanges instead of
+        answering them: each comes as a :class:`~mcpwire.ListRequest` carrying the page the
+        engine would have sent, on every revision, for the host to complete with that page or
+        one that lists less. ``methods`` replaces the previous choice; empty: the engine answers
+        every list again. Raises :class:`LocalProtocolError` for any other method."""
+        chosen = frozenset(methods)
+        if isinstance(methods, str) or not chosen <= set(LIST_METHODS):
+            raise LocalProtocolError(f"hand_over_lists takes a collection of {', '.join(LIST_METHODS)}")
+        self._handed = chosen
+        for method in LIST_METHODS:
+            self._handlers[method] = self._on_list_handed if method in chosen else self._on_list
 
     def set_keyring(self, keyring: Keyring) -> None:
         """Sign ``requestState`` and cursors with ``keyring`` from now on, and verify with it: for
@@ -396,7 +420,8 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
             # ... and admitted its head, for this method and target: only the body is left to check
             head_admitted = cached[3] is not None and cached[3] == method and cached[4] == request.target
             if head_admitted:
-                key, lane = cached[5], cached[6]  # and the lane it found for the head, if any
+                # and the lane it found for the head, if any, and what the client takes
+                key, lane, accepts = cached[5], cached[6], cached[7]
         else:
             index = index_headers(headers)
             if index is not None and b"transfer-encoding" not in index:  # that one goes the full way (framing)
@@ -423,11 +448,16 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
                 # GET and DELETE get its answer (405).
                 refused = admit_target(request, self.http, view)
                 return refused or refuse(400, "Bad Request: Mcp-Session-Id header is required")
-        body = admit_body(request, self.http) if head_admitted else admit(request, self.http, view)
+        if not head_admitted:  # else check_head admitted it: accepts is what it decided
+            admitted_head = admit(request, self.http, view)
+            if not isinstance(admitted_head, Accepts):
+                return admitted_head
+            accepts = admitted_head
+        body = admit_body(request, self.http)
         if type(body) is not bytes:
             return body  # type: ignore[return-value]
         if body[:1] == b"[" and self._batches_allowed(view):
-            return self._batch_http(request, body, now)
+            return self._batch_http(request, body, now, accepts)
         try:
             message = decode_message(body)
         except UnansweredMessage:
@@ -436,7 +466,7 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
             return error_reply(exc)
         if self._era:
             try:
-                routed = self._route_era(message, view, now, request.principal)
+                routed = self._route_era(message, view, now, request.principal, accepts)
             except LocalProtocolError:
                 raise  # the host misused the API: its error, not an answer
             except ProtocolError as exc:  # the session store failed: answered with the request's id
@@ -456,13 +486,16 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
             if key is not None and type(event) is ToolCall and event.input_responses is None and event.state is None:
                 entry = self._tools.get(event.name)
                 if entry is not None:
-                    self._fast_calls.learn(key, entry, event.meta.protocol_version, self.http)
-            return HttpExchange(self._context, event, admitted[1], now, principal=request.principal)
+                    self._fast_calls.learn(key, entry, event.meta.protocol_version, self.http, accepts)
+            return http_exchange(accepts)(self._context, event, admitted[1], now, principal=request.principal)
         if isinstance(admitted, bytes):
-            return json_reply(200, admitted)
+            return answer_reply(200, admitted, accepts)
         if isinstance(admitted, TaskChanged):
-            return msgspec.structs.replace(admitted, reply=json_reply(200, admitted.reply))
+            return msgspec.structs.replace(admitted, reply=answer_reply(200, admitted.reply, accepts))
         assert isinstance(admitted, Listen)
+        if not accepts.streams:  # the one answer of 2026-07-28 that can only be an event stream
+            return refuse(406, "Not Acceptable: subscriptions/listen answers with an event stream, and Accept does"
+                          " not list text/event-stream", message.id)
         return HttpListenStream(self._context, admitted.request_id, admitted.meta, admitted.honoured)
 
     def _by_fast_path(self, lane: FastCall, request: HttpRequest, now: float) -> HttpExchange | None:
@@ -494,7 +527,7 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
             request_id=message.id, name=entry.tool.name, arguments=params.arguments, tool=entry.tool, meta=meta,
             task_allowed=task_allowed, owner=request.principal if task_allowed else None,
         )
-        exchange = HttpExchange(self._context, event, body, now)
+        exchange = lane.exchange(self._context, event, body, now)
         if request.principal is not None:  # an input_required answer binds its requestState to it
             exchange.principal = request.principal
         return exchange
@@ -526,7 +559,7 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
                 or (content_length(size) or 0) <= self.http.max_body_bytes
             ):
                 # A head whose call was admitted before (call_fast_path.py): every step but the size passes again.
-                self._head_view = (headers, None, index, method, target, key, lane) if kept else None
+                self._head_view = (headers, None, index, method, target, key, lane, lane.accepts) if kept else None
                 return None
         view = HeaderView(headers, index)
         head = HttpRequest(method=method, target=target, headers=())  # type: ignore[arg-type]
@@ -534,15 +567,15 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
             method != "POST" and self._sessions_on and as_text("method", method) in ("GET", "DELETE")
             and view.first(MCP_SESSION_ID) is not None
         ):
-            self._head_view = (headers, view, None, None, None, None, None) if kept else None
+            self._head_view = (headers, view, None, None, None, None, None, _UNREAD) if kept else None
             return admit_target(head, self.http, view)  # the rest is receive_http's
         length = None if view.repeated(b"content-length") else content_length(view.first(b"content-length"))
-        refusal = admit(head, self.http, view, length or 0)
-        if isinstance(refusal, bytes):
-            self._head_view = (headers, view, None, method, target, key, None) if kept else None
+        admitted = admit(head, self.http, view, length or 0)
+        if isinstance(admitted, Accepts):
+            self._head_view = (headers, view, None, method, target, key, None, admitted) if kept else None
             return None
-        self._head_view = (headers, view, None, None, None, None, None) if kept else None
-        return refusal
+        self._head_view = (headers, view, None, None, None, None, None, _UNREAD) if kept else None
+        return admitted
 
     def admit_line(
         self, message: Request, now: float, session: Session | None = None
@@ -588,7 +621,7 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
         params = decode_params(GENERIC_DECODER if spec is None else spec.decoder, raw_params, request_id)
         header_version = protocol_version_header(view)
         if header_version is None:
-            raise HeaderMismatch("Missing or repeated required header: mcp-protocol-version")
+            raise self._missing_version()
         meta = params.meta
         body_version = meta.get(PROTOCOL_VERSION_META_KEY) if type(meta) is dict else None
         if type(body_version) is str:
@@ -614,6 +647,22 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
                     mirrored["arguments"] = decode_params(_dict_decoder, params.arguments, request_id)
         check_request_headers(view, method=method, params=mirrored, param_headers=annotations)
         return params
+
+    def _missing_version(self) -> HeaderMismatch:
+        """-32020 for a request without ``MCP-Protocol-Version`` (Streamable HTTP, protocol version
+        header): which header to send with which value, and the versions this server takes (also
+        in ``data.supported``, as -32022 lists them)."""
+        stateless, era = self._stateless_versions, _listed(self._era) if self._era else ""
+        if stateless:
+            value = stateless[0] if len(stateless) == 1 else f"one of {_listed(stateless)}"
+            message = (f"Missing required header: send MCP-Protocol-Version: {value}, equal to the request's _meta"
+                       f" {PROTOCOL_VERSION_META_KEY}")
+            if era:
+                message += f" (a client of {era} sends initialize first, to open a session)"
+        else:
+            message = (f"Missing required header: this server speaks {era}: send initialize to open a session,"
+                       " then MCP-Protocol-Version: the version it agreed")
+        return HeaderMismatch(message, data={"supported": list(self._offered)})
 
     def _method_enabled(self, spec: MethodSpec) -> bool:
         if spec.name == "subscriptions/listen":
@@ -658,7 +707,23 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
         return encode_result(message.id, Raw(self._discover))
 
     def _on_list(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> bytes:
+        return encode_result(message.id, Raw(self._list_page(message.method, params)))
+
+    def _on_list_handed(
+        self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None,
+    ) -> tuple[ListRequest, Any]:
+        return self._list_request(message, params, meta, self._list_page(message.method, params)), message.params
+
+    def _list_request(self, message: Request, params: Any, meta: RequestMeta, page: bytes) -> ListRequest:
+        """The :class:`ListRequest` of a list handed to the host, ``page`` its result object as
+        the engine would have sent it (JSON)."""
         method = message.method
+        cursor = params.cursor
+        return ListRequest(method=method, request_id=message.id, cursor=cursor if type(cursor) is str else None,
+                           meta=meta, page=_page_decoders[method].decode(page))
+
+    def _list_page(self, method: str, params: Any) -> bytes:
+        """The result object of a stateless list request: the page its cursor names."""
         key = METHODS[method].list_key
         listing = self._lists[method]
         cursor = check_cursor(params.cursor)
@@ -676,4 +741,4 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
             token = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
             parts.append(b',"nextCursor":"' + token.encode() + b'"')
         parts.append(b',"_meta":' + self._meta_json + b"}")
-        return encode_result(message.id, Raw(b"".join(parts)))
+        return b"".join(parts)

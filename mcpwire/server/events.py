@@ -2,7 +2,8 @@
 
 Owns the typed, frozen events of tools/call, resources/read, prompts/get, completion/complete
 and notifications/cancelled (schema $defs CallToolRequest, ReadResourceRequest,
-GetPromptRequest, CompleteRequest, CancelledNotification). Each is
+GetPromptRequest, CompleteRequest, CancelledNotification), and of the four lists when the host
+asked to answer them (:class:`ListRequest`, ``Server.hand_over_lists``). Each is
 complete when built (STYLE 3): arguments already validated against the declared schema,
 ``_meta`` validated, ``requestState`` verified and decoded. The host answers through the
 :class:`~mcpwire.Exchange` that carries the event.
@@ -23,11 +24,14 @@ import msgspec
 from ..wire.envelope import Notification, RequestId, check_request_id
 from .http import ResponseBody, ResponseHead, batch_frames, sse_head
 from ..wire.meta import RequestMeta
-from ..types import Prompt, Resource, ResourceTemplate, Tool
+from ..types import (
+    ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult, ListToolsResult, Prompt, Resource,
+    ResourceTemplate, Tool,
+)
 
 __all__ = [
-    "ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "Cancelled", "ServerEvent", "InputArrived", "SessionClosed",
-    "TaskChanged", "TaskResultWanted",
+    "ToolCall", "ResourceRead", "PromptGet", "CompletionRequest", "ListRequest", "Cancelled", "ServerEvent",
+    "InputArrived", "SessionClosed", "TaskChanged", "TaskResultWanted",
 ]
 
 
@@ -118,6 +122,23 @@ class CompletionRequest(msgspec.Struct, frozen=True, kw_only=True):
     meta: RequestMeta
 
 
+class ListRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``tools/list``, ``resources/list``, ``resources/templates/list`` or ``prompts/list`` the
+    host asked to answer itself (:meth:`~mcpwire.Server.hand_over_lists`; by default the engine
+    answers the lists alone). ``page`` is the engine's own answer, the page ``cursor`` names
+    (the first when ``None``), shaped for the request's revision: complete the exchange with it,
+    or with a copy (``msgspec.structs.replace(event.page, tools=[...])``) that lists less, say
+    for the caller (``HttpRequest.principal``). Its ``nextCursor`` is the engine's, signed for
+    the same list: keep it as it is."""
+
+    method: str
+    """``tools/list``, ``resources/list``, ``resources/templates/list`` or ``prompts/list``."""
+    request_id: RequestId
+    cursor: str | None
+    meta: RequestMeta
+    page: ListToolsResult | ListResourcesResult | ListResourceTemplatesResult | ListPromptsResult
+
+
 class Cancelled(msgspec.Struct, frozen=True, kw_only=True):
     """A ``notifications/cancelled`` for a request in flight: on this stdio connection, or
     (HTTP, initialize era) on session ``session_id``, where the host sends ``reply`` (202) and
@@ -160,7 +181,7 @@ class TaskResultWanted(msgspec.Struct, frozen=True, kw_only=True):
     owner: str | None = None
 
 
-ServerEvent = Union[ToolCall, ResourceRead, PromptGet, CompletionRequest, TaskResultWanted]
+ServerEvent = Union[ToolCall, ResourceRead, PromptGet, CompletionRequest, ListRequest, TaskResultWanted]
 
 
 class InputArrived(msgspec.Struct, frozen=True, kw_only=True):

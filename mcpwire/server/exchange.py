@@ -6,7 +6,10 @@ final result with ``resultType`` and ``_meta.serverInfo`` stamped, cache fields 
 progress and log notifications gated and ordered before the final response, input_required
 results checked for capabilities and sealed with a signed ``requestState`` — and the framing:
 on HTTP a JSON response that becomes an SSE stream at the first notification (Streamable HTTP), on stdio
-one NDJSON line per message (14).
+one NDJSON line per message (14). On HTTP the framing follows what the client takes
+(``accept.py``, decided at admission): a client that takes only JSON gets no notification and a
+406 where the answer must stream (initialize era: requests to the client ride the request's
+stream); one that takes only ``text/event-stream`` gets a 200 answer as an event stream.
 
 Invariants: at most one final response per exchange; nothing after it; nothing at all once
 cancelled (every verb then returns empty output); notifications precede the final response.
@@ -36,7 +39,8 @@ from ..wire.sse import encode_event
 from .context import ServerContext
 from .events import ServerEvent, TaskResultWanted
 from ..wire.versions import SSE_PRIMING
-from .http import HttpOutput, ResponseBody, json_reply, sse_head
+from .accept import Accepts
+from .http import HttpOutput, ResponseBody, answer_reply, json_reply, sse_head
 from .states import EXCHANGE, SENDING, ExchangeState
 from .initialize_era_results import session_result, shape_request
 from .mrtr import ANSWER_TYPES, round_data
@@ -45,7 +49,7 @@ from .results import error_object, shape_result
 from .tasks import RELATED_TASK_META_KEY, TaskRecord, Tasks
 from .tokens import check_now, request_scope
 
-__all__ = ["Exchange", "HttpExchange", "StdioExchange", "resource_not_found"]
+__all__ = ["Exchange", "HttpExchange", "StdioExchange", "http_exchange", "resource_not_found"]
 
 O = TypeVar("O")
 _params_dict: msgspec.json.Decoder[dict[str, Any]] = msgspec.json.Decoder(dict[str, Any])
@@ -67,6 +71,7 @@ _OPEN, _STREAMING, _AWAITING, _DONE, _CANCELLED, _TASK = (
     ExchangeState.TASK,
 )
 _NOT_JSON: Final = (TypeError, ValueError, msgspec.EncodeError)  # what msgspec raises for a value it cannot encode
+_BOTH, _JSON_ONLY, _SSE_ONLY = Accepts.BOTH, Accepts.JSON, Accepts.SSE
 
 
 def _not_json(exc: Exception) -> LocalProtocolError:
@@ -94,6 +99,11 @@ class Exchange(Generic[O]):
     """
 
     internal_error: BaseException | None = None
+
+    accepts: Accepts = _BOTH
+    """What the client takes (HTTP: read from its Accept at admission, see :func:`http_exchange`;
+    stdio takes every line). :attr:`Accepts.JSON`: :meth:`progress` and :meth:`log` send
+    nothing, and an answer that can only stream is refused with 406."""
 
     principal: str | None = None
     """Who sent the request (``HttpRequest.principal``; ``None`` without auth and on stdio): the
@@ -331,6 +341,8 @@ class Exchange(Generic[O]):
             return self._empty()
         if missing:
             return self.fail(MissingCapability(missing))
+        if self.accepts is _JSON_ONLY:
+            return self._must_stream("the server asks the client for input on this request's event stream")
         frames = list(self._send_round(plain, state, {}).values())
         first = self.state is _OPEN
         self.state = nxt
@@ -417,9 +429,23 @@ class Exchange(Generic[O]):
         nxt = self._next("notify")
         if nxt is None or not messages:
             return self._empty()
+        if self.accepts is _JSON_ONLY:  # the requests stay the task's, for a stream that can carry them
+            return self._must_stream("the task's requests to the client ride this request's event stream")
         first = self.state is _OPEN
         self.state = nxt
         return self._requests_out(messages, first)
+
+    def _must_stream(self, why: str) -> O:
+        """The answer can only be an event stream and the client takes only JSON: 406 (Streamable
+        HTTP sends a session's requests to the client on the request's stream, 2025-11-25 and
+        earlier). Nothing was sent before (notifications were not), so this is the whole answer."""
+        nxt = self._next("finish")
+        assert nxt is not None  # the callers return first on a cancelled exchange
+        self.state = nxt
+        self._release()
+        error = RemoteProtocolError(f"Not Acceptable: {why}, and Accept does not list text/event-stream",
+                                    code=ErrorCode.INVALID_REQUEST, http_status=406)
+        return self._final_out(encode_error(self.request_id, error), 406, False)
 
     def receive_answer(self, response: Response) -> bool:
         """The engine hands in the client's response to one of this exchange's requests.
@@ -673,7 +699,8 @@ class HttpExchange(Exchange[HttpOutput]):
         """2025-11-25 (SEP-1699): end this request's HTTP response now, telling the client to
         reconnect after ``retry_ms`` milliseconds with a GET carrying Last-Event-ID; the work
         goes on and its later output goes to that GET (:attr:`detached`). Only on a session
-        of 2025-11-25, once (LocalProtocolError otherwise)."""
+        of 2025-11-25, once (LocalProtocolError otherwise). For a client that takes only JSON
+        (:attr:`accepts`) nothing happens: no output, not detached, the answer comes whole."""
         if self.session is None or self.revision not in SSE_PRIMING:
             raise LocalProtocolError("close_stream is for requests on a 2025-11-25 session")
         if self.detached:
@@ -681,13 +708,44 @@ class HttpExchange(Exchange[HttpOutput]):
         if type(retry_ms) is not int or retry_ms < 0:
             raise LocalProtocolError("retry_ms must be a non-negative int")
         nxt = self._next("notify")
-        if nxt is None:
-            return []
+        if nxt is None or self.accepts is _JSON_ONLY:
+            return []  # cancelled; or a client that takes no event stream: the answer stays JSON, whole
         out = self._open() if self.state is _OPEN else []
         self._key()
         self.state = nxt
         self.detached = True
         return [*out, ResponseBody(data=b"retry: %d\n\n" % retry_ms, more=True), ResponseBody(data=b"", more=False)]
+
+
+class _JsonOnlyExchange(HttpExchange):
+    """An exchange whose client takes only ``application/json``: its answer is one JSON
+    response, so no notification is sent (nothing else changes state: the answer stays JSON)."""
+
+    accepts = _JSON_ONLY
+
+    def _notify(self, message: bytes, nxt: ExchangeState) -> HttpOutput:
+        return []
+
+
+class _StreamOnlyExchange(HttpExchange):
+    """An exchange whose client takes only ``text/event-stream``: a 200 answer that would have
+    been JSON is an event stream of that one event."""
+
+    accepts = _SSE_ONLY
+
+    def _final_out(self, message: bytes, status: int, streaming: bool) -> HttpOutput:
+        if streaming:
+            return [self._event(message, last=True)]
+        head, body = answer_reply(status, message, _SSE_ONLY)
+        return [head, body]
+
+
+def http_exchange(accepts: Accepts) -> type[HttpExchange]:
+    """The exchange for a client that takes ``accepts``: the framing is chosen once, with the
+    class, so the common client's answer reads no decision on its way out."""
+    if accepts is _BOTH:
+        return HttpExchange
+    return _JsonOnlyExchange if accepts is _JSON_ONLY else _StreamOnlyExchange
 
 
 class StdioExchange(Exchange[bytes]):

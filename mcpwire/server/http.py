@@ -8,10 +8,13 @@ Owns (specification: Basic > Transports > Streamable HTTP, and its security warn
 - :class:`HttpPolicy` (endpoint path, Origin and Host checks, body limit) and
   :func:`admit`, which runs the transport admission steps in mcpwire's order: POST (405 with
   ``Allow``; a HEAD gets the same head and no body), path (404), Origin (403), Host (403),
-  body size (413), Content-Type (415), Accept (406), and strips a leading UTF-8 BOM. JSON
-  parsing (step 6's 400) is the envelope's; the engine calls it next. Given the body's
-  ``length`` instead, the same function decides from the request head alone (for
+  body size (413), Content-Type (415), Accept (406: a client that takes neither media type),
+  returning what the client takes (``accept.py``); :func:`admit_body` strips a leading UTF-8
+  BOM. JSON parsing (step 6's 400) is the envelope's; the engine calls it next. Given the
+  body's ``length`` instead, the same function decides from the request head alone (for
   ``Server.check_head``);
+- :func:`answer_reply`, a complete answer framed as the client takes it (JSON, or one SSE
+  event for a client that takes only ``text/event-stream``);
 - what hosts hand in: ``bytes`` header pairs, a ``str`` method and target and a ``bytes``
   body are the fast path; other header shapes are normalised by the header index
   (``wire/headers.py``), ``bytes`` methods and targets are decoded where they would
@@ -35,6 +38,7 @@ from ..wire.envelope import RequestId, encode_error
 from ..wire.errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ..wire.headers import HeaderView
 from ..wire.sse import encode_event
+from .accept import Accepts, read_accept
 
 __all__ = [
     "Headers",
@@ -51,6 +55,7 @@ __all__ = [
     "as_text",
     "content_length",
     "json_reply",
+    "answer_reply",
     "error_reply",
     "empty_reply",
     "sse_head",
@@ -178,6 +183,24 @@ def json_reply(status: int, body: bytes, extra: tuple[tuple[bytes, bytes], ...] 
         return head, ResponseBody(data=body)
     headers = _json_headers(length)
     return ResponseHead(status=status, headers=headers + extra if extra else headers), ResponseBody(data=body)
+
+
+def answer_reply(
+    status: int, body: bytes, accepts: Accepts, extra: tuple[tuple[bytes, bytes], ...] = ()
+) -> HttpReply:
+    """A complete answer framed as the client takes it (``accepts``, decided at admission): JSON,
+    or for a client that takes only ``text/event-stream`` a 200 answer as an event stream of
+    that one event (complete, so with its ``content-length``). Any other status stays JSON: the
+    status says how the request ended, the three MCP-specific errors MUST be 400, and RFC 9110
+    section 12.5.1 lets a server disregard Accept rather than refuse."""
+    if accepts is _SSE_ONLY and status == 200:
+        data = encode_event(body)
+        headers = (*_SSE_HEADERS, (b"content-length", b"%d" % len(data)), *extra)
+        return ResponseHead(status=200, headers=headers), ResponseBody(data=data)
+    return json_reply(status, body, extra)
+
+
+_SSE_ONLY: Final = Accepts.SSE
 
 
 def _json_headers(length: int) -> tuple[tuple[bytes, bytes], ...]:
@@ -330,37 +353,6 @@ def _allowed_host_names(allowed: frozenset[str]) -> frozenset[str]:
     return frozenset(names)
 
 
-@lru_cache(maxsize=256)
-def _accept_ok(value: bytes) -> bool:
-    # Clients send the same few Accept values over and over: parse each once.
-    ranges = _media_types(value)
-    return _accepts(ranges, "application/json") and _accepts(ranges, "text/event-stream")
-
-
-def _media_types(value: bytes) -> list[tuple[str, float]]:
-    # Accept header: comma-separated media ranges with optional q (RFC 9110 section 12.5.1).
-    out = []
-    for item in value.decode("latin-1").split(","):
-        parts = item.split(";")
-        media = parts[0].strip().lower()
-        q = 1.0
-        for param in parts[1:]:
-            key, _, val = param.partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    q = float(val.strip())
-                except ValueError:
-                    q = 0.0
-        if media:
-            out.append((media, q))
-    return out
-
-
-def _accepts(ranges: list[tuple[str, float]], media: str) -> bool:
-    major = media.split("/")[0] + "/*"
-    return any(q > 0 and r in (media, major, "*/*") for r, q in ranges)
-
-
 _NO_BODY: Final = ResponseBody(data=b"")
 
 
@@ -406,15 +398,20 @@ def admit_target(request: HttpRequest, policy: HttpPolicy, view: HeaderView) -> 
 
 def admit(
     request: HttpRequest, policy: HttpPolicy, view: HeaderView | None = None, length: int | None = None
-) -> bytes | HttpReply:
+) -> Accepts | HttpReply:
     """The transport admission steps, up to (not including) JSON parsing.
 
-    ``view`` indexes ``request.headers`` (built here when not given). Returns the body to
-    parse (a leading UTF-8 BOM removed), or the complete reply that refuses the request.
-    With ``length`` (the size the head announces) the body is not looked at: the answer
-    is what the head alone decides. A HEAD request is refused like any other method but
-    without a body: the same status and headers, ``content-length`` included, as a GET's
+    ``view`` indexes ``request.headers`` (built here when not given). Returns what the client
+    takes (:class:`~mcpwire.server.accept.Accepts`, which every framing of its answers then
+    follows), or the complete reply that refuses the request; :func:`admit_body` then gives the
+    body to parse. With ``length`` (the size the head announces) the body is not looked at:
+    the answer is what the head alone decides. A HEAD request is refused like any other method
+    but without a body: the same status and headers, ``content-length`` included, as a GET's
     answer would carry (RFC 9110 sections 9.3.2 and 8.6).
+
+    Accept (406) refuses only a client that takes neither ``application/json`` nor
+    ``text/event-stream`` (``accept.py`` reads the header); what must stream is refused later,
+    where it is known (a listen stream, a session request that asks its client).
     """
     method = request.method
     if method != "POST" and (type(method) is str or as_text("method", method) != "POST"):
@@ -437,17 +434,23 @@ def admit(
     ) or view.repeated(b"content-type"):
         return _refuse(415, "Expected application/json")
     accept = view.first(b"accept")
-    if accept is None or view.repeated(b"accept"):
-        accept = b",".join(view.all(b"accept"))
-    if not _accept_ok(accept):
-        return _refuse(406, "Accept must list application/json and text/event-stream")
-    return body[3:] if body[:3] == _BOM else body
+    if accept is not None and view.repeated(b"accept"):
+        accept = b",".join(view.all(b"accept"))  # one list (RFC 9110 section 5.3)
+    takes = read_accept(accept)
+    if takes is None:
+        return _NOT_ACCEPTABLE
+    return takes
+
+
+_NOT_ACCEPTABLE: Final = _refuse(
+    406, "Not Acceptable: answers are application/json or text/event-stream, and Accept lists neither"
+    " (the specification asks a client to list both)")
 
 
 def admit_body(request: HttpRequest, policy: HttpPolicy) -> bytes | HttpReply:
-    """:func:`admit` for a request whose head already passed it (``Server.check_head``): the one
-    step the body itself decides, its size (413). Returns the body to parse (a leading UTF-8
-    BOM removed), or the reply that refuses it."""
+    """The body of a request whose head passed :func:`admit` (here or in ``Server.check_head``):
+    the one step the body itself decides, its size (413). Returns the body to parse (a leading
+    UTF-8 BOM removed), or the reply that refuses it."""
     body = request.body
     if type(body) is not bytes:
         body = _as_body(body)

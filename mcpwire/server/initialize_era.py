@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Final, Iterator
 import msgspec
 from msgspec import UNSET, Raw
 
-from ..wire.envelope import Notification, Request, Response, encode_error, encode_result
+from ..wire.envelope import Notification, Request, Response, UnansweredMessage, decode_message, encode_error, encode_result
 from ..wire.errors import ErrorCode, ProtocolError, RemoteProtocolError
 from ..wire.headers import LAST_EVENT_ID, MCP_SESSION_ID, HeaderMismatch, HeaderView, protocol_version_header
 from ..wire.meta import PROGRESS_TOKEN_META_KEY, RequestMeta, check_client_capabilities, check_notification_meta
@@ -35,8 +35,9 @@ from .catalog import Listing, ToolEntry
 from .context import ServerContext
 from .initialize_era_results import session_result
 from .events import Cancelled, HttpBatch, InputArrived, SessionClosed, TaskChanged
-from .exchange import Exchange, HttpExchange
-from .http import HttpPolicy, HttpRequest, admit_target, as_text, empty_reply, error_reply, json_reply
+from .exchange import Exchange, HttpExchange, http_exchange
+from .accept import Accepts, read_accept
+from .http import HttpPolicy, HttpRequest, admit_target, answer_reply, as_text, empty_reply, error_reply
 from .listen import ResumedStream, SessionStream, StdioSessionStream
 from .session import (
     BATCH_REVISIONS, MAX_BATCH, EventStore, Session, SessionStore, check_initialize, check_session_id,
@@ -78,10 +79,13 @@ class InitializeEraEngine:
     _lists: dict[str, Listing[Any]]
     _handlers: dict[str, Handler]
     _session_handlers: dict[str, Handler]
+    _handed: frozenset[str]
     tasks: Tasks | None
 
     if TYPE_CHECKING:
         def receive_http(self, request: HttpRequest, *, now: float) -> HttpAnswer: ...
+        def _list_request(self, message: Request, params: Any, meta: RequestMeta, page: bytes) -> Any: ...
+        def _policy(self, method: str) -> Any: ...
         def capabilities(self) -> dict[str, Any]: ...
         @property
         def serves_stateless(self) -> bool: ...
@@ -98,7 +102,7 @@ class InitializeEraEngine:
             return False
         return (version or OLDEST) in BATCH_REVISIONS
 
-    def _batch_http(self, request: HttpRequest, body: bytes, now: float) -> HttpAnswer:
+    def _batch_http(self, request: HttpRequest, body: bytes, now: float, accepts: Accepts) -> HttpAnswer:
         session_ids = HeaderView(request.headers).all(MCP_SESSION_ID)
         if len(session_ids) > 1:
             return refuse(400, "Bad Request: repeated Mcp-Session-Id header", None)
@@ -113,6 +117,9 @@ class InitializeEraEngine:
         if len(raws) > MAX_BATCH:
             return error_reply(RemoteProtocolError(f"Invalid Request: more than {MAX_BATCH} messages in a batch",
                                                    code=ErrorCode.INVALID_REQUEST))
+        if not accepts.streams and any(_answered(bytes(raw)) for raw in raws):
+            return refuse(406, "Not Acceptable: a batch holding requests is answered on one event stream, and Accept"
+                          " does not list text/event-stream")
         answers: list[Any] = []
         has_requests = False
         for raw in raws:
@@ -129,6 +136,14 @@ class InitializeEraEngine:
                 has_requests = True
         return HttpBatch(answers=answers, has_requests=has_requests, no_requests=empty_reply(202))
 
+    def _era_version_refused(self, header_version: str | None, request_id: Any) -> HttpAnswer:
+        """400 for a revision this server does not serve (2025-11-25: Streamable HTTP, Protocol
+        Version Header), naming the header, the version taken and the versions to send."""
+        taken = (f"unsupported protocol version {header_version} in MCP-Protocol-Version" if header_version
+                 else f"no MCP-Protocol-Version header, which means {OLDEST}, a revision this server does not serve")
+        send = self._era[0] if len(self._era) == 1 else f"one of {', '.join(self._era)}"
+        return refuse(400, f"Bad Request: {taken}; send MCP-Protocol-Version: {send}", request_id)
+
     @property
     def _sessions_on(self) -> bool:
         return bool(self._era) and self._session_ids is not None
@@ -144,6 +159,7 @@ class InitializeEraEngine:
 
     def _route_era(
         self, message: Request | Notification | Response, view: HeaderView, now: float, principal: str | None = None,
+        accepts: Accepts = Accepts.BOTH,
     ) -> HttpAnswer | None:
         """Which dialect a POST speaks: ``None`` for the stateless path, else the answer.
 
@@ -162,15 +178,14 @@ class InitializeEraEngine:
             ):
                 # A session's request naming a revision nobody speaks (2025-11-25: Streamable
                 # HTTP, Protocol Version Header: 400 for an unsupported version).
-                return refuse(400, f"Bad Request: unsupported protocol version {header_version}",
-                               getattr(message, "id", None))
+                return self._era_version_refused(header_version, getattr(message, "id", None))
             return None
         if isinstance(message, Request) and names_version(message):
             return None
         session_ids = view.all(MCP_SESSION_ID)
         if not session_ids:
             if isinstance(message, Request) and message.method == "initialize":
-                return self._initialize_http(message, now, principal)
+                return self._initialize_http(message, now, principal, accepts)
             if header_version is None and self.serves_stateless:
                 return None  # the stateless generation's request (its admission answers)
             if isinstance(message, Request) and self._sessions_on:
@@ -181,9 +196,9 @@ class InitializeEraEngine:
                 # the header it is 2025-03-26 (Protocol Version Header).
                 revision = header_version or OLDEST
                 if revision not in self._era:
-                    return refuse(400, f"Bad Request: unsupported protocol version {revision}", message.id)
+                    return self._era_version_refused(header_version, message.id)
                 session = Session(None, revision, {}, None, now)
-                return self._session_http(message, session, revision, now, principal)
+                return self._session_http(message, session, revision, now, principal, accepts)
             return empty_reply(202)
         if not self._sessions_on:
             return None
@@ -195,7 +210,7 @@ class InitializeEraEngine:
         session = found
         revision = header_version or OLDEST
         if revision not in self._era:
-            return refuse(400, f"Bad Request: unsupported protocol version {revision}", getattr(message, "id", None))
+            return self._era_version_refused(header_version, getattr(message, "id", None))
         if isinstance(message, Notification):
             if message.method == "notifications/initialized":
                 session.move("initialized")
@@ -213,7 +228,7 @@ class InitializeEraEngine:
                 # The request that asked may wait in another process of the server.
                 return InputArrived(exchange=None, ready=False, reply=reply, session_id=str(session.id), answer=message)
             return reply
-        return self._session_http(message, session, revision, now, principal)
+        return self._session_http(message, session, revision, now, principal, accepts)
 
     def _session_client(self, view: HeaderView) -> bool:
         """Whether a request without a session id comes from the initialize era: it names such a
@@ -224,30 +239,31 @@ class InitializeEraEngine:
             return False
         return version in INITIALIZE_ERA if version is not None else not self.serves_stateless
 
-    def _initialize_http(self, message: Request, now: float, principal: str | None) -> HttpAnswer:
+    def _initialize_http(self, message: Request, now: float, principal: str | None, accepts: Accepts) -> HttpAnswer:
         try:
             session, result = self._initialize(message, now, self._session_ids, principal)
         except ProtocolError as exc:
             return error_reply(exc, message.id)
         extra = ((MCP_SESSION_ID, session.id.encode()),) if session.id is not None else ()
-        return json_reply(200, encode_result(message.id, result), extra)
+        return answer_reply(200, encode_result(message.id, result), accepts, extra)
 
     def _session_http(
-        self, message: Request, session: Session, revision: str, now: float, principal: str | None,
+        self, message: Request, session: Session, revision: str, now: float, principal: str | None, accepts: Accepts,
     ) -> HttpAnswer:
         try:
             admitted = self._admit_session(message, session, revision, now, principal)
         except ProtocolError as exc:
             # After admission, errors travel with HTTP 200 (those clients read other statuses as
             # a failed transport, and 404 as a lost session).
-            return json_reply(200, encode_error(message.id, exc))
+            return answer_reply(200, encode_error(message.id, exc), accepts)
         if isinstance(admitted, bytes):
-            return json_reply(200, admitted)
+            return answer_reply(200, admitted, accepts)
         if isinstance(admitted, TaskChanged):  # a 2025-11-25 tasks/cancel
-            return msgspec.structs.replace(admitted, reply=json_reply(200, admitted.reply))
+            return msgspec.structs.replace(admitted, reply=answer_reply(200, admitted.reply, accepts))
         assert not isinstance(admitted, Listen)  # subscriptions/listen is not a session method
         event, params = admitted
-        return HttpExchange(self._context, event, params, now, session=session, revision=revision, principal=principal)
+        return http_exchange(accepts)(self._context, event, params, now, session=session, revision=revision,
+                                      principal=principal)
 
     def _session_request(self, request: HttpRequest, view: HeaderView, now: float) -> HttpAnswer:
         """GET (the session's standalone SSE stream) and DELETE (end the session)."""
@@ -256,8 +272,8 @@ class InitializeEraEngine:
             return refused
         method = as_text("method", request.method)
         if method == "GET":
-            accept = b",".join(view.all(b"accept")).lower()
-            if b"text/event-stream" not in accept and b"*/*" not in accept and b"text/*" not in accept:
+            takes = read_accept(b",".join(view.all(b"accept")))
+            if takes is None or not takes.streams:
                 return refuse(406, "Not Acceptable: a GET stream needs Accept: text/event-stream")
         ids = view.all(MCP_SESSION_ID)
         if len(ids) > 1:
@@ -353,7 +369,10 @@ class InitializeEraEngine:
             client_info=session.client_info, progress_token=meta.get(PROGRESS_TOKEN_META_KEY), raw=meta,
         )
         if spec.paginated:
-            return self._on_list_era(message, params, revision)
+            page = self._on_list_era(message, params, revision)
+            if method in self._handed:  # the host answers it (hand_over_lists)
+                return self._list_request(message, params, request_meta, self._era_page(method, page)), message.params
+            return encode_result(message.id, Raw(page))
         tool = params.name if method == "tools/call" else None
         if type(tool) is str and tool in self._tools and not self._tools.listed_in(revision, tool):
             raise bad_params(f"Tool {tool} is not available in protocol revision {revision}")
@@ -369,9 +388,16 @@ class InitializeEraEngine:
             return self.tasks is not None
         return spec.capability is None or self._enabled[spec.capability]
 
+    def _era_page(self, method: str, page: bytes) -> bytes:
+        """An initialize-era page with the members the stateless result type requires (the
+        answer to a handed-over list is shaped for the revision again, which drops them)."""
+        policy = self._policy(method)
+        return page[:-1] + b',"ttlMs":%d,"cacheScope":"%s"}' % (policy.ttl_ms, policy.scope.encode())
+
     def _on_list_era(self, message: Request, params: Any, revision: str) -> bytes:
-        """A list as ``revision`` has it: the revision's own list of items, shaped and encoded at
-        registration (its cursors are bound to the revision, whose list may be shorter)."""
+        """A list's result object as ``revision`` has it: the revision's own list of items, shaped
+        and encoded at registration (its cursors are bound to the revision, whose list may be
+        shorter)."""
         method = message.method
         key = str(METHODS[method].list_key)
         listing = self._lists[method]
@@ -388,7 +414,7 @@ class InitializeEraEngine:
             token = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
             parts.append(b',"nextCursor":"' + token.encode() + b'"')
         parts.append(b"}")
-        return encode_result(message.id, Raw(b"".join(parts)))
+        return b"".join(parts)
 
     def _answer(self, session: Session, response: Response) -> tuple[Exchange[Any], bool] | None:
         """A client's response to a server-to-client request: to the exchange that asked."""
@@ -432,3 +458,15 @@ class InitializeEraEngine:
         server-to-client request the session waits on, else ``None`` (dropped)."""
         arrived = self._answer(session, response)
         return None if arrived is None else InputArrived(exchange=arrived[0], ready=arrived[1])
+
+
+def _answered(item: bytes) -> bool:
+    """Whether a message of a batch gets an answer: a request, or one that is not a message."""
+    if item[:1] == b"[":
+        return True
+    try:
+        return type(decode_message(item)) is Request
+    except UnansweredMessage:
+        return False
+    except RemoteProtocolError:
+        return True

@@ -5,7 +5,7 @@ at module level, under ``if TYPE_CHECKING:`` and inside functions alike, must ru
     testing   serve           app, client, oauth, state (and errors, callbacks); not each other
     app       client          oauth, state; never each other
     oauth                     state
-    state     errors  callbacks   only the core
+    state     errors  callbacks  tracing   only the core (tracing: and OpenTelemetry)
 
 No module imports a module that imports it back (no circle, type-only imports counted), and no
 name with a leading underscore is imported across modules, so one package never leans on
@@ -31,7 +31,7 @@ from mcpwire_adapters.errors import McpwireAdapterError
 
 ADAPTERS = Path(mcpwire_adapters.__file__).resolve().parent
 ROOT = "mcpwire_adapters"
-BOTTOM = {"errors", "callbacks"}
+BOTTOM = {"errors", "callbacks", "tracing"}
 ALLOWED: dict[str, set[str]] = {
     "cli": {"testing", "serve", "app", "client", "oauth", "state", *BOTTOM},
     "testing": {"app", "client", "oauth", "state", *BOTTOM},
@@ -42,6 +42,7 @@ ALLOWED: dict[str, set[str]] = {
     "state": set(),
     "errors": set(),
     "callbacks": set(),
+    "tracing": set(),
 }
 
 

@@ -167,8 +167,8 @@ def test_notification_goes_through_transport_admission_first() -> None:
     refused(HttpRequest(method="POST", target="/mcp", headers=good, body=body + b" " * 5000), 413)
     no_type = [h for h in good if h[0].lower() != b"content-type"] + [(b"Content-Type", b"text/plain")]
     refused(HttpRequest(method="POST", target="/mcp", headers=no_type, body=body), 415)
-    no_sse = [h for h in good if h[0].lower() != b"accept"] + [(b"Accept", b"application/json")]
-    refused(HttpRequest(method="POST", target="/mcp", headers=no_sse, body=body), 406)
+    neither = [h for h in good if h[0].lower() != b"accept"] + [(b"Accept", b"text/html")]
+    refused(HttpRequest(method="POST", target="/mcp", headers=neither, body=body), 406)
 
 
 @pytest.mark.parametrize(

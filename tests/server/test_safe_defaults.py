@@ -371,7 +371,7 @@ def test_check_head_refuses_an_oversize_content_length_before_the_body() -> None
     ("POST", "/other", BYTES_HEADERS, 404),
     ("POST", "/mcp", [*BYTES_HEADERS, (b"origin", b"https://evil.example")], 403),
     ("POST", "/mcp", [(b"accept", b"application/json, text/event-stream")], 415),
-    ("POST", "/mcp", [(b"content-type", b"application/json")], 406),
+    ("POST", "/mcp", [(b"content-type", b"application/json"), (b"accept", b"text/html")], 406),
 ])
 def test_check_head_gives_every_refusal_the_head_decides(method: str, target: str, headers: Any, status: int) -> None:
     refusal = DISCOVERY_SERVER.check_head(method, target, headers)

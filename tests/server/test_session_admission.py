@@ -109,14 +109,16 @@ def test_an_unsupported_version_header_on_a_session_is_400(version: bytes) -> No
     server = make_server()
     session = open_session(server)
     error(send(server, PING, [session[0], (b"mcp-protocol-version", version)]), 400, -32600,
-          f"Bad Request: unsupported protocol version {version.decode()}")
+          f"Bad Request: unsupported protocol version {version.decode()} in MCP-Protocol-Version; send"
+          " MCP-Protocol-Version: one of 2025-11-25, 2025-06-18, 2025-03-26")
 
 
 def test_a_revision_the_server_does_not_serve_is_400() -> None:
     server = make_server(supported_versions=("2026-07-28", "2025-11-25"))
     session = open_session(server)
     error(send(server, PING, [session[0], (b"mcp-protocol-version", b"2025-06-18")]), 400, -32600,
-          "Bad Request: unsupported protocol version 2025-06-18")
+          "Bad Request: unsupported protocol version 2025-06-18 in MCP-Protocol-Version; send"
+          " MCP-Protocol-Version: 2025-11-25")
 
 
 def test_the_store_at_its_bound_refuses_initialize_with_503_and_frees_on_delete() -> None:
@@ -351,7 +353,8 @@ def test_stateless_legacy_mode_takes_a_request_without_the_version_header_as_202
     newer = mcpwire.Server(Implementation(name="s", version="1"), keyring=Keyring.single(b"k" * 32),
                            supported_versions=("2025-11-25",))
     error(send(newer, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), 400, -32600,
-          "Bad Request: unsupported protocol version 2025-03-26")
+          "Bad Request: no MCP-Protocol-Version header, which means 2025-03-26, a revision this server does not"
+          " serve; send MCP-Protocol-Version: 2025-11-25")
 
 
 ASKING_INIT: dict[str, Any] = {**INIT, "params": {**INIT["params"], "capabilities": {"elicitation": {}}}}

@@ -235,8 +235,8 @@ async def test_refusals_carry_jsonrpc_bodies(app: App, probe: Probe, address: tu
     wrong_type = [(k, "text/plain" if k == "content-type" else v) for k, v in good]
     assert_jsonrpc_error(*await post(address, body, wrong_type), 415, -32600)
 
-    json_only = [(k, "application/json" if k == "accept" else v) for k, v in good]
-    assert_jsonrpc_error(*await post(address, body, json_only), 406, -32600)
+    neither = [(k, "text/html" if k == "accept" else v) for k, v in good]
+    assert_jsonrpc_error(*await post(address, body, neither), 406, -32600)
 
     assert_jsonrpc_error(*await post(address, body, good, target="/elsewhere"), 404, -32600)
 
