@@ -8,6 +8,9 @@ The core package ``mcpwire`` never touches sockets, pipes, clocks or tasks; this
 - :func:`serve_stdio`: newline-delimited JSON over stdin/stdout, on anyio (trio or asyncio);
 - :class:`AsgiApp` / :func:`asgi_app`: Streamable HTTP as an ASGI 3 application for uvicorn,
   hypercorn or Starlette/FastAPI (limits in :class:`AsgiConfig`);
+- :class:`WsgiApp` / :func:`wsgi_app`: Streamable HTTP as a WSGI application for gunicorn,
+  waitress, uWSGI, Flask or Django (the App on an event loop in a thread of its own; limits in
+  :class:`WsgiConfig`);
 - :class:`BlockingClient`: the HTTP and stdio clients as plain methods for scripts and
   notebooks (the async client runs on an event loop in a thread of its own).
 
@@ -23,7 +26,7 @@ Example::
 
 Every name is imported on first use, so each needs only its own extra: :class:`NeedInput`
 needs only msgspec (an adapter of your own, on any event loop, answers with it too); the App
-layer, :func:`serve_stdio` and the ASGI adapter need the ``asgi`` extra (anyio); the HTTP
+layer, :func:`serve_stdio` and the ASGI and WSGI adapters need the ``asgi`` (or ``wsgi``) extra (anyio); the HTTP
 server the ``trio`` extra (trio, h11, anyio). So the ASGI adapter and stdio work without trio
 installed. The clients (:mod:`mcpwire_adapters.client.http`,
 :mod:`mcpwire_adapters.client.stdio`) are on anyio too, the same classes under asyncio and
@@ -47,11 +50,13 @@ if TYPE_CHECKING:
     from .client.stdio import StdioClient
     from .serve.asgi.app import AsgiApp, AsgiConfig, asgi_app
     from .serve.stdio import serve_stdio
+    from .serve.wsgi.app import WsgiApp, WsgiConfig, wsgi_app
     from .serve.trio_h11.server import HttpServerConfig, serve_http, serve_http_until
 
 __all__ = [
     "App", "AsgiApp", "AsgiConfig", "BlockingClient", "Context", "HttpClient", "HttpServerConfig", "McpwireAdapterError",
-    "NeedInput", "StdioClient", "ToolError", "asgi_app", "serve_http", "serve_http_until", "serve_stdio",
+    "NeedInput", "StdioClient", "ToolError", "WsgiApp", "WsgiConfig", "asgi_app", "serve_http", "serve_http_until",
+    "serve_stdio", "wsgi_app",
 ]
 
 _LAZY = {
@@ -60,6 +65,7 @@ _LAZY = {
     "BlockingClient": "client.blocking", "HttpClient": "client.http", "StdioClient": "client.stdio",
     "HttpServerConfig": "serve.trio_h11.server", "serve_http": "serve.trio_h11.server",
     "serve_http_until": "serve.trio_h11.server", "serve_stdio": "serve.stdio",
+    "WsgiApp": "serve.wsgi.app", "WsgiConfig": "serve.wsgi.app", "wsgi_app": "serve.wsgi.app",
 }
 _moved.install()
 

@@ -3,7 +3,8 @@
 --spec 2025-11-25 the initialize-era set, against the same fixture URL).
 
     python conformance/run.py server [--spec 2026-07-28|2025-11-25] [--transport http]
-                                     [--server trio|asgi-uvicorn|asgi-hypercorn|...] [--scenario NAME] [--keep]
+                                     [--server trio|asgi-uvicorn|asgi-hypercorn|wsgi-gunicorn|...]
+                                     [--scenario NAME] [--keep]
     python conformance/run.py client [--spec 2026-07-28|2025-11-25] [--scenario NAME]
 
 The pinned runner (@modelcontextprotocol/conformance 0.2.0-alpha.12) and Node 22 are
@@ -13,8 +14,9 @@ server: start conformance/fixture.py (it prints {"conformanceReady": true, "url"
 and serves until stdin EOF), run `--requirements 2026-07-28`, then each pending
 scenario alone, then close the fixture's stdin and require exit code 0 within 5 s.
 --server picks what serves the fixture's HTTP (fixture.py --server): the trio/h11 driver
-(default) or the ASGI adapter under uvicorn or hypercorn. --keep leaves the fixture running
-until Enter. client: run the requirement set with conformance/client.py as the client,
+(default) or the ASGI adapter under uvicorn or hypercorn; wsgi-gunicorn serves the same App
+through the WSGI adapter under gunicorn's gthread worker (conformance/fixture_wsgi.py).
+--keep leaves the fixture running until Enter. client: run the requirement set with conformance/client.py as the client,
 inside a network namespace with only loopback.
 
 A scenario passes only with no FAILURE, WARNING or SKIPPED check (see ALLOWED_SKIPS)
@@ -53,6 +55,8 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "conformance" / "results"
 SUITE_TIMEOUT, SINGLE_TIMEOUT, READY_TIMEOUT, EXIT_TIMEOUT = 300.0, 120.0, 30.0, 5.0
 FIXTURE_SERVERS = ("trio", "asgi-uvicorn", "asgi-hypercorn", "asgi-hypercorn-trio")  # fixture.py SERVERS
+# Served by a launcher of their own (the same App, fixture.py's build_app), with fixture.py's handshake.
+FIXTURE_LAUNCHERS = {"wsgi-gunicorn": "fixture_wsgi.py"}
 SPECS = (REVISION, "2025-11-25")  # the requirement sets the runner ships; --spec picks one
 # Sanity check of the parsed requirement set (scored scenarios, auth/* client ones included).
 EXPECTED_SCORED = {
@@ -279,9 +283,13 @@ def run_leg(args: argparse.Namespace, run_dir: Path) -> bool:
     fixture: subprocess.Popen[Any] | None = None
     problems: list[str] = []
     if leg == "server" and not target:
-        fixture_py = str(REPO / "conformance" / "fixture.py")
+        launcher = FIXTURE_LAUNCHERS.get(args.server)
+        fixture_py = str(REPO / "conformance" / (launcher or "fixture.py"))
         cmd = shlex.split(args.fixture_cmd or f"{shlex.quote(sys.executable)} {shlex.quote(fixture_py)}")
-        cmd += [] if args.fixture_cmd else ["--transport", args.transport, "--port", "0", "--server", args.server]
+        if launcher is not None:
+            cmd += ["--port", "0"]
+        elif not args.fixture_cmd:
+            cmd += ["--transport", args.transport, "--port", "0", "--server", args.server]
         fixture, target = start_fixture(cmd, run_dir, env)
         print(f"fixture ready at {target}", flush=True)
     if leg == "server":
@@ -350,8 +358,8 @@ def main() -> int:
     parser.add_argument("leg", choices=("server", "client"))
     parser.add_argument("--transport", default="http", choices=("http",), help="fixture transport (server leg)")
     parser.add_argument(
-        "--server", default="trio", choices=FIXTURE_SERVERS,
-        help="what serves the fixture's HTTP (server leg): the trio/h11 driver or the ASGI adapter under a server",
+        "--server", default="trio", choices=FIXTURE_SERVERS + tuple(FIXTURE_LAUNCHERS),
+        help="what serves the fixture's HTTP (server leg): the trio/h11 driver, or the ASGI or WSGI adapter under a server",
     )
     parser.add_argument(
         "--spec", default=REVISION, choices=SPECS,

@@ -7,13 +7,14 @@ documents the extra run there, and succeed.
 | ``trio`` | the HTTP server (``serve_http``) and the ``mcpwire`` command (README, docs/cli.md) | ``mcpwire --help``; ``mcpwire serve FILE --port 0``, ``mcpwire inspect`` and ``mcpwire call`` against it; Ctrl-C's SIGTERM twin stops it, exit 0 |
 | ``client`` | the clients, async or ``BlockingClient``, on asyncio or trio, and ``serve_stdio`` (README, docs/client.md) | ``BlockingClient.http`` against that server; ``BlockingClient.stdio`` of an App served by ``asyncio.run(serve_stdio(app))``; no trio installed; ``mcpwire call`` names the extra it needs (docs/cli.md) |
 | ``asgi`` | the ASGI adapter, under the host's ASGI server (docs/asgi.md) | ``uvicorn MODULE:asgi`` (uvicorn installed beside, as asgi.md's host does) and a call through it |
+| ``wsgi`` | the WSGI adapter, under the host's WSGI server (docs/wsgi.md) | ``waitress-serve MODULE:wsgi`` (waitress installed beside, as wsgi.md's host does; no trio) and a call through it |
 | ``probe`` | ``mcpwire probe`` and ``mcpwire fuzz`` (docs/probing.md, docs/fuzzing.md) | both ``--help``; ``mcpwire probe URL`` against that server, no check failed |
 | ``redis`` | the Redis stores (README); with ``trio``, ``mcpwire serve --redis`` (docs/deployment.md) | a task and a session stored and read back through a real ``redis-server``; ``mcpwire serve --redis URL`` serving a call |
 | ``oauth`` | JOSE: DPoP proofs, ``private_key_jwt`` assertions, JWT verification (docs/auth.md) | a DPoP proof checked by ``DPoPVerifier``, an access token verified by ``JwtVerifier``, a client assertion signed |
 
 The wheel is built once per session (``tests/_dists.py``, shared with test_packaging.py). Each
 virtualenv is made without pip (``python -m venv --without-pip``) and filled by this
-interpreter's pip (``pip --python``), which saves installing pip into each of the seven; pip's
+interpreter's pip (``pip --python``), which saves installing pip into each; pip's
 cache is reused, so the module takes about a minute, the wheel build and the probe's run (about
 10 s) included. Needs PyPI, or a pip cache holding the dependencies. Every program runs isolated (``-I``, or a
 console script of the virtualenv) from a folder outside the repository, so it can only import
@@ -212,6 +213,17 @@ def test_asgi_serves_under_uvicorn(venvs: Venvs) -> None:
     command: list[str | Path] = [env / "bin" / "uvicorn", "asgi_module:asgi", "--host", "127.0.0.1", "--port", "0",
                                  "--timeout-graceful-shutdown", "5"]
     with _serving(command, cwd, r"Uvicorn running on (http://127\.0\.0\.1:\d+)") as (base, _):
+        assert _call_add(base + "/mcp") == "42"
+
+
+# -- wsgi ---------------------------------------------------------------------------------------------
+def test_wsgi_serves_under_waitress(venvs: Venvs) -> None:
+    env, cwd = venvs["wsgi+waitress"], venvs.root
+    assert "trio" not in venvs.installed(env)
+    (cwd / "wsgi_module.py").write_text("from app import app\nfrom mcpwire_adapters import wsgi_app\n\n"
+                                        "wsgi = wsgi_app(app)\n")
+    command: list[str | Path] = [env / "bin" / "waitress-serve", "--listen=127.0.0.1:0", "wsgi_module:wsgi"]
+    with _serving(command, cwd, r"Serving on (http://127\.0\.0\.1:\d+)") as (base, _):
         assert _call_add(base + "/mcp") == "42"
 
 
