@@ -35,6 +35,7 @@ callback.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import logging
@@ -93,6 +94,19 @@ _TASK: Final = mcpwire.ExchangeState.TASK  # a module constant: an Enum member r
 
 class _NoEvent:
     """The type no event has: a tool call goes through the middleware once any wraps tools/call."""
+
+
+def _loop_hint(error: BaseException) -> str:
+    """A word for the log when a handler used trio on another loop (the ASGI app under uvicorn,
+    the WSGI app, serve_stdio on asyncio): trio's own error does not say what to do."""
+    if not (isinstance(error, RuntimeError) and str(error) == "must be called from async context"):
+        return ""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return ""  # not asyncio: trio's error stands as it is
+    return (" (a trio call in a handler running on asyncio: write handlers with anyio, e.g. anyio.sleep,"
+            " anyio.create_task_group, anyio.to_thread.run_sync; docs/asgi.md)")
 
 
 class App:
@@ -610,10 +624,12 @@ class App:
         return await run_batch(self, batch, emit, watch)
 
     def _report(self, exchange: Exchange[Any], error: BaseException, failed_tool: str | None = None) -> None:
+        hint = _loop_hint(error)
         if failed_tool is not None:
-            _log.error("tool %r failed: request %r answered isError", failed_tool, exchange.request_id, exc_info=error)
+            _log.error("tool %r failed: request %r answered isError%s", failed_tool, exchange.request_id, hint,
+                       exc_info=error)
         else:
-            _log.error("request %r answered -32603 Internal error", exchange.request_id, exc_info=error)
+            _log.error("request %r answered -32603 Internal error%s", exchange.request_id, hint, exc_info=error)
         if self.on_error is None:
             return
         try:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 import typing
@@ -169,7 +170,7 @@ def _call(url: str, name: str, arguments: dict[str, Any]) -> Any:
     return events[-1].value
 
 
-def test_the_anyio_handler_of_asgi_md_runs_on_asyncio_where_trio_sleep_fails() -> None:
+def test_the_anyio_handler_of_asgi_md_runs_on_asyncio_where_trio_sleep_fails(caplog: pytest.LogCaptureFixture) -> None:
     [block] = [b for b in _python_blocks(DOCS / "asgi.md") if "anyio.sleep" in b]
     namespace: dict[str, Any] = {"__name__": "asgi_md"}
     exec(compile(block, "docs/asgi.md", "exec"), namespace)  # noqa: S102 - the page's own example
@@ -186,5 +187,8 @@ def test_the_anyio_handler_of_asgi_md_runs_on_asyncio_where_trio_sleep_fails() -
     with serve_uvicorn(asgi_app(waits)) as port:  # uvicorn: asyncio
         url = f"http://127.0.0.1:{port}/mcp"
         assert _call(url, "wait", {"seconds": 1}).content[0].text == "waited 1 s"
-        failed = _call(url, "trio_nap", {})
+        with caplog.at_level(logging.ERROR, logger="mcpwire_adapters.app"):
+            failed = _call(url, "trio_nap", {})
         assert failed.is_error and failed.content[0].text == "Tool 'trio_nap' failed"
+        [logged] = [r.getMessage() for r in caplog.records if "trio_nap" in r.getMessage()]
+        assert "a trio call in a handler running on asyncio: write handlers with anyio" in logged, logged
