@@ -3,8 +3,10 @@
 (two tools a page), a tool that asks for input (a multi round-trip round), a tool that
 changes things (``list_changed`` of tools, ``resources/updated`` of a URI), and task tools:
 ``hold`` works until cancelled, ``confirm`` waits for one elicitation answer, ``quick``
-answers at once, ``slow`` works a second. Each tool answers with the pid of the process
-that ran it."""
+answers at once, ``slow`` works a second; and for initialize-era sessions (with a
+``progressToken``), ``detach`` (ends its SSE stream mid-call, then goes on) and ``linger``
+(streams, then waits until cancelled). Each tool answers with the pid of the process that ran
+it."""
 
 from __future__ import annotations
 
@@ -71,3 +73,20 @@ async def slow(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
     await ctx.start_task(status_message="slow")
     await anyio.sleep(float(arguments.get("seconds", 1)))
     return _text("slow")
+
+
+@app.tool("detach", description="Progress, then its SSE stream ends (resume it with Last-Event-ID); works "
+                                "`seconds` (default 1), progress again, then answers")
+async def detach(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
+    await ctx.progress(1, total=2)
+    await ctx.close_sse_stream(retry_ms=100)
+    await anyio.sleep(float(arguments.get("seconds", 1)))
+    await ctx.progress(2, total=2)
+    return _text("detached")
+
+
+@app.tool("linger", description="Progress (its answer is an event stream), then waits until cancelled")
+async def linger(ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
+    await ctx.progress(1)
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")

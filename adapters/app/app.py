@@ -597,12 +597,21 @@ class App:
                 waiter.set()
 
     def session_closed(self, closed: SessionClosed) -> None:
-        """A driver hands in an ended session (DELETE): its running requests are cancelled and
-        its GET stream dropped. Call from the event loop's thread."""
+        """A driver hands in an ended session (DELETE): :meth:`session_ended` here, and the
+        other processes of the server are told (the broker), where it ends too. Call from the
+        event loop's thread."""
+        self.session_ended(closed)
+        self.fanout.session_closed(closed.session_id)
+
+    def session_ended(self, closed: SessionClosed) -> None:
+        """An ended session's streams and work in this process end: its running requests are
+        cancelled (their response streams end), its GET stream and the GET streams resuming
+        its requests' streams are dropped."""
         for scope in self._session_work.pop(closed.session_id, {}).values():
             scope.cancel()
         if closed.stream is not None:
             self.close_stream(closed.stream)
+        self._hub.close_resumers(closed.session_id)
 
     def request_cancelled(self, cancelled: mcpwire.Cancelled) -> None:
         """A driver hands in a ``notifications/cancelled`` posted on a session: that request's

@@ -3,9 +3,10 @@ its :class:`~mcpwire_adapters.state.broker.Broker`, in the others: :class:`Fanou
 
 Local first: a change reaches this process's streams at once, whatever the broker's state; the
 broker then tells the other processes, each of which delivers the notice to its own streams
-(:meth:`Fanout.receive`). A notice about a task is re-read from the task store by each process
-(the store is shared when the broker is), so what a listener gets is the task as stored, never
-a copy that travelled. A notice a process cannot act on (an unknown list kind, a task it does
+(:meth:`Fanout.receive`). An initialize-era session's end (DELETE) travels the same way, and so
+does the growth of a detached request's stream, which a GET may resume in another process. A
+notice about a task is re-read from the task store by each process (the store is shared when
+the broker is), so what a listener gets is the task as stored, never a copy that travelled. A notice a process cannot act on (an unknown list kind, a task it does
 not know) is logged and dropped.
 """
 
@@ -21,8 +22,8 @@ from mcpwire.sessions import Response
 from mcpwire.tasks import TaskChanged
 
 from ..state.broker import (
-    AnswerNotice, Broker, ListChangedNotice, LocalBroker, Notice, ResourceUpdatedNotice, TaskChangedNotice,
-    TaskStatusNotice,
+    AnswerNotice, Broker, ListChangedNotice, LocalBroker, Notice, ResourceUpdatedNotice, SessionClosedNotice,
+    StreamGrewNotice, StreamLostNotice, TaskChangedNotice, TaskStatusNotice,
 )
 from .hub import Hub
 
@@ -69,6 +70,17 @@ class Fanout:
         if self.broker.shared:
             self.broker.publish(AnswerNotice(session_id=session_id, response=msgspec.Raw(_ENCODE(response))))
 
+    def session_closed(self, session_id: str) -> None:
+        """An initialize-era session ended here (its DELETE): the other processes end its
+        streams and work (nothing to do in one process)."""
+        self.broker.publish(SessionClosedNotice(session_id=session_id))
+
+    def stream_grew(self, session_id: str, key: str) -> None:
+        """A detached request of a session sent more on its stream ``key`` and no GET here
+        resumes it: a GET resuming it in another process reads it from the session's events."""
+        if self.broker.shared:
+            self.broker.publish(StreamGrewNotice(session_id=session_id, key=key))
+
     async def run(self) -> None:
         """Deliver the other processes' notices (in the App's background task group)."""
         await self.broker.run(self.receive)
@@ -86,6 +98,14 @@ class Fanout:
                 if server.open_listeners:  # else no stream here to tell: spare the store a read
                     self._task_status(notice.task_id)
                 self.hub.tasks.wake(notice.task_id)
+            elif isinstance(notice, SessionClosedNotice):
+                self.hub.host.session_ended(server.session_ended(notice.session_id))
+            elif isinstance(notice, StreamLostNotice):
+                lost = server.session_ended(notice.session_id).stream
+                if lost is not None:
+                    self.hub.host.close_stream(lost)
+            elif isinstance(notice, StreamGrewNotice):
+                self.hub.stream_grew(notice.session_id, notice.key)
             elif isinstance(notice, AnswerNotice):
                 session = server.sessions.get(notice.session_id, time.time())
                 response = _DECODE_RESPONSE(notice.response)

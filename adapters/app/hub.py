@@ -2,10 +2,12 @@
 
 The hub owns the App's open listen streams, each one's channel (:class:`Registered`): it
 delivers the engine's outputs to them, and keeps the resumed GET streams that carry what a
-detached exchange sends after ``close_sse_stream``. It also holds the parts for one another (the
-task runner, the fan-out) and the App itself as they call back into it (:class:`Host`). The parts
-import this module and never ``app.py``, so imports within the package run one way: ``app.py``,
-then the parts, then the hub.
+detached exchange sends after ``close_sse_stream``: in this process, its output as it goes;
+when the exchange runs in another process of the server, what that process recorded in the
+session's event store, read each time it says the stream grew (:meth:`Hub.stream_grew`). It
+also holds the parts for one another (the task runner, the fan-out) and the App itself as they
+call back into it (:class:`Host`). The parts import this module and never ``app.py``, so
+imports within the package run one way: ``app.py``, then the parts, then the hub.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Awaitable, Callable, Protocol
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcpwire import HttpExchange, InputArrived, ListenStream, ResponseBody, Server
+from mcpwire import HttpExchange, InputArrived, ListenState, ListenStream, ResponseBody, Server, SessionClosed
 from mcpwire.sessions import ResumedStream
 from mcpwire.tasks import TaskChanged
 
@@ -28,6 +30,7 @@ class Host(Protocol):
 
     async def answer(self, ctx: Any) -> None: ...
     def input_arrived(self, arrived: InputArrived) -> None: ...
+    def session_ended(self, closed: SessionClosed) -> None: ...
     def open_stream(self, stream: ListenStream[Any], buffer: int = ...) -> MemoryObjectReceiveStream[Any]: ...
     def close_stream(self, stream: ListenStream[Any]) -> None: ...
 
@@ -43,10 +46,11 @@ class TaskWork(Protocol):
 
 
 class Changes(Protocol):
-    """The App's fan-out (``fanout.py``) as the task runner uses it."""
+    """The App's fan-out (``fanout.py``) as the task runner and the hub use it."""
 
     def task_status(self, task_id: str) -> None: ...
     def task_changed_elsewhere(self, task_id: str) -> bool: ...
+    def stream_grew(self, session_id: str, key: str) -> None: ...
 
 
 class Registered:
@@ -131,6 +135,10 @@ class Hub:
         async def send(outputs: Any) -> None:
             stream = self._resumers.get(key)
             if stream is None:
+                # No GET resumes it here (yet): one may in another process, which reads what the
+                # session's event store recorded of it when told (a shared broker; else nothing).
+                if key[0] is not None and key[1] is not None:
+                    self.fanout.stream_grew(key[0], key[1])
                 return
             last = any(isinstance(o, ResponseBody) and not o.more for o in outputs)
             self.deliver([(stream, outputs)], last=last)
@@ -138,3 +146,21 @@ class Hub:
                 self.end_channel(stream)
 
         return send
+
+    def stream_grew(self, session_id: str, key: str) -> None:
+        """Another process recorded more of request stream ``key`` of session ``session_id``:
+        the GET resuming it here, if any, reads and forwards it (ended after the final response)."""
+        stream = self._resumers.get((session_id, key))
+        if not isinstance(stream, ResumedStream):
+            return
+        out = stream.follow()
+        ended = stream.state is not ListenState.OPEN
+        self.deliver([(stream, out)], last=ended)
+        if ended:
+            self.end_channel(stream)
+
+    def close_resumers(self, session_id: str) -> None:
+        """Drop every GET here resuming a request stream of session ``session_id`` (it ended)."""
+        for key, stream in list(self._resumers.items()):
+            if key[0] == session_id:
+                self.host.close_stream(stream)

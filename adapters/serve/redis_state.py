@@ -4,9 +4,10 @@ up: :func:`use_redis` (``pip install mcpwire[redis]``).
 It connects (a clear :class:`RedisUnavailable` when Redis cannot be reached at start, so the
 command exits non-zero at once rather than serving without its shared state), then gives the
 App a :class:`~mcpwire_adapters.state.redis.broker.RedisBroker` (changes reach the listen and GET
-streams of every process), a :class:`~mcpwire_adapters.state.redis.sessions.RedisSessionStore`
-(initialize-era sessions and their SSE events, on any process) and, for an App with tasks, a
-:class:`~mcpwire_adapters.state.redis.tasks.RedisTaskStore`. Every key and the channel start with the
+streams of every process, so does a session's end; it also renews the session store's GET-stream
+leases), a :class:`~mcpwire_adapters.state.redis.sessions.RedisSessionStore` (initialize-era
+sessions, their one GET stream and their SSE events, on any process) and, for an App with
+tasks, a :class:`~mcpwire_adapters.state.redis.tasks.RedisTaskStore`. Every key and the channel start with the
 server's prefix (default ``mcpwire:<server name>:``), so two servers on one Redis never see each
 other's data: give each service its own prefix.
 
@@ -106,6 +107,7 @@ def use_redis(app: App, url: str, *, prefix: str | None = None, timeout: float =
         client.close()
         raise RedisUnavailable(f"cannot reach Redis at {_shown(url)}: {exc}") from None
     sessions = RedisSessionStore(client, prefix=prefix)
+    broker.sessions = sessions  # renews the GET streams' leases, ends those whose session is gone
     app.server.sessions = sessions
     if app.server.tasks is not None and store is not None:
         app.server.tasks.store = store

@@ -8,8 +8,13 @@ its own streams (:meth:`App.receive_notice`). What travels is the fact, never th
 ``list_changed`` of a kind, ``resources/updated`` of a URI, a task whose status changed (each
 process reads the task from the shared store and builds its own ``notifications/tasks``), and
 a task changed by ``tasks/update`` or ``tasks/cancel`` on a process that does not run its work
-(the process that runs it resumes or stops it), and a client's answer to an initialize-era
-session's request that reached a process other than the one waiting for it.
+(the process that runs it resumes or stops it), a client's answer to an initialize-era
+session's request that reached a process other than the one waiting for it, the end of an
+initialize-era session (its DELETE: every process ends its streams and work), and more output
+on the stream of a session's request whose response was closed mid-call (a process where a GET
+resumes that stream reads it from the session's event store). A broker may also deliver a
+notice of its own making to its process: a shared session store's periodic check finds a
+session gone (:class:`SessionClosedNotice`) or its GET stream's hold lost (:class:`StreamLostNotice`).
 
 A notice is encoded as msgspec JSON inside an :class:`Envelope` naming the process that sent
 it (its ``origin``), so that a process skips its own notices (it delivered them already).
@@ -24,8 +29,9 @@ from typing import Any, Callable, Coroutine, Final, Literal, Protocol, Union
 import msgspec
 
 __all__ = [
-    "AnswerNotice", "Broker", "Envelope", "ListChangedNotice", "LocalBroker", "Notice", "ResourceUpdatedNotice", "TaskChangedNotice",
-    "TaskStatusNotice", "decode_envelope", "encode_envelope",
+    "AnswerNotice", "Broker", "Envelope", "ListChangedNotice", "LocalBroker", "Notice", "ResourceUpdatedNotice",
+    "SessionClosedNotice", "StreamGrewNotice", "StreamLostNotice", "TaskChangedNotice", "TaskStatusNotice",
+    "decode_envelope", "encode_envelope",
 ]
 
 ENVELOPE_VERSION: Final = 1
@@ -68,7 +74,35 @@ class AnswerNotice(msgspec.Struct, frozen=True, kw_only=True, tag="answer"):
     response: msgspec.Raw
 
 
-Notice = Union[ListChangedNotice, ResourceUpdatedNotice, TaskStatusNotice, TaskChangedNotice, AnswerNotice]
+class SessionClosedNotice(msgspec.Struct, frozen=True, kw_only=True, tag="session_closed"):
+    """Initialize-era session ``session_id`` ended (its DELETE on another process, or found
+    gone): the receiving process ends the session's GET stream, the GET streams resuming its
+    requests' streams, and its requests' work, as a DELETE there would."""
+
+    session_id: str
+
+
+class StreamLostNotice(msgspec.Struct, frozen=True, kw_only=True, tag="stream_lost"):
+    """This process's GET stream of session ``session_id`` no longer holds the session's one
+    GET stream (its lease lapsed while Redis could not be reached): it ends. Made by the broker
+    for its own process, never published."""
+
+    session_id: str
+
+
+class StreamGrewNotice(msgspec.Struct, frozen=True, kw_only=True, tag="stream_grew"):
+    """A request of session ``session_id`` whose response was closed mid-call
+    (``close_sse_stream``) sent more on its stream ``key``, recorded in the session's event
+    store: a GET resuming that stream in the receiving process reads it from there."""
+
+    session_id: str
+    key: str
+
+
+Notice = Union[
+    ListChangedNotice, ResourceUpdatedNotice, TaskStatusNotice, TaskChangedNotice, AnswerNotice, SessionClosedNotice,
+    StreamLostNotice, StreamGrewNotice,
+]
 
 
 class Envelope(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -113,7 +147,8 @@ class Broker(Protocol):
     the event loop's thread after the local delivery; it must not raise when the other
     processes cannot be reached (log instead: the local streams have their notice already).
     :meth:`run` runs in the App's background task group (:meth:`App.running`) and awaits
-    ``deliver(notice)`` for each notice of another process, until it is cancelled."""
+    ``deliver(notice)`` for each notice of another process (and each of its own making for
+    this process), until it is cancelled."""
 
     shared: bool
 

@@ -579,6 +579,7 @@ class Exchange(Generic[O]):
         record = tasks.create(
             event.name, now, ttl_ms=ttl_ms, poll_interval_ms=poll_interval_ms,  # type: ignore[union-attr]
             status_message=status_message, owner=event.owner,  # type: ignore[union-attr]
+            session=self.session.id if self.session is not None else None,
         )
         self.task_id = record.task_id
         self.event = msgspec.structs.replace(event, task_id=record.task_id)

@@ -6,7 +6,9 @@ batching): routing a message to its session (Mcp-Session-Id, 400 without it, 404
 the store does not hold or another principal's, 400 for an unsupported MCP-Protocol-Version),
 ``initialize`` and the session's admission (the same method table and handlers as the stateless
 half, the methods of that revision only, results shaped by initialize_era_results.py), the
-session's GET stream (409 for a second one, ``Last-Event-ID`` replay from its EventStore),
+session's GET stream (409 for a second one, in this process or any other that shares the
+session store: ``SessionStore.claim_stream``; every event with an id; ``Last-Event-ID`` replay
+from its EventStore, of a request's stream or of the GET stream, which then goes on),
 DELETE, 2025-03-26 batches, and the stdio entry points :class:`~mcpwire.StdioConnection` calls.
 :class:`~mcpwire.Server` inherits it; the annotations below name what it uses of the engine.
 
@@ -41,7 +43,7 @@ from .http import HttpPolicy, HttpRequest, admit_target, answer_reply, as_text, 
 from .listen import ResumedStream, SessionStream, StdioSessionStream
 from .session import (
     BATCH_REVISIONS, MAX_BATCH, EventStore, Session, SessionStore, check_initialize, check_session_id,
-    negotiate_version, owned_by,
+    is_standalone, negotiate_version, owned_by,
 )
 from .admission import Admitted, Handler, HttpAnswer, Listen, names_version, refuse
 from .listeners import Listeners
@@ -288,19 +290,44 @@ class InitializeEraEngine:
             for exchange in waiting:
                 exchange.cancel()
             return SessionClosed(session_id=str(session.id), reply=empty_reply(200), waiting=waiting, stream=stream)
+        replayed: list[bytes] = []
         last_event = view.first(LAST_EVENT_ID)
         if last_event is not None:
-            replay = session.events.replay(last_event.decode("latin-1").strip())
-            if replay is not None:
-                return ResumedStream(self._context, session, *replay)
+            last_id = last_event.decode("latin-1").strip()
+            replay = session.events.replay(last_id)
+            if replay is not None and not is_standalone(replay[0]):  # a request's stream
+                return ResumedStream(self._context, session, *replay, position=int(last_id.rpartition("-")[2]))
+            if replay is not None:  # the session's GET stream: what followed, then it goes on
+                replayed = replay[1]
+        return self._session_stream(session, replayed, now)
+
+    def _session_stream(self, session: Session, replayed: list[bytes], now: float) -> HttpAnswer:
+        """The session's one GET stream, wherever the server runs (the store's claim): 409 when
+        it has one open, here or in another process of the server (2025-11-25: Streamable HTTP,
+        Multiple Connections: a message goes on one stream only)."""
         if session.stream is not None:
             return refuse(409, "Conflict: the session already has an open GET stream")
         if len(self._listeners) >= self.max_listen_streams:
             return error_reply(ProtocolError("Too many open streams", code=ErrorCode.INTERNAL_ERROR, http_status=503))
-        return SessionStream(self._context, session, self._session_kinds())
+        if not self.sessions.claim_stream(session, now):
+            return refuse(409, "Conflict: the session already has an open GET stream")
+        try:
+            key = session.events.new_stream(standalone=True)
+        except ProtocolError:
+            self.sessions.release_stream(session)
+            raise
+        return SessionStream(self._context, session, self._session_kinds(), key, replayed=replayed,
+                             release=self.sessions.release_stream)
 
     def _session_kinds(self) -> frozenset[str]:
         return frozenset(k for k in self._list_changed if self._enabled[k])
+
+    def session_ended(self, session_id: str) -> SessionClosed:
+        """Session ``session_id`` ended in another process of the server (its DELETE there,
+        which the host's broker tells this one), or was found gone: what this process must end,
+        as after a DELETE here (``App.session_closed``): its GET stream here, if one is open.
+        ``reply`` is empty (there is no request to answer)."""
+        return SessionClosed(session_id=session_id, reply=[], stream=self._listeners.session_stream(session_id))
 
     def stdio_session_stream(self, session: Session) -> StdioSessionStream | None:
         """The stream of what an initialize-era stdio session hears unasked (list_changed,

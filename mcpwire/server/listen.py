@@ -15,7 +15,7 @@ The state machine is ``states.LISTEN``.
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Any, Callable, Generic, TypeVar
 
 from ..wire.envelope import RequestId, encode_notification, encode_result
 from ..wire.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
@@ -24,6 +24,7 @@ from ..wire.methods import LIST_CHANGED, ListKind
 from ..wire.ndjson import encode_line
 from ..wire.params import is_absolute_uri
 from ..wire.sse import encode_event
+from ..wire.versions import SSE_PRIMING
 from .context import ServerContext
 from .http import HttpOutput, ResponseBody, sse_head
 from .states import LISTEN, ListenState
@@ -139,6 +140,11 @@ class ListenStream(Generic[O]):
         """Whether the stream is open and agreed to ``task_id``'s status notifications."""
         return self.state is ListenState.OPEN and task_id in self._tasks
 
+    def watches_task(self, task: TaskRecord) -> bool:
+        """Whether the stream is open and hears ``task``'s status notifications (the engine
+        asks it of each stream when the task changed): :meth:`watches` its id."""
+        return self.watches(task.task_id)
+
     def task_status(self, task: TaskRecord) -> O:
         """A ``notifications/tasks`` carrying the task's DetailedTask, if the stream watches it."""
         if not self._move("event") or not self.watches(task.task_id):
@@ -218,8 +224,16 @@ class _SessionEvents(ListenStream[O]):
         return self.state is ListenState.OPEN and bool(self.session.covers(uri))
 
     def watches(self, task_id: str) -> bool:
-        """The session's own tasks (2025-11-25: those its ``tools/call`` requests created)."""
+        """The session's own tasks (2025-11-25: those its ``tools/call`` requests created)
+        that this process made."""
         return self.state is ListenState.OPEN and task_id in self.session.task_ids
+
+    def watches_task(self, task: TaskRecord) -> bool:
+        """The session's own tasks, wherever they were made: ``task.session`` names the session
+        whose request made it (any process of a server that shares its stores)."""
+        if self.state is not ListenState.OPEN:
+            return False
+        return task.task_id in self.session.task_ids or (task.session is not None and task.session == self.session.id)
 
     def relay(self, messages: list[bytes]) -> O:
         """A 2025-11-25 task's requests to its client (``Exchange.task_requests``) on this
@@ -231,7 +245,7 @@ class _SessionEvents(ListenStream[O]):
     def task_status(self, task: TaskRecord) -> O:
         """A ``notifications/tasks/status`` with the 2025-11-25 Task (Tasks: Task Status
         Notification; no related-task ``_meta``: the task id is in the params)."""
-        if not self._move("event") or not self.watches(task.task_id):
+        if not self._move("event") or not self.watches_task(task):
             return self._empty()
         return self._frame(encode_notification("notifications/tasks/status", Tasks.session_task(task)))
 
@@ -258,20 +272,61 @@ class _SessionEvents(ListenStream[O]):
         self._context.listeners.discard(self)
         if self.session.stream is self:
             self.session.stream = None
+            self._released()
+
+    def _released(self) -> None:
+        """The stream gave the session back its place for a GET stream (once)."""
 
 
 class SessionStream(_SessionEvents[HttpOutput], HttpListenStream):
     """The standalone SSE stream of an initialize-era session: the answer to a GET with the
     session's ``Mcp-Session-Id`` (Streamable HTTP, listening for messages from the server).
-    :meth:`start` opens the SSE response and :meth:`close` ends it."""
+    :meth:`start` opens the SSE response and :meth:`close` ends it.
+
+    Every event carries an id of the stream ``key`` (``session.events.new_stream(standalone=True)``)
+    and is kept in the session's event store, so that a GET with ``Last-Event-ID`` replays
+    what followed, then goes on as the session's GET stream (``replayed``: those frames, sent
+    first). On 2025-11-25 the stream opens with a priming event (an id, empty data), after any
+    replayed frames. ``release`` (the session store's ``release_stream``) is called once, when
+    the stream ends however it ends: the session may then have another GET stream.
+    """
+
+    def __init__(
+        self, context: ServerContext, session: Any, kinds: frozenset[str], key: str, *,
+        replayed: list[bytes] | None = None, release: Callable[[Any], None] | None = None,
+    ) -> None:
+        super().__init__(context, session, kinds)
+        self.key = key
+        self._replayed = replayed or []
+        self._release_to = release
+        if session.id is not None:
+            context.listeners.hold(session.id, self)
 
     def start(self) -> HttpOutput:
         if not self._move("start"):
             return []
-        return [sse_head(), ResponseBody(data=b": stream open\n\n", more=True)]
+        out: HttpOutput = [sse_head(), *(ResponseBody(data=frame, more=True) for frame in self._replayed)]
+        self._replayed = []
+        if self.session.revision in SSE_PRIMING:
+            out.append(ResponseBody(data=encode_event(b"", id=f"{self.key}-0"), more=True))
+        elif len(out) == 1:
+            out.append(ResponseBody(data=b": stream open\n\n", more=True))
+        return out
+
+    def _frame(self, message: bytes, first: bool = False, last: bool = False) -> HttpOutput:
+        events = self.session.events
+        frame = encode_event(message, id=events.next_event_id(self.key))
+        events.record(self.key, frame)
+        return [ResponseBody(data=frame, more=True)]
 
     def _end(self) -> HttpOutput:
         return [ResponseBody(data=b"", more=False)]
+
+    def _released(self) -> None:
+        if self.session.id is not None:
+            self._context.listeners.let_go(self.session.id, self)
+        if self._release_to is not None:
+            self._release_to(self.session)
 
 
 class StdioSessionStream(_SessionEvents[bytes], StdioListenStream):
@@ -294,15 +349,21 @@ class ResumedStream(HttpListenStream):
     :meth:`start` replays the frames sent after that event; when the stream had not ended,
     the host forwards the rest of the request's output to it (the exchange's ``stream_key``
     names the stream) until the final response, which ends it. ``finished``: the replay
-    already holds the final response.
+    already holds the final response. When the request runs in another process of the server
+    (whose output this process never sees), the host calls :meth:`follow` each time that
+    process says the stream grew: the stream reads what followed from the session's event store.
     """
 
-    def __init__(self, context: ServerContext, session: Any, key: str, frames: list[bytes], finished: bool) -> None:
+    def __init__(
+        self, context: ServerContext, session: Any, key: str, frames: list[bytes], finished: bool, *, position: int = 0,
+    ) -> None:
         super().__init__(context, 0, RequestMeta(protocol_version=session.revision, client_capabilities={}), {})
         context.listeners.discard(self)  # not a subscriber of list_changed or resources/updated
         self.session = session
         self.key = key
         self.finished = finished
+        self.position = position + len(frames)
+        """The number of the last event of stream ``key`` this stream carried (0: none)."""
         self._frames = frames
 
     def start(self) -> HttpOutput:
@@ -312,6 +373,25 @@ class ResumedStream(HttpListenStream):
         out += [ResponseBody(data=frame, more=True) for frame in self._frames]
         if self.finished:
             out.append(ResponseBody(data=b"", more=False))
+        return out
+
+    def follow(self) -> HttpOutput:
+        """What the request's stream got since this stream's last event, read from the
+        session's event store (for a request running in another process), ending the stream
+        after the final response. A stream the store no longer holds (the session ended) ends
+        too: the client's next GET with ``Last-Event-ID`` finds what is left, if anything.
+        Once ended (or not yet started) it returns nothing."""
+        if self.state is not ListenState.OPEN:
+            return []
+        found = self.session.events.replay(f"{self.key}-{self.position}")
+        if found is None:
+            return self.close()
+        _, frames, ended = found
+        self.position += len(frames)
+        out: HttpOutput = [ResponseBody(data=frame, more=True) for frame in frames]
+        if ended:
+            self.finished = True
+            out += self.close()
         return out
 
     def wants(self, kind: ListKind) -> bool:

@@ -14,12 +14,27 @@ __all__ = ["Listeners"]
 
 
 class Listeners:
-    """Open listen streams, in the order they were admitted."""
+    """Open listen streams, in the order they were admitted; and the GET stream of each
+    initialize-era session that has one open here, by session id (:meth:`session_stream`)."""
 
-    __slots__ = ("_streams",)
+    __slots__ = ("_streams", "_sessions")
 
     def __init__(self) -> None:
         self._streams: dict[int, Any] = {}
+        self._sessions: dict[str, Any] = {}
+
+    def session_stream(self, session_id: str) -> Any:
+        """The open GET stream of session ``session_id`` here, or ``None``."""
+        return self._sessions.get(session_id)
+
+    def hold(self, session_id: str, stream: Any) -> None:
+        """``stream`` is the GET stream of session ``session_id`` here."""
+        self._sessions[session_id] = stream
+
+    def let_go(self, session_id: str, stream: Any) -> None:
+        """``stream`` ended: it is no longer the GET stream of session ``session_id`` here."""
+        if self._sessions.get(session_id) is stream:
+            del self._sessions[session_id]
 
     def add(self, stream: Any) -> None:
         self._streams[id(stream)] = stream

@@ -13,7 +13,14 @@ $defs InitializeRequestParams, InitializeResult):
 - :class:`SessionStore`, the interface of where sessions live, and :class:`MemorySessionStore`,
   the bounded in-memory default: at most ``max_sessions`` at once and an idle expiry; a new
   ``initialize`` while the store is full (after expired sessions are dropped) is refused with
-  HTTP 503 and -32603, and no live session is ever evicted to make room.
+  HTTP 503 and -32603, and no live session is ever evicted to make room. The store also holds
+  the rule of one GET stream per session wherever the server runs (``claim_stream``: a store
+  shared by several processes holds it for them all);
+- :class:`EventStore`, where a session keeps the SSE events it sent, for resumption with
+  ``Last-Event-ID`` (2025-11-25: Streamable HTTP, Resumability and Redelivery: event ids
+  unique within the session, replay only of the stream the id belongs to), and
+  :class:`MemoryEventStore`, its bounded default. A stream's events are numbered from 1 for as
+  long as it lasts (ids never repeat); the newest :data:`MAX_EVENTS` of each are kept.
 
 Session ids come from the host (the core draws no randomness): a Streamable HTTP server is
 given an iterator of fresh ids. On stdio the connection is the session and has no id.
@@ -27,6 +34,8 @@ A session opened without a principal is bound to its id only.
 from __future__ import annotations
 
 import hmac
+from collections import deque
+from itertools import islice
 from typing import Any, Final, Protocol
 
 from ..wire.envelope import RequestId
@@ -39,7 +48,7 @@ from .states import SESSION, SessionState
 __all__ = [
     "Session", "SessionStore", "MemorySessionStore", "EventStore", "MemoryEventStore", "negotiate_version",
     "check_initialize", "check_session_id", "check_principal", "owned_by", "MAX_SUBSCRIPTIONS", "MAX_PENDING_INPUTS",
-    "MAX_STREAMS", "MAX_EVENTS", "BATCH_REVISIONS", "MAX_BATCH",
+    "MAX_STREAMS", "MAX_EVENTS", "BATCH_REVISIONS", "MAX_BATCH", "STANDALONE", "is_standalone",
 ]
 
 MAX_SUBSCRIPTIONS: Final = 1000
@@ -53,7 +62,17 @@ MAX_BATCH: Final = 64
 MAX_STREAMS: Final = 32
 """SSE streams of one session kept for resumption (the newest)."""
 MAX_EVENTS: Final = 256
-"""Events of one stream kept for resumption; later ones are sent but cannot be replayed."""
+"""Events of one stream kept for resumption (the newest): a ``Last-Event-ID`` older than
+those cannot be replayed."""
+STANDALONE: Final = "g"
+"""How the key of a session's standalone stream (its GET stream) begins, and a request's
+stream's key never does: a ``Last-Event-ID`` of the first resumes the session's GET stream,
+of the second the request's output (:func:`is_standalone`)."""
+
+
+def is_standalone(key: str) -> bool:
+    """Whether stream ``key`` (the part of an event id before its last "-") is a session's GET stream."""
+    return key.startswith(STANDALONE)
 
 
 def negotiate_version(requested: str, supported: tuple[str, ...]) -> str | None:
@@ -157,7 +176,8 @@ class Session:
             raise LocalProtocolError("first_request_id is an int from 1 to 2**53 - 2**32")
         self._next_id = first_request_id - 1
         self.events: EventStore = events if events is not None else MemoryEventStore()
-        """The SSE events of the session's POST streams, for resumption with Last-Event-ID."""
+        """The SSE events of the session's streams (its POST streams and its GET stream), for
+        resumption with Last-Event-ID."""
         self.task_ids: set[str] = set()
         """The tasks its ``tools/call`` requests created (2025-11-25): their status
         notifications go to the session's stream."""
@@ -233,10 +253,13 @@ class Session:
 class EventStore(Protocol):
     """Where a session keeps the SSE events it sent, for resumption with ``Last-Event-ID``
     (2025-11-25: Streamable HTTP, Resumability and Redelivery). One per session; the default
-    is :class:`MemoryEventStore`. Event ids are ``<stream>-<n>``."""
+    is :class:`MemoryEventStore`. Event ids are ``<stream>-<n>``: ``n`` counts the stream's
+    events from 1 and never repeats, however many are kept."""
 
-    def new_stream(self) -> str:
-        """A key for a new SSE stream (the part of its event ids before "-")."""
+    def new_stream(self, *, standalone: bool = False) -> str:
+        """A key for a new SSE stream (the part of its event ids before "-"), unique in the
+        session. ``standalone``: the session's GET stream, whose key begins with
+        :data:`STANDALONE`; a request's stream's key never does."""
         ...
 
     def next_event_id(self, key: str) -> str:
@@ -249,52 +272,59 @@ class EventStore(Protocol):
 
     def replay(self, last_event_id: str) -> tuple[str, list[bytes], bool] | None:
         """What a GET with ``Last-Event-ID`` resumes: the stream's key, the frames sent after
-        that event, and whether the stream had ended; ``None`` for an id not kept."""
+        that event, and whether the stream had ended; ``None`` for an id not kept (an unknown
+        stream, or an event older than the frames the store still holds)."""
         ...
 
 
 class MemoryEventStore:
     """A session's events in this process's memory, bounded: the newest :data:`MAX_STREAMS`
-    streams, at most :data:`MAX_EVENTS` frames each (later ones are sent but not kept)."""
+    streams, the newest :data:`MAX_EVENTS` frames of each."""
 
-    __slots__ = ("_streams", "_events", "_ended")
+    __slots__ = ("_streams", "_events", "_counts", "_ended")
 
     def __init__(self) -> None:
         self._streams = 0
-        self._events: dict[str, list[bytes]] = {}
+        self._events: dict[str, deque[bytes]] = {}
+        self._counts: dict[str, int] = {}  # events sent on each stream, kept or not
         self._ended: set[str] = set()
 
-    def new_stream(self) -> str:
+    def new_stream(self, *, standalone: bool = False) -> str:
         self._streams += 1
-        key = str(self._streams)
-        self._events[key] = []
+        key = f"{STANDALONE}{self._streams}" if standalone else str(self._streams)
+        self._events[key] = deque(maxlen=MAX_EVENTS)
+        self._counts[key] = 0
         while len(self._events) > MAX_STREAMS:
             oldest = next(iter(self._events))
-            del self._events[oldest]
+            del self._events[oldest], self._counts[oldest]
             self._ended.discard(oldest)
         return key
 
     def next_event_id(self, key: str) -> str:
-        return f"{key}-{len(self._events.get(key, ())) + 1}"
+        return f"{key}-{self._counts.get(key, 0) + 1}"
 
     def record(self, key: str, frame: bytes, *, last: bool = False) -> None:
         events = self._events.get(key)
-        if events is not None and len(events) < MAX_EVENTS:
+        if events is not None:
             events.append(frame)
+            self._counts[key] += 1
         if last:
             self._ended.add(key)
 
     def replay(self, last_event_id: str) -> tuple[str, list[bytes], bool] | None:
         key, _, seq = last_event_id.rpartition("-")
         events = self._events.get(key)
-        if events is None or not seq.isdigit() or int(seq) > len(events):
+        if events is None or not (seq.isascii() and seq.isdigit()):  # the client's header: "²" is a digit too
             return None
-        return key, events[int(seq):], key in self._ended
+        dropped = self._counts[key] - len(events)
+        if not dropped <= int(seq) <= self._counts[key]:
+            return None
+        return key, list(islice(events, int(seq) - dropped, None)), key in self._ended
 
 
 class SessionStore(Protocol):
     """Where a server's sessions live. The in-memory default is :class:`MemorySessionStore`;
-    a shared store for several processes implements the same five methods, and says so with
+    a shared store for several processes implements the same methods, and says so with
     ``shared = True``: a client's answer that no request of this process waits for is then
     handed to the host (:class:`InputArrived` with no exchange) to pass to the other processes.
     A store that writes sessions elsewhere keeps each one's ``principal`` with what
@@ -316,6 +346,18 @@ class SessionStore(Protocol):
         """The engine changed what ``session`` remembers (``notifications/initialized``,
         ``logging/setLevel``, ``resources/subscribe`` or ``unsubscribe``): a store shared by
         several processes writes it where the others read it; an in-memory one has nothing to do."""
+        ...
+
+    def claim_stream(self, session: Session, now: float) -> bool:
+        """Take the session's one GET stream (Streamable HTTP: a message goes on one stream
+        only, never on several). The engine asks after finding none open in this process
+        (``session.stream``); ``False`` when a stream of another process of the server holds
+        it (the engine answers 409). The engine gives it back with :meth:`release_stream`
+        when that stream ends, however it ends."""
+        ...
+
+    def release_stream(self, session: Session) -> None:
+        """The session's GET stream that :meth:`claim_stream` let open here has ended."""
         ...
 
     def __len__(self) -> int:
@@ -412,6 +454,12 @@ class MemorySessionStore:
 
     def save(self, session: Session) -> None:
         pass  # the session object is the stored one
+
+    def claim_stream(self, session: Session, now: float) -> bool:
+        return True  # one process: the engine found no GET stream open on the session here
+
+    def release_stream(self, session: Session) -> None:
+        pass
 
     def __len__(self) -> int:
         return len(self._sessions)

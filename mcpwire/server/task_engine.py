@@ -56,7 +56,7 @@ class TasksEngine:
         record = tasks.get(task_id, now) if tasks is not None else None
         if record is None:
             return []
-        return [(s, s.task_status(record)) for s in self._listeners if s.watches(task_id)]
+        return [(s, s.task_status(record)) for s in self._listeners if s.watches_task(record)]
 
     # -- 2025-11-25 (Basic > Utilities > Tasks, experimental) -----------------------------------
     def _session_task_request(self, entry: ToolEntry, task: Any, revision: str) -> int | None:

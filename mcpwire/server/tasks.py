@@ -54,7 +54,9 @@ class TaskRecord(msgspec.Struct, frozen=True, kw_only=True):
 
     ``input_requests`` are the requests still unanswered (surfaced as ``inputRequests``),
     ``answers`` the answers received for the current round, ``issued`` every key the task
-    ever asked (a key is never reused), ``state`` what the work keeps for its next run.
+    ever asked (a key is never reused), ``state`` what the work keeps for its next run,
+    ``session`` the initialize-era session whose ``tools/call`` made it (2025-11-25: its status
+    notifications go to that session's stream, whichever process holds it).
     """
 
     task_id: str
@@ -72,6 +74,7 @@ class TaskRecord(msgspec.Struct, frozen=True, kw_only=True):
     issued: tuple[str, ...] = ()
     state: Any = None
     owner: str | None = None
+    session: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -295,9 +298,10 @@ class Tasks:
     def create(
         self, tool: str, now: float, *, ttl_ms: int | None | msgspec.UnsetType = msgspec.UNSET,
         poll_interval_ms: int | None | msgspec.UnsetType = msgspec.UNSET, status_message: str | None = None,
-        owner: str | None = None,
+        owner: str | None = None, session: str | None = None,
     ) -> TaskRecord:
-        """A new ``working`` task for a call of ``tool``, stored before this returns (the
+        """A new ``working`` task for a call of ``tool`` (made on initialize-era session
+        ``session``, if any), stored before this returns (the
         specification: a CreateTaskResult only once ``tasks/get`` would find the task).
         LocalProtocolError when the store is full or the host's id is not a non-empty str."""
         ttl = self.ttl_ms if ttl_ms is msgspec.UNSET else ttl_ms
@@ -310,7 +314,7 @@ class Tasks:
             raise LocalProtocolError("task_ids must yield non-empty strings")
         record = TaskRecord(
             task_id=task_id, status=TASK.initial, created_at=now, updated_at=now, ttl_ms=ttl, poll_interval_ms=poll,
-            status_message=status_message, tool=tool, owner=owner,
+            status_message=status_message, tool=tool, owner=owner, session=session,
         )
         if not self.store.add(record, now):
             raise LocalProtocolError("The task store is full")

@@ -23,32 +23,12 @@ from typing import Any
 
 import pytest
 import redis
-from _cluster import ERA, REPO, TIMEOUT, Proxy, Served, SseReader, post, session_post
+from _cluster import ERA, PREFIX, REPO, TIMEOUT, Cluster, SseReader, post, session_post
 from _redis import RedisServer, free_port
 from mcpwire_adapters.state.keys import new_keyring, write_keyring
 
-PREFIX = "cluster-test:"
 INTERNAL = {"code": -32603, "message": "Internal error"}
 ANSWER = {"action": "accept", "content": {"ok": True}}
-
-
-class Cluster:
-    def __init__(self, redis_server: RedisServer, keys: Path) -> None:
-        self.redis = redis_server
-        self.servers: list[Served] = []
-        try:
-            for _ in range(3):
-                self.servers.append(Served(redis_server.url, keys, "--redis-prefix", PREFIX))
-        except BaseException:
-            self.close()
-            raise
-        self.proxy = Proxy([s.address for s in self.servers])
-
-    def close(self) -> None:
-        if hasattr(self, "proxy"):
-            self.proxy.close()
-        for server in self.servers:
-            server.kill()
 
 
 @pytest.fixture
@@ -97,7 +77,7 @@ def test_rounds_and_pages_cross_processes(cluster: Cluster) -> None:
         cursor = page.get("nextCursor")
         if cursor is None:
             break
-    assert len(names) == len(set(names)) == 12  # 6 pages of 2, each on the next process
+    assert len(names) == len(set(names)) == 14  # 7 pages of 2, each on the next process
     asked = result(post(proxy, "tools/call", {"name": "ask_name", "arguments": {}}, name="ask_name"))
     assert asked["resultType"] == "input_required", asked
     answered = text(post(proxy, "tools/call", {"name": "ask_name", "arguments": {}, "inputResponses": {

@@ -21,6 +21,13 @@ may miss a change made during an outage, as it would miss one while reconnecting
 
 Anything on the channel that is not an envelope of ours (a foreign or poisoned message) is
 logged (at most its first 80 bytes) and dropped.
+
+Given the server's session store (``sessions``, as :func:`~mcpwire_adapters.serve.redis_state.use_redis`
+gives it), :meth:`RedisBroker.run` also checks this process's GET streams every
+``sessions.check_interval`` seconds (2 with the default 10 s lease), in a worker thread: their
+leases are renewed, and a stream whose session is gone (a DELETE whose notice was missed
+while the subscription was down) or whose lease was lost is ended here
+(:class:`SessionClosedNotice`, :class:`StreamLostNotice`, delivered to this process only).
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ import anyio.from_thread
 import anyio.to_thread
 import redis
 
-from ..broker import Deliver, Notice, decode_envelope, encode_envelope
+from ..broker import Deliver, Notice, SessionClosedNotice, StreamLostNotice, decode_envelope, encode_envelope
+from .sessions import RedisSessionStore
 
 __all__ = ["RedisBroker"]
 
@@ -48,8 +56,11 @@ class RedisBroker:
 
     shared = True
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "mcpwire:", reconnect_delay: float = 0.5) -> None:
+    def __init__(self, client: redis.Redis, *, prefix: str = "mcpwire:", reconnect_delay: float = 0.5,
+                 sessions: RedisSessionStore | None = None) -> None:
         self.redis = client
+        self.sessions = sessions
+        """The session store whose GET streams this broker checks (see the module docstring)."""
         self.channel = f"{prefix}notices"
         self.origin = secrets.token_hex(8)
         """This process's name on the channel."""
@@ -67,12 +78,33 @@ class RedisBroker:
             _log.warning("could not publish %r to the other processes: %s", notice, exc)
 
     async def run(self, deliver: Deliver) -> None:
-        """Deliver the other processes' notices until cancelled (see the module docstring)."""
+        """Deliver the other processes' notices, and what the check of this process's GET
+        streams finds, until cancelled (see the module docstring)."""
         stop = threading.Event()
         try:
-            await anyio.to_thread.run_sync(self._listen, deliver, stop, abandon_on_cancel=True)
+            async with anyio.create_task_group() as tasks:
+                if self.sessions is not None:
+                    tasks.start_soon(self._check_streams, self.sessions, deliver)
+                await anyio.to_thread.run_sync(self._listen, deliver, stop, abandon_on_cancel=True)
+                tasks.cancel_scope.cancel()  # the event loop is gone
         finally:
             stop.set()
+
+    async def _check_streams(self, sessions: RedisSessionStore, deliver: Deliver) -> None:
+        while True:
+            await anyio.sleep(sessions.check_interval)
+            gone, lost = await anyio.to_thread.run_sync(sessions.check_streams, abandon_on_cancel=True)
+            for session_id in gone:
+                await self._deliver(deliver, SessionClosedNotice(session_id=session_id))
+            for session_id in lost:
+                await self._deliver(deliver, StreamLostNotice(session_id=session_id))
+
+    @staticmethod
+    async def _deliver(deliver: Deliver, notice: Notice) -> None:
+        try:
+            await deliver(notice)
+        except Exception:  # a bug delivering one notice must not end the checks
+            _log.exception("delivering %r failed", notice)
 
     def _listen(self, deliver: Deliver, stop: threading.Event) -> None:
         broken = False

@@ -1,6 +1,7 @@
 """Initialize-era sessions and their SSE events on Redis: :class:`RedisSessionStore` and
-:class:`RedisEventStore` (``pip install mcpwire[redis]``), so that consecutive requests of one
-session may land on different processes, and a client may resume a stream on any of them.
+:class:`~mcpwire_adapters.state.redis.events.RedisEventStore` (``pip install mcpwire[redis]``),
+so that consecutive requests of one session may land on different processes, and a client may
+resume a stream on any of them.
 
 What is shared. A session's hash (``<prefix>session:<id>``) holds what ``initialize`` fixed
 (revision, client capabilities and info, and ``principal``, the principal it was opened for:
@@ -9,19 +10,18 @@ to its id only), what later requests changed (the log level, the resource subscr
 state) and the name of its events; it expires ``idle_timeout``
 seconds after the last request, on any process (each ``get`` renews it; so does the process
 holding its open GET stream, or a request waiting for its client's answers, while it does). The engine writes a
-change back through :meth:`RedisSessionStore.save`. What is not shared, because it is live in
-one process: the session's open GET stream and the server-to-client requests a running
-exchange waits on (their answers must reach the process that asked; a load balancer should
-keep a session's connections on one process while a request waits for input, or the answer
-is dropped and the request times out). Each process keeps its own :class:`Session` object per
+change back through :meth:`RedisSessionStore.save`. The session's one GET stream is held
+service-wide by a lease (``stream_lease.py``): a second GET on any process is 409. What is not
+shared, because it is live in one process: the open GET stream itself and the server-to-client
+requests a running exchange waits on (an answer that reaches another process is passed on by
+the broker). Each process keeps its own :class:`Session` object per
 session (the live parts), refreshed from Redis on every ``get``; a change made on another
 process reaches this process's GET stream filter at its next request on the session.
 
-Events. A session's POST streams record their SSE frames in Redis lists
-(``<prefix>events:<session>:<stream>``, the newest :data:`MAX_STREAMS` streams
-of :data:`MAX_EVENTS` frames each, expiring with the session), so a GET with
-``Last-Event-ID`` on any process replays what was sent. The process that writes a stream is its
-only writer: it counts the stream's events itself, so a frame costs one Redis round trip.
+Events (``events.py``). A session's streams, its POST streams and its GET stream, record their
+SSE frames in Redis lists (the newest :data:`MAX_STREAMS` streams, the newest
+:data:`MAX_EVENTS` frames of each, expiring with the session), so a GET with
+``Last-Event-ID`` on any process replays what was sent.
 
 The cost of calling Redis from the engine. The engine calls its stores synchronously (it is
 sans-IO; the store is the host's), so these calls block the event loop for one or two round
@@ -29,6 +29,8 @@ trips to Redis each: about 0.1 ms on a local Redis, up to ``socket_timeout`` (2 
 ``mcpwire serve --redis``) when Redis does not answer. Run Redis near the servers. When Redis
 cannot be reached, a session request fails (-32603, HTTP 500, logged): the session is not
 known; recording a frame logs and goes on (the frame is sent, it just cannot be replayed).
+Per request: ``get`` one round trip (a pipeline); a GET stream's opening two more (the lease,
+the new stream), each of its events one, its end one (the lease goes).
 """
 
 from __future__ import annotations
@@ -42,16 +44,15 @@ from typing import Any
 import msgspec
 import redis
 
-from mcpwire import ErrorCode, LocalProtocolError, ProtocolError
+from mcpwire import LocalProtocolError
 from mcpwire.sessions import Session
+
+from .events import MAX_EVENTS, MAX_STREAMS, RedisEventStore, failure, text
+from .stream_lease import StreamLeases
 
 __all__ = ["MAX_EVENTS", "MAX_STREAMS", "RedisEventStore", "RedisSessionStore"]
 
 _log = logging.getLogger("mcpwire_adapters.redis")
-MAX_STREAMS = 32
-"""SSE streams of one session kept for resumption (the newest): as ``MemoryEventStore``."""
-MAX_EVENTS = 256
-"""Events of one stream kept for resumption; later ones are sent but cannot be replayed."""
 _ENCODE = msgspec.json.Encoder().encode
 _DECODE = msgspec.json.decode
 
@@ -71,97 +72,16 @@ return 1
 """
 
 
-def _failure(what: str, exc: BaseException) -> ProtocolError:
-    _log.error("session store: %s failed: %s", what, exc)
-    return ProtocolError("Internal error", code=ErrorCode.INTERNAL_ERROR)
-
-
-def _text(value: object) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-class RedisEventStore:
-    """The SSE events of one session in Redis (see the module docstring); made by the session store."""
-
-    def __init__(self, client: redis.Redis, base: str, ttl_ms: int) -> None:
-        self.redis = client
-        self.base = base  # <prefix>events:<name>:
-        self.ttl_ms = ttl_ms
-        self._counts: dict[str, int] = {}  # events of the streams this process writes
-
-    def new_stream(self) -> str:
-        try:
-            key = str(self.redis.incr(self.base + "n"))
-            pipe = self.redis.pipeline()
-            pipe.pexpire(self.base + "n", self.ttl_ms)
-            pipe.rpush(self.base + "streams", key)
-            pipe.pexpire(self.base + "streams", self.ttl_ms)
-            pipe.lrange(self.base + "streams", 0, -MAX_STREAMS - 1)
-            pipe.ltrim(self.base + "streams", -MAX_STREAMS, -1)
-            dropped = pipe.execute()[3]
-            if dropped:
-                self.redis.delete(*[self.base + _text(d) for d in dropped], *[self.base + _text(d) + ":end" for d in dropped])
-        except redis.RedisError as exc:
-            raise _failure("new stream", exc) from exc
-        self._counts[key] = 0
-        while len(self._counts) > MAX_STREAMS:
-            del self._counts[next(iter(self._counts))]
-        return key
-
-    def next_event_id(self, key: str) -> str:
-        count = self._counts.get(key)
-        if count is None:
-            try:
-                count = int(self.redis.llen(self.base + key))
-            except redis.RedisError as exc:
-                _log.warning("session events: %s", exc)
-                count = 0
-        return f"{key}-{count + 1}"
-
-    def record(self, key: str, frame: bytes, *, last: bool = False) -> None:
-        count = self._counts.get(key, MAX_EVENTS)
-        try:
-            pipe = self.redis.pipeline()
-            if count < MAX_EVENTS:
-                pipe.rpush(self.base + key, frame)
-                pipe.pexpire(self.base + key, self.ttl_ms)
-            if last:
-                pipe.set(self.base + key + ":end", b"1", px=self.ttl_ms)
-            pipe.execute()
-        except redis.RedisError as exc:
-            _log.warning("session events: frame of stream %s not kept for resumption: %s", key, exc)
-        if key in self._counts and count < MAX_EVENTS:
-            self._counts[key] = count + 1
-
-    def keys(self) -> list[str]:
-        """Every key of this session's events (to delete them with the session)."""
-        streams = [_text(k) for k in self.redis.lrange(self.base + "streams", 0, -1)]
-        return [self.base + "n", self.base + "streams", *(self.base + k for k in streams),
-                *(self.base + k + ":end" for k in streams)]
-
-    def replay(self, last_event_id: str) -> tuple[str, list[bytes], bool] | None:
-        key, _, seq = last_event_id.rpartition("-")
-        if not key.isdigit() or not seq.isdigit() or len(seq) > 9:
-            return None
-        try:
-            pipe = self.redis.pipeline()
-            pipe.lpos(self.base + "streams", key)
-            pipe.llen(self.base + key)
-            pipe.lrange(self.base + key, int(seq), -1)
-            pipe.exists(self.base + key + ":end")
-            known, length, frames, ended = pipe.execute()
-        except redis.RedisError as exc:
-            raise _failure("replay", exc) from exc
-        if known is None or int(seq) > int(length):
-            return None
-        return key, [bytes(f) for f in frames], bool(ended)
-
-
 class RedisSessionStore:
     """A server's initialize-era sessions in the Redis at ``client`` under ``prefix``: at most
     ``max_sessions`` (default 10000), each dropped ``idle_timeout`` seconds (default 1800)
     after its last request on any process; each new session gets a :class:`RedisEventStore`.
     Pass it as ``App(..., sessions=store)``, or serve with ``mcpwire serve --redis URL``.
+
+    ``stream_lease`` (seconds, default 10): how long the lease of a session's GET stream outlives
+    the last renewal of its process (:meth:`check_streams`, every fifth of it, which the broker
+    runs); a process that dies holding one keeps the session from opening another GET stream
+    for that long at most.
 
     ``shared``: a client's answer to a request this process did not send reaches the process
     that did (the engine hands it to the App, whose broker passes it on); each process numbers
@@ -170,13 +90,16 @@ class RedisSessionStore:
     shared = True
 
     def __init__(self, client: redis.Redis, *, prefix: str = "mcpwire:", max_sessions: int = 10_000,
-                 idle_timeout: float = 1800.0) -> None:
-        if max_sessions < 1 or not idle_timeout > 0:
-            raise LocalProtocolError("max_sessions must be at least 1 and idle_timeout positive")
+                 idle_timeout: float = 1800.0, stream_lease: float = 10.0) -> None:
+        if max_sessions < 1 or not idle_timeout > 0 or not stream_lease > 0:
+            raise LocalProtocolError("max_sessions must be at least 1, idle_timeout and stream_lease positive")
         self.redis = client
         self.prefix = prefix
         self.max_sessions = max_sessions
         self.idle_ms = int(idle_timeout * 1000)
+        self.leases = StreamLeases(client, prefix=prefix, lease=stream_lease)
+        """The GET-stream leases of this process's sessions (``stream_lease.py``): each lapses
+        ``stream_lease`` seconds after its last renewal (:meth:`check_streams`)."""
         self._add = client.register_script(_ADD)
         self._local: dict[str, Session] = {}
         # A session with an open GET stream here, or a request waiting for its client's answers,
@@ -224,7 +147,7 @@ class RedisSessionStore:
             pipe.zadd(self.prefix + "sessions", {session_id: now * 1000 + self.idle_ms}, xx=True)
             fields: dict[bytes, bytes] = pipe.execute()[0]
         except redis.RedisError as exc:
-            raise _failure("get", exc) from exc
+            raise failure("get", exc) from exc
         if not fields:
             self._local.pop(session_id, None)
             return None
@@ -253,7 +176,7 @@ class RedisSessionStore:
             added = self._add(keys=[self._key(session.id), self.prefix + "sessions"],
                               args=(session.id, _ENCODE(fields), repr(now * 1000), self.idle_ms, self.max_sessions, self.prefix))
         except redis.RedisError as exc:
-            raise _failure("add", exc) from exc
+            raise failure("add", exc) from exc
         if added == -1:
             raise LocalProtocolError(f"Session id {session.id!r} was issued twice: the host's ids must be unique")
         if added:
@@ -265,14 +188,15 @@ class RedisSessionStore:
         try:
             fields = self.redis.hgetall(key)
             pipe = self.redis.pipeline()
-            pipe.delete(key)
+            pipe.delete(key, self.leases.key(session_id))
             pipe.zrem(self.prefix + "sessions", session_id)
             pipe.execute()
-            base = _text(fields.get(b"events", b""))
+            self.leases.forget(session_id)
+            base = text(fields.get(b"events", b""))
             if base.startswith(self.prefix + "events:"):
                 self.redis.delete(*RedisEventStore(self.redis, base, self.idle_ms).keys())
         except redis.RedisError as exc:
-            raise _failure("remove", exc) from exc
+            raise failure("remove", exc) from exc
         return self._local.pop(session_id, None)
 
     def save(self, session: Session) -> None:
@@ -282,7 +206,32 @@ class RedisSessionStore:
             changing: dict[Any, Any] = self._changing(session)
             self.redis.hset(self._key(session.id), mapping=changing)
         except redis.RedisError as exc:
-            raise _failure("save", exc) from exc
+            raise failure("save", exc) from exc
+
+    def claim_stream(self, session: Session, now: float) -> bool:
+        """Take the session's GET-stream lease (``stream_lease.py``): one round trip; ``False``
+        when a stream of any process holds it. -32603 when Redis cannot be reached."""
+        try:
+            return self.leases.claim(str(session.id))
+        except redis.RedisError as exc:
+            raise failure("claim stream", exc) from exc
+
+    def release_stream(self, session: Session) -> None:
+        """The session's GET stream here ended: its lease goes (logged when Redis cannot be reached)."""
+        self.leases.release(str(session.id))
+
+    @property
+    def check_interval(self) -> float:
+        """Seconds between two calls of :meth:`check_streams`."""
+        return self.leases.interval
+
+    def check_streams(self) -> tuple[list[str], list[str]]:
+        """Renew the leases of this process's GET streams (one round trip for all of them) and
+        say which must end here: ``(gone, lost)``, the sessions that no longer exist and those
+        whose lease is no longer this process's stream's. Never raises (logged). The broker
+        (``RedisBroker(sessions=...)``) calls it every :attr:`check_interval` seconds, from a
+        worker thread, and ends those streams."""
+        return self.leases.check()
 
     def __len__(self) -> int:
         return int(self.redis.zcard(self.prefix + "sessions"))
@@ -319,23 +268,23 @@ class RedisSessionStore:
         """This process's object for the session, made from ``fields`` or refreshed with them."""
         session = self._local.get(session_id)
         if session is None:
-            events = RedisEventStore(self.redis, _text(fields[b"events"]), self.idle_ms)
+            events = RedisEventStore(self.redis, text(fields[b"events"]), self.idle_ms)
             caps, info = _DECODE(fields[b"caps"]), _DECODE(fields[b"info"])
             if type(caps) is not dict or not (info is None or type(info) is dict):
                 raise ValueError("capabilities or client info of the wrong type")
-            if not _text(fields[b"events"]).startswith(self.prefix + "events:"):
+            if not text(fields[b"events"]).startswith(self.prefix + "events:"):
                 raise ValueError("events outside this server's prefix")
             principal = fields.get(b"principal")  # absent: opened without one, or written before it was kept
-            session = Session(session_id, _text(fields[b"revision"]), caps, info, float(fields[b"created"]), events,
+            session = Session(session_id, text(fields[b"revision"]), caps, info, float(fields[b"created"]), events,
                               first_request_id=1 + secrets.randbits(40) * 4096,
-                              principal=None if principal is None else _text(principal))
+                              principal=None if principal is None else text(principal))
             self._local[session_id] = session
             while len(self._local) > self.max_sessions:
                 del self._local[next(iter(self._local))]
-        session.log_level = _text(fields[b"level"]) or None
+        session.log_level = text(fields[b"level"]) or None
         subscriptions: Any = _DECODE(fields[b"subs"])
         session.subscriptions = {s for s in subscriptions if isinstance(s, str)}
-        state = type(session.state)(_text(fields[b"state"]))  # the session's state enum, by value
+        state = type(session.state)(text(fields[b"state"]))  # the session's state enum, by value
         if session.open:
             session.state = state
         return session
