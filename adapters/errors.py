@@ -13,7 +13,8 @@
     ├── RedisUnavailable                 Redis could not be reached when starting
     ├── ToolError                        (mcpwire_adapters.app) raised in a tool handler: an isError result
     ├── CliError                         (mcpwire_adapters.cli) an expected failure of the command
-    └── ProbeFailed                      (mcpwire_adapters.testing.probe.pytest_plugin) a probe check failed
+    ├── ProbeFailed                      (mcpwire_adapters.testing.probe.pytest_plugin) a probe check failed
+    └── ProbeWarning                     (mcpwire_adapters.testing.probe.pytest_plugin) a check passed with a warning (a UserWarning too)
 
 Errors of the core pass through as they are (the :class:`mcpwire.ProtocolError` tree, and
 :class:`mcpwire.auth.AuthError`); a wrong argument type raises Python's own ``TypeError``. This

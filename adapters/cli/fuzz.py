@@ -1,8 +1,10 @@
 """``mcpwire fuzz URL`` (or ``-- COMMAND ARGS``): fuzz an MCP server (:mod:`mcpwire_adapters.testing.fuzz.runner`)
-and write each failure, shrunk, as a replay file with a curl script or a line file;
-``mcpwire fuzz --replay FILE`` sends one again and judges it again. Exit 0 when nothing is found
-(or a replay conforms now), 1 when a case fails (or a replay still fails), 3 when the server
-cannot be reached at all, 4 on a bad command line. docs/fuzzing.md.
+and write each finding, shrunk, as a replay file with a curl script or a line file;
+``mcpwire fuzz --replay FILE`` sends one again and judges it again. Each finding says the
+strength of the rule it breaks (FAIL: a MUST; WARN: a SHOULD; NOTE: advice, with ``--strict``);
+requests past ``--timeout`` are listed as slow, not failures. Exit 0 when no case breaks a MUST
+(or a replay conforms now), 1 when one does (or a replay still fails), 3 when the server cannot
+be reached at all, 4 on a bad command line. docs/fuzzing.md.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ import argparse
 import random
 import shlex
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .terminal import EXIT_OK, EXIT_USAGE, CliError, Terminal, clean, trio_run
+
+if TYPE_CHECKING:  # hypothesis is an extra: the runner is imported only when the command runs
+    from ..testing.fuzz.runner import FuzzReport
 
 __all__ = ["add_fuzz_parser", "run_fuzz"]
 
@@ -43,7 +48,11 @@ def add_fuzz_parser(commands: Any) -> None:
     command.add_argument("--all-tools", action="store_true", help="call every listed tool with generated arguments")
     command.add_argument("--no-sequences", action="store_true", help="single requests only, no stateful sequences")
     command.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
-                         help="longest wait for one answer: past it the case fails as a hang (default 10)")
+                         help="longest wait for one answer: past it the request is reported as slow, which is no "
+                              "failure (default 10)")
+    command.add_argument("--strict", action="store_true",
+                         help="also report advice: this project's conventions beyond the official text (never a "
+                              "failure: the exit status counts MUST failures only)")
     command.add_argument("--replay", metavar="FILE", help="send a failure file again and check it again")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress line")
 
@@ -84,7 +93,8 @@ def run_fuzz(args: argparse.Namespace, term: Terminal) -> int:
     options: dict[str, Any] = dict(max_examples=args.max_examples, time_budget=args.time_budget, seed=seed,
                                    database=args.database, out_dir=args.out, rate=args.rate, tools=args.tool,
                                    all_tools=args.all_tools, timeout=args.timeout, sequences=not args.no_sequences,
-                                   progress=None if args.quiet else _Progress(term, args.max_examples))
+                                   progress=None if args.quiet else _Progress(term, args.max_examples),
+                                   strict=args.strict)
     term.say(f"mcpwire fuzz {clean(args.url)}: seed {seed}, up to {args.max_examples} cases"
              + (f" or {args.time_budget:g} s" if args.time_budget else "")
              + (f", calling {', '.join(args.tool) or 'every tool'}" if args.tool or args.all_tools
@@ -100,17 +110,46 @@ def run_fuzz(args: argparse.Namespace, term: Terminal) -> int:
     except ValueError as exc:  # a --tool the server does not list
         raise CliError(str(exc), EXIT_USAGE) from None
     term.end_progress()
-    for number, failure in enumerate(report.failures, 1):
-        term.out(f"FAIL {number}: {clean(failure.problems[0])}" + (" (flaky)" if failure.flaky else ""))
-        for problem in failure.problems[1:]:
-            term.out(f"      {clean(problem)}")
-        for step in failure.subject:
-            term.out(f"      > {clean(step.request.method)} {clean(step.label)}: {clean(step.request.body[:200])}")
-        if failure.path is not None:
-            term.out(f"      replay: mcpwire fuzz --replay {shlex.quote(str(failure.path))}")
+    _report(report, term)
+    failed = len(report.failures)
     term.out(f"{report.cases} cases in {report.seconds:.1f} s ({report.rate:.1f}/s), seed {seed}: "
-             f"{len(report.failures)} failure{'s' * (len(report.failures) != 1)}")
-    return EXIT_FOUND if report.failures else EXIT_OK
+             f"{failed} failure{'s' * (failed != 1)}"
+             + "".join(f", {count} {word}" for count, word in (
+                 (sum(f.status == "warn" for f in report.findings), "warned (SHOULD)"),
+                 (sum(f.status == "advice" for f in report.findings), "with advice"),
+                 (sum(s.count for s in report.slow), "slow")) if count))
+    return EXIT_FOUND if failed else EXIT_OK
+
+
+_MARKS = {"fail": "FAIL", "warn": "WARN", "advice": "NOTE"}
+
+
+def _report(report: FuzzReport, term: Terminal) -> None:
+    """Each finding with the strength and sentence of the rule it breaks, its steps and its
+    replay command; then the slow requests; then what "flaky" means, if any finding is."""
+    from ..testing.fuzz.runner import FLAKY
+    from ..testing.verdict import Problem
+
+    for number, finding in enumerate(report.findings, 1):
+        first = finding.problems[0]
+        term.out(f"{_MARKS.get(finding.status, 'FAIL')} {number}: {clean(first)}" + (" (flaky)" if finding.flaky else ""))
+        for problem in finding.problems[1:]:
+            term.out(f"      {clean(problem)}")
+        if isinstance(first, Problem):
+            term.out(f"      {first.rule.strength} ({first.rule.source}): \"{clean(first.rule.quote)}\""
+                     + (f" {first.rule.url}" if first.rule.url else ""))
+        for step in finding.subject:
+            term.out(f"      > {clean(step.request.method)} {clean(step.label)}: {clean(step.request.body[:200])}")
+        if finding.path is not None:
+            term.out(f"      replay: mcpwire fuzz --replay {shlex.quote(str(finding.path))}")
+    for slow in report.slow:
+        term.out(f"SLOW: no answer within {slow.budget:g} s (--timeout) to {slow.count} request"
+                 f"{'s' * (slow.count != 1)}: {clean(slow.kind)}")
+        term.out(f"      > {clean(slow.step.request.method)} {clean(slow.step.label)}: {clean(slow.step.request.body[:200])}")
+    if report.slow:
+        term.out("      slow is not a failure: no rule bounds how long a request may take (a tool may run that long)")
+    if any(f.flaky for f in report.findings):
+        term.out(f"(flaky) {FLAKY}")
 
 
 def _replay(args: argparse.Namespace, term: Terminal, replay: Any) -> int:
@@ -119,11 +158,19 @@ def _replay(args: argparse.Namespace, term: Terminal, replay: Any) -> int:
         result = trio_run(lambda: replay(args.replay, timeout=args.timeout, target=target))
     except (OSError, ValueError, KeyError) as exc:
         raise CliError(f"cannot replay {args.replay!r}: {exc}", EXIT_USAGE) from None
+    from ..testing.verdict import status_of
+
     for step, sent, problems in result.steps:
         reply = sent[1]
         shown = f"HTTP {reply.status}" if reply is not None and reply.status else ("answered" if reply else "no answer")
-        term.out(f"{'FAIL' if problems else 'ok  '} {clean(step.request.method)} {clean(step.label)} -> {shown}")
+        mark = _MARKS.get(status_of(problems), "ok  ")
+        term.out(f"{mark} {clean(step.request.method)} {clean(step.label)} -> {shown}")
         for problem in problems:
             term.out(f"      {clean(problem)}")
-    term.out("reproduced: the target still fails" if result.reproduced else "not reproduced: the target conforms now")
-    return EXIT_FOUND if result.reproduced else EXIT_OK
+    if result.failed:
+        term.out("reproduced: the target still fails")
+    elif result.reproduced:
+        term.out("reproduced, as a warning or advice (no MUST broken)")
+    else:
+        term.out("not reproduced: the target conforms now")
+    return EXIT_FOUND if result.failed else EXIT_OK

@@ -1,7 +1,9 @@
 """``mcpwire probe URL`` (or ``-- COMMAND ARGS``): run the named checks against an MCP server
 over Streamable HTTP or stdio (:mod:`mcpwire_adapters.testing.probe.runner`) and print a report; ``--json FILE`` and ``--junit FILE`` write
-the machine-readable ones (``-`` is stdout). Exit 0 when no check fails, 1 when any fails,
-3 when the server cannot be reached at all (no reply to server/discover), 4 on a bad command line. docs/probing.md.
+the machine-readable ones (``-`` is stdout); ``--strict`` also reports this project's conventions
+beyond the official text (advice). Exit 0 when no check fails (warnings and advice do not count),
+1 when any breaks a MUST, 3 when the server cannot be reached at all (no reply to server/discover),
+4 on a bad command line. docs/probing.md.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ def add_probe_parser(commands: Any) -> None:
                          help="allow checks that call the server's tools (tools have side effects; off by default)")
     command.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                          help="longest wait for one reply (default 10)")
+    command.add_argument("--strict", action="store_true",
+                         help="also report advice: this project's conventions beyond the official text (never a "
+                              "failure: the exit status counts MUST failures only)")
     command.add_argument("-v", "--verbose", action="store_true", help="show the evidence of passing checks too")
 
 
@@ -61,9 +66,10 @@ def run_probe(args: argparse.Namespace, term: Terminal) -> int:
         raise CliError(f"no check matches {' '.join(args.only)!r}", EXIT_USAGE)
 
     async def go() -> list[Finding]:
+        options = dict(rate=args.rate, call_tools=args.call_tools, timeout=args.timeout, strict=args.strict)
         if command:
-            return await probe_stdio(command, checks, rate=args.rate, call_tools=args.call_tools, timeout=args.timeout)
-        return await probe(args.url, checks, rate=args.rate, call_tools=args.call_tools, timeout=args.timeout)
+            return await probe_stdio(command, checks, **options)
+        return await probe(args.url, checks, **options)
 
     findings = trio_run(go)  # TransportError (no reply to server/discover at all): exit 3 in cli.run
     text = text_report(args.url, findings, verbose=args.verbose)

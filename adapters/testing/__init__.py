@@ -2,8 +2,11 @@
 
 - ``rawwire`` (raw HTTP requests and replies, builders of well-formed requests, the HTTP sender,
   pacing) and ``rawwire_stdio`` (the stdio sender: raw NDJSON exchanges with a server process);
-- ``judge`` (the one judge: every rule a conforming answer keeps, for both tools);
-- ``verdict`` (what both report: one outcome type, one finding type);
+- ``judge`` (the one judge: every rule a conforming answer keeps, for both tools, and the table
+  of rules with the strength of each, read from the official text it quotes); ``demand`` (what a
+  fuzzed request demands of its answer: the fuzzer's half of the judge); ``shapes`` (the shapes
+  of the answers the probe's checks look into);
+- ``verdict`` (what both report: strengths, rules broken, one outcome type, one finding type);
 - ``probe/`` (named checks of the wire rules, and the pytest plugin) and ``fuzz/`` (generated
   traffic, shrunk and replayable).
 

@@ -1,36 +1,40 @@
-"""The one judge of the tools that test other servers: whether a server's answer conforms.
+"""The one judge of the tools that test other servers: whether a server's answer conforms, and
+how much each rule weighs.
+
+:data:`RULES` is the table of every rule the probe and the fuzzer hold a server to, each row a
+:class:`~mcpwire_adapters.testing.verdict.Rule`: its strength, read from the official text it
+quotes (MUST, MUST NOT, REQUIRED, SHALL: a failure; SHOULD, RECOMMENDED: a warning; anything
+else, this project's own stricter conventions among them: advice, shown with ``--strict``), the
+sentence and the page. A check never fails a server for behaviour the official text allows:
+where a rule is this project's choice, its row is advice.
 
 The rules a conforming answer keeps are written here, each once, as a function returning the
-problems it finds (none: the answer keeps it), worded as the reports show them: the HTTP status
-(:func:`status_rule`), the ``Allow`` header, no body at all or no response (a notification or a
-posted response is never answered), a response's kind (a result, one of the expected error
-codes, any error), its id (the request's echoed, or null), every message JSON-RPC 2.0 a server
-may send (:func:`jsonrpc_fault`), the HTTP status each error code goes with (:data:`STATUS_OF`),
-a result of its method's schema type, the shapes of particular results (:func:`cacheable`,
-:func:`discover_shape`, :func:`error_data`, :func:`unsupported_version`), a listen stream's
-acknowledgement, and what a fuzz sequence knows beyond its request (:func:`sequence_rules`).
+problems it finds (none: the answer keeps it), each a
+:class:`~mcpwire_adapters.testing.verdict.Problem` naming its rule: the HTTP status
+(:func:`status_rule`), the ``Allow`` header of a 405, no body at all or no response (a
+notification is never answered), a response's kind (a result, one of the expected error codes,
+any error), its id (:func:`id_rule`: the request's, exactly, as a JSON token of the same type and
+value, or null where it may be), every message JSON-RPC 2.0 a server may send
+(:func:`jsonrpc_fault`), the HTTP status each error code goes with (:data:`STATUS_OF`), a result
+of its method's schema type (:func:`schema_rule`), and what a fuzz sequence knows beyond its
+request (:func:`sequence_rules`). The shapes of particular results the probe looks into are in
+:mod:`mcpwire_adapters.testing.shapes`.
 
-Two expectations say which rules apply, and in which order the problems are listed:
+Two expectations say which rules apply:
 
-- :class:`Expect`, declared by a row of the probe's table, judged by :func:`judge`: one status
-  or a few, a result or one error code or any error, the id echoed or null, no body at all, an
-  ``Allow`` header, rules of the result's shape. A check asserts only what it names.
-- :class:`Demand`, read from a request as sent by the fuzzer's oracle
-  (:func:`mcpwire_adapters.testing.fuzz.oracle.expect_for`), judged by :func:`judge_answer`
-  after the rules every answer keeps whatever was sent (JSON-RPC 2.0 messages, a 200 of JSON or
-  an event stream, a 202 with no body, an error with its code's HTTP status, a result of its
-  schema type); :func:`judge_step` judges one step of a fuzz case by its kind.
-
-The probe's multi-step checks (``probe/table.py``, ``probe/era_checks.py``) use these rules and
-judge in their own steps only what belongs to their own sequence (a 2025-11-25 session, a
-cancelled listen stream, a tampered round).
+- :class:`Expect`, declared by a row of the probe's table, judged by :func:`judge`; a row may
+  give several, strongest first (what the official text demands, then this project's stricter
+  convention), each naming its rule.
+- :class:`~mcpwire_adapters.testing.demand.Demand`, read from a request as sent by the fuzzer's
+  oracle: the faults the request has, each with its rule and the answers that report it, judged
+  in :mod:`mcpwire_adapters.testing.demand` (the fuzzer's half of the judge) with these rules.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 import msgspec
@@ -48,39 +52,200 @@ from mcpwire.types import (
     ReadResourceResult,
 )
 
-from .rawwire import BOM, NOT_JSON, SUB_KEY, VERSION, Reply, Request, media_type, sent_id
+from .rawwire import BOM, NOT_JSON, Reply, Request
+from .verdict import ADVICE, MUST, SHOULD, STRENGTHS, Problem, Rule
 
 __all__ = [
-    "ECHO", "ECHO_OR_NULL", "NULL", "STATUS_OF", "STEP_KINDS", "Demand", "Expect", "TargetFacts", "acknowledged_rule",
-    "allow_rule",
-    "cacheable", "code_rule", "discover_shape", "empty_rule", "error_data", "error_rule", "id_rule", "jsonrpc_fault",
-    "judge", "judge_answer", "judge_step", "refusal_rule", "result_rule", "schema_rule", "sequence_rules",
-    "status_of_code_rule", "status_rule", "unanswered_rule", "unsupported_version", "valid_id", "validity",
+    "ECHO", "ECHO_OR_NULL", "NULL", "RULES", "STATUS_OF", "Expect", "TargetFacts", "allow_rule", "cited", "code_rule",
+    "empty_rule", "error_rule", "id_rule", "jsonrpc_fault", "judge", "listed", "problem", "refusal_rule",
+    "result_rule", "rule", "same_id", "schema_rule", "status_of_code_rule", "status_rule", "unanswered_rule",
+    "valid_id", "validity", "within_bounds",
 ]
 
-ECHO: Final = "echo"  # the response carries the request's id
-NULL: Final = "null"  # the response's id is null
-ECHO_OR_NULL: Final = "echo-or-null"
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-# The HTTP status of each error code sent as JSON (specification 2026-07-28: Basic, Error codes;
-# the -32600 of a refusal before the body is read goes with that refusal's status; -32603 may also
-# be 503 when overloaded). A -32602 or -32603 met while executing (an unknown tool, a bad argument,
-# a crash) may come with 200: the specification fixes 400 only for the three MCP errors (-32020,
-# -32021, -32022); a 400 for -32602 and a 500 for -32603 are mcpwire's choice, not a rule.
-STATUS_OF = {-32700: {400}, -32600: {400, 403, 405, 406, 413, 415}, -32601: {404}, -32602: {400, 200}, -32020: {400},
-             -32021: {400}, -32022: {400}, -32603: {500, 503, 200}}
-# The typed result of each method (mcpwire.types mirrors the official schema, unknown members
-# allowed): a result that does not decode as its type is not schema-valid.
-RESULT_TYPES: dict[str, Any] = {
-    "server/discover": DiscoverResult, "tools/list": ListToolsResult, "prompts/list": ListPromptsResult,
-    "resources/list": ListResourcesResult, "resources/templates/list": ListResourceTemplatesResult,
-    "resources/read": ReadResourceResult, "prompts/get": GetPromptResult, "tools/call": CallToolResult,
-    "completion/complete": CompleteResult}
-MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
-# How a fuzz step is judged (a replay file's "judge"): by the oracle from the request alone; or,
-# where the sequence knows more, "error" (a round whose requestState was altered), "listen" (a
-# subscription's first event), "lines" (stdio framing: only each line's validity is certain).
-STEP_KINDS = ("oracle", "error", "listen", "lines")
+# -- the rules: strength, source, the sentence, the page ----------------------------------------------
+# Each page below is one of SPEC_ANCHORS' (tests/integration/test_docs.py): docs/probing.md lists these
+# rules, links and all, and is held to that list.
+_SPEC = "https://modelcontextprotocol.io" + "/specification/"
+_MCP, _ERA = _SPEC + "2026-07-28/", _SPEC + "2025-11-25/"
+_HTTP, _ERA_HTTP = _MCP + "basic/transports/streamable-http", _ERA + "basic/transports"
+_RPC, _RFC9110 = "https://www.jsonrpc.org/specification", "https://www.rfc-editor.org/rfc/rfc9110"
+_M26, _M25, _J, _US = "MCP 2026-07-28", "MCP 2025-11-25", "JSON-RPC 2.0", "mcpwire"
+RULES: Final[dict[str, Rule]] = {r.id: r for r in (
+    # JSON-RPC 2.0, which every MCP message follows
+    Rule("jsonrpc.reply", MUST, _J, "When a rpc call is made, the Server MUST reply with a Response, except for in "
+         "the case of Notifications.", _RPC + "#response_object"),
+    Rule("jsonrpc.response-id", MUST, _J, "id: It MUST be the same as the value of the id member in the Request "
+         "Object. If there was an error in detecting the id in the Request object (e.g. Parse error/Invalid "
+         "Request), it MUST be Null.", _RPC + "#response_object"),
+    Rule("jsonrpc.response-members", MUST, _J, "Either the result member or error member MUST be included, but both "
+         "members MUST NOT be included.", _RPC + "#response_object"),
+    Rule("jsonrpc.version", MUST, _J, 'jsonrpc: A String specifying the version of the JSON-RPC protocol. MUST be '
+         'exactly "2.0".', _RPC + "#response_object"),
+    Rule("jsonrpc.error-member", MUST, _J, "error: This member is REQUIRED on error. This member MUST NOT exist if "
+         "there was no error triggered during invocation.", _RPC + "#response_object"),
+    Rule("jsonrpc.error-object", MUST, _J, "code: A Number that indicates the error type that occurred. This MUST be "
+         "an integer.", _RPC + "#error_object"),
+    Rule("jsonrpc.notification", MUST, _J, "The Server MUST NOT reply to a Notification, including those that are "
+         "within a batch request.", _RPC + "#notification"),
+    Rule("jsonrpc.result-by-method", MUST, _J, "result: This member is REQUIRED on success. The value of this member "
+         "is determined by the method invoked on the Server. (The MCP schema gives each method's result type.)",
+         _RPC + "#response_object"),
+    # MCP 2026-07-28
+    Rule("mcp.jsonrpc", MUST, _M26, "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0 "
+         "specification.", _MCP + "basic#messages"),
+    Rule("mcp.result-id", MUST, _M26, "Result responses MUST include the same ID as the request they correspond to.",
+         _MCP + "basic#responses"),
+    Rule("mcp.error-id", MUST, _M26, "Error responses MUST include the same ID as the request they correspond to "
+         "(except in error cases where the ID could not be read due a malformed request).", _MCP + "basic#responses"),
+    Rule("mcp.result-type", MUST, _M26, "The result MUST include a resultType field to indicate the type of the "
+         "result.", _MCP + "basic#responses"),
+    Rule("mcp.notification-silent", MUST, _M26, "The receiver MUST NOT send a response.", _MCP + "basic#messages"),
+    Rule("mcp.notification-202", MUST, _M26, "If the server accepts it, the server MUST return HTTP status code 202 "
+         "Accepted with no body.", _HTTP),
+    Rule("mcp.notification-refused", MUST, _M26, "If the server cannot accept it, it MUST return an HTTP error status "
+         "code (e.g., 400 Bad Request). The HTTP response body MAY comprise a JSON-RPC error response that has no "
+         "id.", _HTTP),
+    Rule("mcp.request-content-type", MUST, _M26, "If the body is a JSON-RPC request, the server MUST return either "
+         "Content-Type: application/json (a single JSON object) or Content-Type: text/event-stream (an SSE response "
+         "stream).", _HTTP),
+    Rule("mcp.no-server-requests", MUST, _M26, "The server MUST NOT send independent JSON-RPC requests on this "
+         "stream. (stdio: The server MUST NOT write JSON-RPC requests to stdout.)", _HTTP),
+    Rule("mcp.meta-required", MUST, _M26, "A request missing any required field is malformed; the server MUST reject "
+         "it with JSON-RPC error code -32602 (Invalid params). On HTTP, the response status MUST be 400 Bad "
+         "Request.", _MCP + "schema#requestmetaobject"),
+    Rule("mcp.missing-capability", MUST, _M26, "If processing a request requires a capability the client did not "
+         "include in io.modelcontextprotocol/clientCapabilities, the server MUST return a "
+         "MissingRequiredClientCapabilityError (-32021) whose data.requiredCapabilities lists the missing "
+         "capabilities. On HTTP, the response status MUST be 400 Bad Request.",
+         _MCP + "schema#missingrequiredclientcapabilityerror"),
+    Rule("mcp.log-level", SHOULD, _M26, "If the io.modelcontextprotocol/logLevel value carried in a request's _meta "
+         "is not a recognized log level, the server SHOULD reject that request with a standard JSON-RPC error: "
+         "Invalid log level: -32602 (Invalid params)", _MCP + "server/utilities/logging"),
+    Rule("mcp.version-header-missing", MUST, _M26, "A server that does not support such clients MUST reject a request "
+         "without the header per Server Validation. (Such clients: those of revisions earlier than 2025-06-18, "
+         "whose requests a server that supports them MAY treat as 2025-03-26.)", _HTTP + "#protocol-version-header"),
+    Rule("mcp.version-mismatch", MUST, _M26, "If the values do not match, the server MUST reject the request with 400 "
+         "Bad Request and a HeaderMismatch JSON-RPC error (see Server Validation).", _HTTP + "#protocol-version-header"),
+    Rule("mcp.version-unsupported", MUST, _M26, "If the server does not implement the requested protocol version "
+         "(whether the version is unknown to the server, or is a known version the server has chosen not to "
+         "support), it MUST respond with 400 Bad Request and an UnsupportedProtocolVersionError listing its "
+         "supported versions.", _HTTP + "#protocol-version-header"),
+    Rule("mcp.method-not-found", MUST, _M26, "If the server does not implement the requested RPC method, it MUST "
+         "respond with 404 Not Found and a JSON-RPC error with code -32601 (Method not found).",
+         _HTTP + "#protocol-version-header"),
+    Rule("mcp.header-mismatch", MUST, _M26, "When rejecting a request due to header validation failure, servers MUST "
+         "return HTTP status 400 Bad Request and MUST include a JSON-RPC error response using the following error "
+         "code: -32020 HeaderMismatch. (Validation failure conditions include: a required standard header "
+         "(MCP-Protocol-Version, Mcp-Method, Mcp-Name) is missing; a header value does not match the corresponding "
+         "request body value.)", _HTTP + "#server-validation"),
+    Rule("mcp.param-header", MUST, _M26, "Servers MUST reject requests with a 400 Bad Request HTTP status and JSON-RPC "
+         "error code -32020 (HeaderMismatch) if any validation fails.", _HTTP + "#server-behavior-for-custom-headers"),
+    Rule("mcp.origin", MUST, _M26, "If the Origin header is present and invalid, servers MUST respond with HTTP 403 "
+         "Forbidden.", _HTTP),
+    Rule("mcp.get-delete-405", SHOULD, _M26, "A server that supports only this revision and receives such traffic "
+         "from an older client SHOULD respond as follows: HTTP GET or DELETE to the MCP endpoint: respond with 405 "
+         "Method Not Allowed.", _HTTP + "#backward-compatibility"),
+    Rule("mcp.discover", MUST, _M26, "server/discover lets a client query a server's supported protocol versions, "
+         "capabilities, and identity before sending any other requests. Servers MUST implement it.",
+         _MCP + "server/discover"),
+    Rule("mcp.caching", MUST, _M26, 'Servers MUST include caching hints on results with resultType: "complete" '
+         "returned by the following operations: server/discover, tools/list, prompts/list, resources/list, "
+         "resources/templates/list", _MCP + "server/utilities/caching"),
+    Rule("mcp.ttl", MUST, _M26, "Servers MUST provide a ttlMs value that is >= 0.", _MCP + "server/utilities/caching"),
+    Rule("mcp.resource-not-found", MUST, _M26, "If the requested resource does not exist, servers MUST return a "
+         "JSON-RPC error with code -32602 (Invalid Params).", _MCP + "server/resources#error-handling"),
+    Rule("mcp.cursor", SHOULD, _M26, "Invalid cursors SHOULD result in an error with code -32602 (Invalid params).",
+         _MCP + "server/utilities/pagination"),
+    Rule("mcp.unknown-tool", ADVICE, _M26, "Protocol Errors indicate issues with the request structure itself that "
+         "models are less likely to be able to fix: Unknown tool [...] They are returned as standard JSON-RPC "
+         "errors (no requirement keyword: a tool result with isError is not a failure)", _MCP + "server/tools#error-handling"),
+    Rule("mcp.malformed-params", ADVICE, _M26, "Protocol Errors indicate issues with the request structure itself "
+         "[...]: Malformed requests (requests that fail to satisfy CallToolRequest schema) [...] They are returned as "
+         "standard JSON-RPC errors (no requirement keyword, and no code named)", _MCP + "server/tools#error-handling"),
+    Rule("mcp.input-required-methods", MUST, _M26, "Servers MUST NOT send InputRequiredResult responses on any other "
+         "client requests. (Those that may: tools/call, prompts/get, resources/read.)",
+         _MCP + "basic/patterns/mrtr#multi-round-trip-requests"),
+    Rule("mcp.listen-ack", MUST, _M26, "The server MUST send notifications/subscriptions/acknowledged as the first "
+         "message carrying the subscription's ID in _meta under io.modelcontextprotocol/subscriptionId, and MUST NOT "
+         "send any notification on the subscription before it.", _MCP + "basic/patterns/subscriptions"),
+    Rule("mcp.cancelled-silent", MUST, _M26, "Servers SHOULD stop work on a cancelled request as soon as practical "
+         "and MUST NOT send any further messages for it.", _MCP + "basic/transports/stdio"),
+    # RFC 9110
+    Rule("http.allow-on-405", MUST, "RFC 9110", "The origin server MUST generate an Allow header field in a 405 "
+         "response containing a list of the target resource's currently supported methods.",
+         _RFC9110 + "#section-15.5.6"),
+    # MCP 2025-11-25, the initialize era
+    Rule("era.version-negotiation", MUST, _M25, "If the server supports the requested protocol version, it MUST "
+         "respond with the same version. Otherwise, the server MUST respond with another protocol version it "
+         "supports.", _ERA + "basic/lifecycle#version-negotiation"),
+    Rule("era.ping", MUST, _M25, "The receiver MUST respond promptly with an empty response",
+         _ERA + "basic/utilities/ping#behavior-requirements"),
+    Rule("era.session-required", SHOULD, _M25, "Servers that require a session ID SHOULD respond to requests without "
+         "an MCP-Session-Id header (other than initialization) with HTTP 400 Bad Request.",
+         _ERA_HTTP + "#session-management"),
+    Rule("era.session-ended", MUST, _M25, "The server MAY terminate the session at any time, after which it MUST "
+         "respond to requests containing that session ID with HTTP 404 Not Found. (A session it does not hold, it "
+         "cannot tell from one it ended.)", _ERA_HTTP + "#session-management"),
+    Rule("era.version-header", MUST, _M25, "If the server receives a request with an invalid or unsupported "
+         "MCP-Protocol-Version, it MUST respond with 400 Bad Request.", _ERA_HTTP + "#protocol-version-header"),
+    Rule("era.notification-202", MUST, _M25, "If the server accepts the input, the server MUST return HTTP status code "
+         "202 Accepted with no body. If the server cannot accept the input, it MUST return an HTTP error status "
+         "code", _ERA_HTTP + "#sending-messages-to-the-server"),
+    Rule("era.get-stream", MUST, _M25, "The server MUST either return Content-Type: text/event-stream in response to "
+         "this HTTP GET, or else return HTTP 405 Method Not Allowed", _ERA_HTTP + "#listening-for-messages-from-the-server"),
+    Rule("era.tasks-unknown", MUST, _M25, "Receivers MUST return standard JSON-RPC errors for the following protocol "
+         "error cases: Invalid or nonexistent taskId in tasks/get, tasks/result, or tasks/cancel: -32602 (Invalid "
+         "params)", _ERA + "basic/utilities/tasks#protocol-errors"),
+    # This project's own conventions, stricter than the official text: advice (--strict)
+    Rule("mcpwire.parse-error", ADVICE, _US, "A body that is not JSON is answered -32700 (JSON-RPC 2.0 names it Parse "
+         "error) with HTTP 400."),
+    Rule("mcpwire.invalid-request", ADVICE, _US, "A message that is not a valid request object (not an object, "
+         "jsonrpc not \"2.0\", a method or an id of the wrong type) is answered -32600 (JSON-RPC 2.0 names it "
+         "Invalid Request) with HTTP 400 and a null id."),
+    Rule("mcpwire.no-batch", ADVICE, _US, "A batch (a JSON array) is refused with -32600: revision 2026-07-28 carries "
+         "one message a body or line (the specification says nothing of a batch a server receives)."),
+    Rule("mcpwire.id-bounds", ADVICE, _US, "A string id over 256 bytes or an integer outside int64 is refused with "
+         "-32600 and a null id. The schema's RequestId is any string or integer: a server serving them, the id "
+         "echoed exactly, is right."),
+    Rule("mcpwire.params-object", ADVICE, _US, "Params that are not an object are -32602 (Invalid params) with the id "
+         "echoed; -32600 (the message is not a valid MCP request either) and a null id are allowed."),
+    Rule("mcpwire.meta-rules", ADVICE, _US, "A _meta of the wrong shape (a key outside the key syntax, a "
+         "progressToken, clientInfo or clientCapabilities of the wrong type) is -32602 with HTTP 400; the "
+         "specification does not say what a server does with one."),
+    Rule("mcpwire.client-info-optional", ADVICE, _US, "A request without clientInfo is served: only protocolVersion "
+         "and clientCapabilities are required (no text says a server must not refuse it)."),
+    Rule("mcpwire.error-status", ADVICE, _US, "The HTTP status of an error sent as JSON: -32700 and -32600 400, -32602 "
+         "400 (or 200 once executing), -32603 500 (docs/errors.md); a result 200."),
+    Rule("mcpwire.posted-response", ADVICE, _US, "A JSON-RPC response posted to the server is not answered: 202, or an "
+         "HTTP error with no response that has an id (a client must not send one; nothing says what a server does)."),
+    Rule("mcpwire.content-type", ADVICE, _US, "A Content-Type other than application/json is refused with 415 (RFC "
+         "9110's Unsupported Media Type); the specification names no status."),
+    Rule("mcpwire.accept", ADVICE, _US, "An Accept that lists neither application/json nor text/event-stream is "
+         "refused with 406 (RFC 9110's Not Acceptable); without Accept (any type, by RFC 9110), or with only one of "
+         "the two, a request may be served or refused with a 4xx. The specification puts the Accept rule on the "
+         "client."),
+    Rule("mcpwire.post-only", ADVICE, _US, "An HTTP method other than POST is 405 (2026-07-28 recommends it only to a "
+         "server that supports that revision alone, and only for GET and DELETE)."),
+    Rule("mcpwire.listen-filter", ADVICE, _US, "subscriptions/listen without the notifications filter the schema's "
+         "SubscriptionFilter requires is -32602."),
+    Rule("mcpwire.request-state", ADVICE, _US, "A requestState that fails verification is refused with -32602. The "
+         "specification requires a refusal only where the state influences authorization, resource access or "
+         "business logic, which cannot be seen from outside.", _MCP + "basic/patterns/mrtr#multi-round-trip-requests"),
+    Rule("mcpwire.discover-versions", ADVICE, _US, "server/discover's supportedVersions names the revision it was "
+         "asked in, and the versions of a -32022 are among them."),
+    Rule("mcpwire.id-limit", ADVICE, _US, "A server may refuse, as an invalid request (-32600), an integer id its "
+         "numbers cannot hold safely (past 2^53-1, where doubles start to lose integers); whatever it answers carries "
+         "the request's id exactly, or null."),
+    Rule("mcpwire.may-need-capability", ADVICE, _US, "A tools/call, prompts/get or resources/read may need a client "
+         "capability its request does not declare: -32021 reports that, whatever else the request breaks."),
+    Rule("mcpwire.param-headers", ADVICE, _US, "A tools/call whose arguments were mutated may have Mcp-Param-* "
+         "headers that no longer match them: -32020 reports that."),
+)}
+
+
+def rule(rule_id: str) -> Rule:
+    """The row of :data:`RULES` named ``rule_id`` (KeyError for a name not in the table)."""
+    return RULES[rule_id]
 
 
 class TargetFacts(Protocol):
@@ -94,165 +259,231 @@ class TargetFacts(Protocol):
     def discover(self) -> dict[str, Any] | None: ...
 
 
+ECHO: Final = "echo"  # the response carries the request's id
+NULL: Final = "null"  # the response's id is null
+ECHO_OR_NULL: Final = "echo-or-null"
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+MAX_ID_BYTES = 256  # this project's bound on a string id (the schema sets none)
+# The HTTP status each error code sent as JSON goes with, and the rule that says so: the three MCP
+# errors 400 (their schema definitions: MUST), -32601 404 (streamable-http: MUST); the others are
+# this project's mapping (docs/errors.md), advice: the specification fixes no status for them (a
+# -32602 or -32603 met while executing may come with 200; -32603 may be 503 when overloaded).
+STATUS_OF: dict[int, tuple[frozenset[int], str]] = {
+    -32700: (frozenset({400}), "mcpwire.error-status"),
+    -32600: (frozenset({400, 403, 405, 406, 413, 415}), "mcpwire.error-status"),
+    -32601: (frozenset({404}), "mcp.method-not-found"),
+    -32602: (frozenset({400, 200}), "mcpwire.error-status"),
+    -32020: (frozenset({400}), "mcp.header-mismatch"),
+    -32021: (frozenset({400}), "mcp.missing-capability"),
+    -32022: (frozenset({400}), "mcp.version-unsupported"),
+    -32603: (frozenset({500, 503, 200}), "mcpwire.error-status"),
+}
+# The typed result of each method (mcpwire.types mirrors the official schema, unknown members
+# allowed): a result that does not decode as its type is not schema-valid.
+RESULT_TYPES: dict[str, Any] = {
+    "server/discover": DiscoverResult, "tools/list": ListToolsResult, "prompts/list": ListPromptsResult,
+    "resources/list": ListResourcesResult, "resources/templates/list": ListResourceTemplatesResult,
+    "resources/read": ReadResourceResult, "prompts/get": GetPromptResult, "tools/call": CallToolResult,
+    "completion/complete": CompleteResult}
+MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
+_RANK = {s: i for i, s in enumerate(STRENGTHS)}
+
+
+def problem(rule_id: str, text: str) -> Problem:
+    """A :class:`~mcpwire_adapters.testing.verdict.Problem` worded ``text``, breaking the rule ``rule_id``."""
+    return Problem(text, rule(rule_id))
+
+
 @dataclass(frozen=True)
 class Expect:
-    """What a probe check expects a conforming server to answer: ``status`` (one or several),
-    the JSON-RPC error ``code`` (None: a result), the ``id`` (ECHO the request's, NULL, or None:
-    not looked at), ``empty`` (no body), the ``allow`` header, and ``more``: extra rules on the
-    message (a list of problems)."""
+    """What a probe check expects of the answer, and the ``rule`` (a :data:`RULES` key) each of
+    its problems breaks: ``status`` (one or several; None: not looked at), the JSON-RPC error
+    ``code`` (one or several; None: a result), ``any_error`` (an error of any code),
+    ``any_answer`` (a result or any error), the ``id`` (ECHO the request's, ECHO_OR_NULL, NULL,
+    or None: not looked at; a wrong echo always breaks the MUST of the basic page; a NULL
+    expectation breaks ``id_rule``, JSON-RPC's by default), ``empty`` (no body), the ``allow``
+    header, ``refusable`` (with empty: on HTTP a 4xx whose body holds no response with an id
+    also conforms) and ``more``: extra rules on the message (problems with rules of their own)."""
 
-    status: int | tuple[int, ...]
-    code: int | None = None
+    status: int | tuple[int, ...] | None
+    code: int | tuple[int, ...] | None = None
     id: str | None = ECHO
     empty: bool = False
     allow: str | None = None
-    more: Callable[[Any, TargetFacts], list[str]] | None = None
-    refusable: bool = False  # with empty: on HTTP a 4xx whose body holds no response with an id also conforms
-    any_error: bool = False  # an error of any code conforms (the specification only says which SHOULD be used)
+    more: Callable[[Any, TargetFacts], list[Problem]] | None = None
+    refusable: bool = False
+    any_error: bool = False
+    any_answer: bool = False
+    rule: str = "jsonrpc.reply"
+    id_rule: str = "jsonrpc.response-id"
 
-
-@dataclass(frozen=True)
-class Demand:
-    """What a request calls for, as the fuzzer's oracle reads it. ``silent``: no answer (HTTP 202
-    with no body); ``codes``: an error with one of these codes (None: a result or any error);
-    ``statuses``: the HTTP status (None: any); ``id``: ECHO (the request's), NULL, ECHO_OR_NULL
-    or None (not looked at); ``why``: the rules behind it, for the report."""
-
-    silent: bool = False
-    codes: frozenset[int] | None = None
-    statuses: frozenset[int] | None = None
-    id: str | None = None
-    why: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def reason(self) -> str | None:
-        """The first rule behind it (what a problem cites), if any."""
-        return self.why[0] if self.why else None
+    def __post_init__(self) -> None:
+        rule(self.rule), rule(self.id_rule)  # noqa: B018 - a row naming no rule of the table is a bug
 
 
 # -- the rules ------------------------------------------------------------------------------------------
 def valid_id(value: Any) -> bool:
-    """Schema $defs RequestId: a string of at most 256 bytes or an integer in the int64 range."""
+    """Schema $defs RequestId: a string or an integer (the schema bounds neither)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def within_bounds(value: Any) -> bool:
+    """A request id this project serves: a string of at most 256 bytes or an int64 (mcpwire
+    refuses others with -32600; the schema allows them: a server serving them is right)."""
     if isinstance(value, str):
-        return len(value.encode("utf-8", "surrogatepass")) <= 256
-    return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
+        return len(value.encode("utf-8", "surrogatepass")) <= MAX_ID_BYTES
+    return valid_id(value) and INT64_MIN <= value <= INT64_MAX
 
 
-def status_rule(status: int, allowed: Collection[int], *, why: str | None = None) -> list[str]:
+def _jsonrpc_id(value: Any) -> bool:
+    """JSON-RPC 2.0 section 4: an id is a String, Number or Null."""
+    return value is None or isinstance(value, (str, float)) or valid_id(value)
+
+
+def same_id(got: Any, sent: Any) -> bool:
+    """Whether the response id ``got`` is the request id ``sent``: the same JSON token type and
+    value (2**63 echoed as 9223372036854776000, or as 9.223372036854776e18, or 1 as 1.0 or
+    true, is another id). Integers parse exactly, so comparing the parsed values and their types
+    compares the tokens."""
+    return type(got) is type(sent) and got == sent
+
+
+def status_rule(status: int, allowed: Collection[int], *, rule_id: str, why: str | None = None) -> list[Problem]:
     """The HTTP status is one of ``allowed``."""
     if status in allowed:
         return []
-    return [f"HTTP status {status}, expected {_listed(allowed)}" + _cited(why)]
+    return [problem(rule_id, f"HTTP status {status}, expected {listed(allowed)}" + cited(why))]
 
 
-def allow_rule(reply: Reply, methods: str) -> list[str]:
-    """The ``Allow`` header names exactly ``methods``."""
+def allow_rule(reply: Reply, methods: str) -> list[Problem]:
+    """A 405 carries an ``Allow`` header naming exactly ``methods`` (RFC 9110: MUST)."""
+    if reply.status != 405:
+        return []
     allow = reply.header("allow")
     if allow is None or [m.strip().upper() for m in allow.split(",")] != [methods]:
-        return [f"Allow header {allow!r}, expected {methods!r}"]
+        return [problem("http.allow-on-405", f"Allow header {allow!r}, expected {methods!r}")]
     return []
 
 
-def empty_rule(reply: Reply, *, stdio: bool) -> list[str]:
+def empty_rule(reply: Reply, *, stdio: bool, rule_id: str) -> list[Problem]:
     """No body at all (on stdio: no line but the sentinel's answer)."""
     if not reply.body:
         return []
-    return [f"{len(reply.body.splitlines())} lines in reply, expected none" if stdio
-            else f"a body of {len(reply.body)} bytes, expected none"]
+    return [problem(rule_id, f"{len(reply.body.splitlines())} lines in reply, expected none" if stdio
+                    else f"a body of {len(reply.body)} bytes, expected none")]
 
 
-def refusal_rule(reply: Reply) -> list[str]:
+def refusal_rule(reply: Reply, *, rule_id: str = "mcp.notification-refused") -> list[Problem]:
     """A notification or response the server cannot accept is an HTTP error whose body MAY be a
-    JSON-RPC error that has no id (streamable-http, sending messages to the server): no
-    message in it with an id."""
+    JSON-RPC error that has no id (streamable-http, sending messages): no message in it with an id."""
     answered = [m for m in reply.messages() if isinstance(m, dict) and m.get("id") is not None]
-    return [f"{len(answered)} response(s) with an id, expected none"] if answered else []
+    return [problem(rule_id, f"{len(answered)} response(s) with an id, expected none")] if answered else []
 
 
-def unanswered_rule(responses: Sequence[dict[str, Any]], *, refused: bool, why: str | None) -> list[str]:
+def unanswered_rule(responses: Sequence[dict[str, Any]], *, refused: bool, rule_id: str,
+                    why: str | None) -> list[Problem]:
     """A notification or a posted response gets no response (``refused``: an HTTP error, whose
-    body may hold an error without id, streamable-http#sending-messages)."""
+    body may hold an error without id)."""
     if refused:
         responses = [r for r in responses if r.get("id") is not None or "result" in r]
-    return [f"{len(responses)} response(s) to a message that gets none" + _cited(why)] if responses else []
+    return [problem(rule_id, f"{len(responses)} response(s) to a message that gets none" + cited(why))] if responses else []
 
 
-def result_rule(answer: dict[str, Any]) -> list[str]:
+def result_rule(answer: dict[str, Any], *, rule_id: str) -> list[Problem]:
     """The response is a result."""
-    return [] if "result" in answer else [f"an error {_short(answer.get('error'))}, expected a result"]
+    return [] if "result" in answer else [problem(rule_id, f"an error {_short(answer.get('error'))}, expected a result")]
 
 
-def error_rule(answer: dict[str, Any]) -> list[str]:
+def error_rule(answer: dict[str, Any], *, rule_id: str) -> list[Problem]:
     """The response is an error (of any code)."""
-    return [] if "error" in answer else ["a result, expected an error"]
+    return [] if "error" in answer else [problem(rule_id, "a result, expected an error")]
 
 
-def code_rule(answer: dict[str, Any], codes: Collection[int], *, why: str | None = None) -> list[str]:
+def code_rule(answer: dict[str, Any], codes: Collection[int], *, rule_id: str, why: str | None = None) -> list[Problem]:
     """The response is an error with one of ``codes``."""
     error = answer.get("error")
     code = error.get("code") if isinstance(error, dict) else None
     if any(code == c for c in codes):
         return []
     if error is None:
-        return [f"a result, expected error {_listed(codes)}" + _cited(why)]
-    return [f"error code {code!r}, expected {_listed(codes)}" + _cited(why)]
+        return [problem(rule_id, f"a result, expected error {listed(codes)}" + cited(why))]
+    return [problem(rule_id, f"error code {code!r}, expected {listed(codes)}" + cited(why))]
 
 
-def id_rule(answer: dict[str, Any], rule: str | None, sent: Any, *, why: str | None = None) -> list[str]:
-    """The response's id: ECHO ``sent``, NULL, ECHO_OR_NULL (either), or None (not looked at)."""
-    got = answer.get("id")
-    if rule == ECHO and got != sent:
-        return [f"id {got!r}, expected the request's id {sent!r}"]
-    if rule == NULL and answer.get("id", "absent") is not None:
-        return [f"id {answer.get('id', 'absent')!r}, expected null" + _cited(why)]
-    if rule == ECHO_OR_NULL and got is not None and got != sent:
-        return [f"id {got!r}, expected the request's id {sent!r} or null"]
-    return []
+def id_rule(answer: dict[str, Any], expected: str | None, sent: Any, *, null_rule: str = "jsonrpc.response-id",
+            why: str | None = None) -> list[Problem]:
+    """The response's id. ECHO: exactly ``sent`` (:func:`same_id`); ECHO_OR_NULL: a result
+    carries exactly ``sent``, an error ``sent`` or null (the basic page lets an error carry null
+    when the id could not be read from a malformed request); NULL: null (breaking
+    ``null_rule``); None: not looked at. Whatever is expected, a request id of a type JSON-RPC
+    does not allow is answered with null (JSON-RPC 2.0 section 5)."""
+    if expected is None:
+        return []
+    got = answer.get("id", "absent")
+    if expected != NULL and not _jsonrpc_id(sent):
+        expected, null_rule = NULL, "jsonrpc.response-id"
+    if expected == NULL:
+        return [] if got is None else [problem(null_rule, f"id {_shown(got)}, expected null" + cited(why))]
+    if same_id(got, sent):
+        return []
+    if "result" not in answer and expected == ECHO_OR_NULL:
+        if got is None:
+            return []
+        return [problem("mcp.error-id", f"id {_shown(got)}, expected the request's id {_shown(sent)} or null")]
+    return [problem("mcp.result-id" if "result" in answer else "mcp.error-id",
+                    f"id {_shown(got)}, expected the request's id {_shown(sent)}")]
 
 
-def jsonrpc_fault(message: Any) -> str | None:
-    """Why ``message`` is not a JSON-RPC 2.0 message a server may send (None: it is)."""
+def jsonrpc_fault(message: Any) -> Problem | None:
+    """Why ``message`` is not a JSON-RPC 2.0 message a server may send (None: it is). A batch
+    (an array of responses) is one, as JSON-RPC 2.0 allows."""
+    if isinstance(message, list) and message:
+        return next((f for f in map(jsonrpc_fault, message) if f), None)
     if not isinstance(message, dict):
-        return f"not a JSON-RPC message: {_short(message, 160)}"
+        return problem("mcp.jsonrpc", f"not a JSON-RPC message: {_short(message, 160)}")
     if message.get(NOT_JSON) == "not JSON":
-        return f"not JSON: {_short(message.get('text'), 160)}"
+        return problem("mcp.jsonrpc", f"not JSON: {message.get('text', '')[:160]!r}")
     if message.get("jsonrpc") != "2.0":
-        return f"jsonrpc {message.get('jsonrpc')!r}, expected '2.0': {_short(message, 160)}"
+        return problem("jsonrpc.version", f"jsonrpc {message.get('jsonrpc')!r}, expected '2.0': {_short(message, 160)}")
     if "method" in message:
         if not isinstance(message["method"], str):
-            return f"a method that is not a string: {_short(message, 160)}"
+            return problem("mcp.jsonrpc", f"a method that is not a string: {_short(message, 160)}")
         if "id" in message:
-            return f"a request to the client (none in this revision: basic/patterns/mrtr): {_short(message, 160)}"
+            return problem("mcp.no-server-requests", f"a request to the client (none in this revision: basic/patterns/mrtr): "
+                                                f"{_short(message, 160)}")
         return None
     if ("result" in message) == ("error" in message):
-        return f"a response needs exactly one of result and error: {_short(message, 160)}"
-    if "id" not in message or not (message["id"] is None or valid_id(message["id"])):
-        return f"a response id must be a string, an integer or null: {_short(message, 160)}"
+        return problem("jsonrpc.response-members", f"a response needs exactly one of result and error: {_short(message, 160)}")
+    if "id" not in message or not _jsonrpc_id(message["id"]):
+        return problem("jsonrpc.response-id", f"a response id must be a string, a number or null: {_short(message, 160)}")
     if "error" in message:
         error = message["error"]
         if not isinstance(error, dict) or not isinstance(error.get("code"), int) or isinstance(error.get("code"), bool) \
                 or not isinstance(error.get("message"), str):
-            return f"an error needs an integer code and a string message: {_short(message, 160)}"
+            return problem("jsonrpc.error-object",
+                           f"an error needs an integer code and a string message: {_short(message, 160)}")
     elif not isinstance(message["result"], dict):
-        return f"a result must be an object: {_short(message, 160)}"
+        return problem("mcp.result-object", f"a result must be an object: {_short(message, 160)}")
     return None
 
 
-def validity(reply: Reply) -> list[str]:
+def validity(reply: Reply) -> list[Problem]:
     """Only the rule every message keeps: it is JSON-RPC a server may send."""
     return [p for p in map(jsonrpc_fault, reply.messages() if reply.body else []) if p]
 
 
-def status_of_code_rule(code: Any, status: int) -> list[str]:
+def status_of_code_rule(code: Any, status: int) -> list[Problem]:
     """An error sent as JSON comes with the HTTP status its code goes with (:data:`STATUS_OF`)."""
-    if isinstance(code, int) and code in STATUS_OF and status not in STATUS_OF[code]:
-        return [f"error {code} with HTTP {status}, basic#error-codes gives {_listed(STATUS_OF[code])}"]
+    if isinstance(code, int) and code in STATUS_OF and status not in STATUS_OF[code][0]:
+        statuses, rule_id = STATUS_OF[code]
+        return [problem(rule_id, f"error {code} with HTTP {status}, expected {listed(statuses)}")]
     return []
 
 
-def schema_rule(request: Request, result: Any) -> list[str]:
+def schema_rule(request: Request, result: Any) -> list[Problem]:
     """The result decodes as the schema type of the request's method (only a method this
-    revision has, and a complete or input_required result: a task is another shape)."""
+    revision has, and a complete or input_required result: a task is another shape), and
+    carries a resultType."""
     try:
         message = json.loads(request.body.removeprefix(BOM))
     except ValueError:
@@ -263,221 +494,66 @@ def schema_rule(request: Request, result: Any) -> list[str]:
     kind = result.get("resultType", "complete")
     if kind == "input_required":
         if method not in MRTR_METHODS:
-            return [f"an input_required result to {method} (basic/patterns/mrtr: only tools/call, prompts/get, "
-                    "resources/read)"]
+            return [problem("mcp.input-required-methods", f"an input_required result to {method} "
+                            "(basic/patterns/mrtr: only tools/call, prompts/get, resources/read)")]
         target = InputRequiredResult
     elif kind == "complete":
         target = RESULT_TYPES[method]
     else:
         return []
+    problems = [] if "resultType" in result else [problem("mcp.result-type", "the result has no resultType")]
     try:
         msgspec.convert(result, type=target, strict=True)
     except msgspec.ValidationError as exc:
-        return [f"the result is not a valid {target.__name__} (schema): {exc}"]
-    return []
-
-
-def cacheable(key: str) -> Callable[[Any, TargetFacts], list[str]]:
-    """specification: Server > Utilities > Caching: the six cacheable results carry ttlMs (integer >= 0) and cacheScope."""
-    def rule(answer: Any, target: TargetFacts) -> list[str]:
-        result = answer.get("result")
-        if not isinstance(result, dict):
-            return ["the result is not an object"]
-        problems = []
-        if not isinstance(result.get(key), list):
-            problems.append(f"no {key} array")
-        ttl = result.get("ttlMs")
-        if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 0:
-            problems.append(f"ttlMs {ttl!r}, expected an integer >= 0")
-        if result.get("cacheScope") not in ("public", "private"):
-            problems.append(f"cacheScope {result.get('cacheScope')!r}, expected public or private")
-        if result.get("resultType", "complete") != "complete":
-            problems.append(f"resultType {result.get('resultType')!r}, expected complete")
-        return problems
-    return rule
-
-
-def discover_shape(answer: Any, target: TargetFacts) -> list[str]:
-    """specification: Server > Discovery: resultType, supportedVersions (with this revision), capabilities, ttlMs, cacheScope."""
-    problems = cacheable("supportedVersions")(answer, target)
-    result = answer.get("result")
-    if isinstance(result, dict):
-        if "resultType" not in result:
-            problems.append("no resultType")
-        versions = result.get("supportedVersions")
-        if isinstance(versions, list) and VERSION not in versions:
-            problems.append(f"supportedVersions {versions!r} lacks {VERSION}")
-        if not isinstance(result.get("capabilities"), dict):
-            problems.append("capabilities is not an object")
+        problems.append(problem("jsonrpc.result-by-method", f"the result is not a valid {target.__name__} (schema): {exc}"))
     return problems
-
-
-def error_data(*keys: str) -> Callable[[Any, TargetFacts], list[str]]:
-    """The error's ``data`` is an object holding ``keys``."""
-    def rule(answer: Any, target: TargetFacts) -> list[str]:
-        data = answer["error"].get("data")
-        return [f"error.data {_short(data)} lacks {k}" for k in keys if not isinstance(data, dict) or k not in data]
-    return rule
-
-
-def unsupported_version(answer: Any, target: TargetFacts) -> list[str]:
-    """$defs.UnsupportedProtocolVersionError: data.requested is what was sent, data.supported a non-empty subset
-    of discover's supportedVersions."""
-    data = answer["error"].get("data")
-    if not isinstance(data, dict):
-        return [f"error.data {_short(data)}, expected requested and supported"]
-    problems = []
-    if data.get("requested") != "v999.0.0":
-        problems.append(f"data.requested {data.get('requested')!r}, expected 'v999.0.0'")
-    supported = data.get("supported")
-    offered = (target.discover or {}).get("supportedVersions")
-    if not isinstance(supported, list) or not supported:
-        problems.append(f"data.supported {supported!r}, expected a non-empty list")
-    elif isinstance(offered, list) and not set(map(str, supported)) <= set(map(str, offered)):
-        problems.append(f"data.supported {supported!r} is not a subset of supportedVersions {offered!r}")
-    return problems
-
-
-def acknowledged_rule(messages: Sequence[Any], listen_id: Any) -> list[str]:
-    """A listen stream the server can serve (a well-formed subscriptions/listen for list changes
-    it advertises) starts with notifications/subscriptions/acknowledged, carrying the listen
-    request's id as its subscriptionId and a notifications object (basic/patterns/subscriptions).
-    A fuzz case's listen may be mutated, so :func:`sequence_rules` holds it to less."""
-    first = messages[0] if messages else None
-    if not isinstance(first, dict) or first.get("method") != "notifications/subscriptions/acknowledged":
-        return [f"first message {json.dumps(first)[:120]}, expected notifications/subscriptions/acknowledged"]
-    problems = []
-    params: dict[str, Any] = first["params"] if isinstance(first.get("params"), dict) else {}
-    sub = params["_meta"].get(SUB_KEY) if isinstance(params.get("_meta"), dict) else None
-    if sub != listen_id:
-        problems.append(f"subscriptionId {sub!r}, expected the listen request's id {listen_id!r}")
-    if not isinstance(params.get("notifications"), dict):
-        problems.append("the acknowledgement has no notifications object")
-    return problems
-
-
-def sequence_rules(kind: str, messages: Sequence[Any]) -> list[str]:
-    """What a fuzz sequence knows beyond the request (step ``kind`` "error" or "listen"): a round
-    whose ``requestState`` was altered gets an error (basic/patterns/mrtr); a listen stream
-    starts with its acknowledgement (basic/patterns/subscriptions)."""
-    found = next((m.get("result") for m in messages if isinstance(m, dict) and "result" in m), None)
-    if kind == "error" and isinstance(found, dict):
-        return ["a result for a round whose requestState was altered: expected an error (basic/patterns/mrtr)"]
-    if kind == "listen":
-        first = messages[0] if messages else None
-        if isinstance(first, dict) and "method" in first and first.get("method") != "notifications/subscriptions/acknowledged":
-            return [f"the first message of a listen stream is {first.get('method')!r}, expected "
-                    "notifications/subscriptions/acknowledged (basic/patterns/subscriptions)"]
-        if isinstance(first, dict) and first.get("method") == "notifications/subscriptions/acknowledged":
-            params = first.get("params")
-            meta_ = params.get("_meta") if isinstance(params, dict) else None
-            if isinstance(meta_, dict) and SUB_KEY in meta_ and not isinstance(meta_[SUB_KEY], (str, int)):
-                return [f"subscriptionId {meta_[SUB_KEY]!r} is not an id"]
-    return []
 
 
 # -- a probe check: what its row expects ---------------------------------------------------------------
-def judge(expect: Expect, request: Request, reply: Reply, target: TargetFacts) -> list[str]:
-    """The problems with ``reply`` to a probe check's ``request`` (empty: it conforms)."""
-    problems = []
-    allowed = expect.status if isinstance(expect.status, tuple) else (expect.status,)
+def judge(expect: Expect | Sequence[Expect], request: Request, reply: Reply, target: TargetFacts) -> list[Problem]:
+    """The problems with ``reply`` to a probe check's ``request`` (empty: it conforms), judged
+    against each of the check's expectations in turn (a problem found twice is listed once,
+    with the first, stronger, rule)."""
+    problems: list[Problem] = []
+    for tier in (expect,) if isinstance(expect, Expect) else expect:
+        problems += [p for p in _judge_tier(tier, request, reply, target) if p not in problems]
+    return problems
+
+
+def _judge_tier(expect: Expect, request: Request, reply: Reply, target: TargetFacts) -> list[Problem]:
+    problems: list[Problem] = []
+    allowed = expect.status if isinstance(expect.status, tuple) else () if expect.status is None else (expect.status,)
     if expect.refusable and not target.stdio and 400 <= reply.status < 500:
-        return refusal_rule(reply)
-    if not target.stdio:
-        problems += status_rule(reply.status, allowed)
+        return refusal_rule(reply, rule_id="mcp.notification-refused" if rule(expect.rule).strength != "advice"
+                            else expect.rule)
+    if not target.stdio and expect.status is not None:
+        problems += status_rule(reply.status, allowed, rule_id=expect.rule)
     if expect.allow is not None and not target.stdio:
         problems += allow_rule(reply, expect.allow)
     if expect.empty:
-        return problems + empty_rule(reply, stdio=target.stdio)
-    if expect.code is None and expect.id is None and expect.more is None:
+        return problems + empty_rule(reply, stdio=target.stdio, rule_id=expect.rule)
+    if expect.code is None and expect.id is None and expect.more is None and not expect.any_answer:
         return problems
     answers = [m for m in reply.messages() if isinstance(m, dict) and ("result" in m or "error" in m)]
     if len(answers) != 1:
-        return [*problems, f"{len(answers)} JSON-RPC responses in the body, expected 1"]
+        return [*problems, problem(expect.rule, f"{len(answers)} JSON-RPC responses in the body, expected 1")]
     answer = answers[0]
+    kind: list[Problem] = []
     if expect.any_error:
-        kind = error_rule(answer)
-    elif expect.code is None:
-        kind = result_rule(answer)
-    else:
-        kind = code_rule(answer, (expect.code,))
+        kind = error_rule(answer, rule_id=expect.rule)
+    elif expect.code is not None:
+        kind = code_rule(answer, expect.code if isinstance(expect.code, tuple) else (expect.code,), rule_id=expect.rule)
+    elif not expect.any_answer:
+        kind = result_rule(answer, rule_id=expect.rule)
     problems += kind
-    problems += id_rule(answer, expect.id, request.rpc_id)
+    problems += id_rule(answer, expect.id, request.rpc_id, null_rule=expect.id_rule)
     if expect.more is not None and not kind:  # the shape of a result or error of the kind expected
         problems += expect.more(answer, target)
     return problems
 
 
-# -- a fuzz case: what the request demands, and what every answer keeps ---------------------------------
-def judge_answer(request: Request, reply: Reply, demand: Demand, *, stdio: bool) -> list[str]:
-    """The problems with ``reply`` to ``request`` (empty: it conforms), which ``demand``s
-    ``demand``; every message is held to :func:`jsonrpc_fault` too."""
-    problems: list[str] = []
-    kind = media_type(reply.header("content-type") or "")
-    if not stdio:
-        if demand.statuses is not None:
-            problems += status_rule(reply.status, demand.statuses, why=demand.reason)
-        if reply.status == 200 and kind not in ("application/json", "text/event-stream"):
-            problems.append(f"a 200 with Content-Type {kind or 'none'!r} (streamable-http#message-flow: JSON or an event stream)")
-        if reply.status == 202 and reply.body:
-            problems.append(f"a 202 with a body of {len(reply.body)} bytes")
-        if reply.status >= 300 and kind != "application/json":
-            return problems  # a refusal's body need not be JSON-RPC
-    responses = []
-    for message in reply.messages() if reply.body else []:
-        fault = jsonrpc_fault(message)
-        if fault:
-            problems.append(fault)
-        elif "method" not in message:
-            responses.append(message)
-    if demand.silent:
-        return problems + unanswered_rule(responses, refused=not stdio and reply.status >= 400, why=demand.reason)
-    sent = sent_id(request)
-    if stdio:
-        # Requests may run concurrently on stdio (basic/transports/stdio): a line may answer an earlier
-        # message, so only the answers carrying this request's id (or null, where it may) are its.
-        responses = [r for r in responses if (r.get("id") == sent and sent is not None)
-                     or (r.get("id") is None and demand.id in (NULL, ECHO_OR_NULL))]
-        responses = responses[-1:] if all(r.get("id") is None for r in responses) else responses
-    if not responses:
-        if demand.id is not None and (stdio or reply.status in (200, 202) or kind == "application/json"):
-            problems.append("no response to a request" + (f" (HTTP {reply.status})" if not stdio else ""))
-        return problems
-    if len(responses) > 1 and not stdio:  # on stdio an earlier line's late answer may share the id
-        problems.append(f"{len(responses)} responses to one request")
-    answer = responses[-1]
-    problems += id_rule(answer, demand.id, sent, why=demand.reason)
-    if demand.codes is not None:
-        problems += code_rule(answer, demand.codes, why=demand.reason)
-    error = answer.get("error")
-    if not stdio and kind == "application/json":
-        problems += status_of_code_rule(error.get("code") if isinstance(error, dict) else None, reply.status)
-    if "result" in answer:
-        problems += schema_rule(request, answer["result"])
-    if not stdio and kind == "application/json" and "result" in answer and reply.status != 200:
-        problems.append(f"a result with HTTP {reply.status}")
-    return problems
-
-
-def judge_step(kind: str, request: Request, reply: Reply | None, error: str | None,
-               demand: Callable[[], Demand], *, stdio: bool) -> list[str]:
-    """Every problem with the answer to one step of a fuzz case, judged as its ``kind`` (one of
-    :data:`STEP_KINDS`) says; ``demand`` gives what the request demands (the oracle). No answer
-    at all is a problem."""
-    if reply is None:
-        return [f"no answer: {error}"]
-    if error is not None:  # some lines, then silence
-        return [f"no complete answer: {error}"]
-    if kind == "lines":
-        return validity(reply)
-    problems = judge_answer(request, reply, demand(), stdio=stdio)
-    if kind == "listen":  # only the stream's first event was read
-        problems = [p for p in problems if not p.startswith("no response")]
-    return problems + sequence_rules(kind, reply.messages() if reply.body else [])
-
-
 # -- wording ---------------------------------------------------------------------------------------------
-def _listed(values: Collection[int]) -> str:
+def listed(values: Collection[int]) -> str:
     """Alternatives as the reports list them: a sequence in its order; a set sorted, and as a
     range when it holds more than 20."""
     if isinstance(values, (set, frozenset)):
@@ -487,8 +563,15 @@ def _listed(values: Collection[int]) -> str:
     return " or ".join(map(str, values))
 
 
-def _cited(why: str | None) -> str:
+def cited(why: str | None) -> str:
     return f" ({why})" if why else ""
+
+
+def _shown(value: Any) -> str:
+    """An id as a report shows it: its repr, a long string cut with its length."""
+    if isinstance(value, str) and len(value) > 40:
+        return repr(value[:24] + "...") + f" ({len(value.encode('utf-8', 'surrogatepass'))} bytes)"
+    return repr(value)
 
 
 def _short(value: Any, width: int = 120) -> str:

@@ -35,9 +35,9 @@ import h11
 from ..oauth.fetch import one_exchange
 
 __all__ = [
-    "BOM", "CAPS_KEY", "INFO_KEY", "MAX_BODY", "NDJSON", "NOT_JSON", "PV_KEY", "SUB_KEY", "UNSENDABLE", "VERSION",
-    "Exchange", "Reply", "Request", "Send", "first_result", "headers", "http_exchange", "http_sender",
-    "is_loopback_host", "media_type", "meta", "paced", "rpc", "sent_id",
+    "BOM", "CAPS_KEY", "INFO_KEY", "MAX_BODY", "NDJSON", "NOT_JSON", "PV_KEY", "SUB_KEY", "TIMED_OUT", "UNSENDABLE",
+    "VERSION", "Exchange", "Reply", "Request", "Send", "first_result", "headers", "http_exchange", "http_sender",
+    "is_loopback_host", "media_type", "meta", "paced", "rpc", "sent_id", "timed_out",
 ]
 
 VERSION = "2026-07-28"
@@ -53,6 +53,15 @@ MAX_BODY = 1024 * 1024
 UNSENDABLE = "unsendable"
 """How an exchange's error starts when HTTP/1.1 cannot carry the request at all (a header value
 h11 refuses): the request's fault, not the server's."""
+
+TIMED_OUT = "no complete reply within"
+"""How an exchange's error starts when the reply did not come (or did not end) within the time
+allowed: the request may simply take that long, which breaks no rule (:func:`timed_out`)."""
+
+
+def timed_out(error: str | None) -> bool:
+    """Whether an exchange's ``error`` says its reply did not come within the time allowed."""
+    return error is not None and error.startswith(TIMED_OUT)
 
 
 @dataclass(frozen=True)
@@ -198,7 +207,7 @@ def http_sender(url: str, rate: float, timeout: float) -> Send:
         try:
             return request, await http_exchange(url, request, timeout=timeout), None
         except TimeoutError:
-            return request, None, f"no complete reply within {timeout} s"
+            return request, None, f"{TIMED_OUT} {timeout:g} s"
         except h11.LocalProtocolError as exc:
             return request, None, f"{UNSENDABLE}: {exc}"
         except Exception as exc:  # noqa: BLE001 - any failure of the connection is a finding, not a crash

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .rawwire import NDJSON, Exchange, Reply, Request, meta, rpc
+from .rawwire import NDJSON, TIMED_OUT, Exchange, Reply, Request, meta, rpc
 
 __all__ = ["stdio_sender"]
 
@@ -94,7 +94,8 @@ async def stdio_sender(command: Sequence[str], *, timeout: float) -> AsyncIterat
             if line is None:
                 if request.first_event_only and got:
                     break
-                why = "the server closed its stdout" if lines.closed else f"no complete reply within {timeout} s"
+                why = "the server closed its stdout" if lines.closed else f"{TIMED_OUT} {timeout:g} s" + (
+                    " (the server answered the message sent after it)" if seen_sentinel and wants_own else "")
                 return shown, (Reply(0, (("content-type", NDJSON),), b"\n".join(got)) if got else None), why
             ident = _id_of(line)
             if ident == sentinel:

@@ -1,4 +1,5 @@
-"""``mcpwire fuzz``: ``runner`` (the public entry points, shrinking, replay), ``cases`` (what is sent),
-``oracle`` (what a request demands of its answer), ``strategies`` (hypothesis strategies for MCP
-traffic). Requests go through ``..rawwire``; answers are judged by ``..judge``; each failure is a
+"""``mcpwire fuzz``: ``runner`` (the public entry points, the run, replay), ``cases`` (what is sent),
+``oracle`` (what a request demands of its answer), ``shrink`` (the fewest steps of a failing case
+that still fail), ``strategies`` (hypothesis strategies for MCP traffic). Requests go through
+``..rawwire``; answers are judged by ``..demand`` with the rules of ``..judge``; each finding is a
 ``..verdict.Finding``."""

@@ -4,11 +4,11 @@ and prompts); and the replay file's form of each step.
 
 A :class:`Step` is one request as sent (method, headers, body: a
 :class:`~mcpwire_adapters.testing.rawwire.Request`) and how it is judged (``judge``, one of
-:data:`~mcpwire_adapters.testing.judge.STEP_KINDS`: by the oracle from the request alone, or,
+:data:`~mcpwire_adapters.testing.demand.STEP_KINDS`: by the oracle from the request alone, or,
 where the sequence knows more than the request shows, "error" for a round whose
 ``requestState`` was tampered with, "listen" for a subscription's first event, "lines" for
 stdio framing where only the validity of each line is certain). The judging itself is
-:func:`mcpwire_adapters.testing.judge.judge_step`. A replay file holds the steps, so a replay
+:func:`mcpwire_adapters.testing.demand.judge_step`. A replay file holds the steps, so a replay
 judges alike.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ..judge import STEP_KINDS
+from ..demand import STEP_KINDS
 from ..rawwire import CAPS_KEY, VERSION, Request, meta
 from . import strategies as mst
 
@@ -45,6 +45,7 @@ class Info:
     allowed_tools: list[dict[str, Any]] = field(default_factory=list)  # the ones we may call
     resources: list[str] = field(default_factory=list)
     prompts: list[dict[str, Any]] = field(default_factory=list)
+    initialize_era: bool = False  # it also serves clients older than 2025-06-18 (HTTP: an initialize naming 2025-03-26)
 
     @property
     def capabilities(self) -> dict[str, Any]:

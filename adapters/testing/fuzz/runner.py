@@ -11,12 +11,18 @@ the public entry points (:func:`fuzz`, :func:`fuzz_stdio`, :func:`replay`), the 
 Each case is one request, valid or mutated at one layer (:mod:`mcpwire_adapters.testing.fuzz.strategies`),
 or a stateful sequence (discover, lists by their cursors, tool calls through their rounds,
 listen, cancel: :func:`mcpwire_adapters.testing.fuzz.cases.run_sequence`). Every answer is judged by
-the one judge (:func:`mcpwire_adapters.testing.judge.judge_step`) against what the oracle reads
+the one judge (:func:`mcpwire_adapters.testing.demand.judge_step`) against what the oracle reads
 from the request (:func:`mcpwire_adapters.testing.fuzz.oracle.expect_for`), and after each case the
 target must still answer a well-formed server/discover (on stdio every message is followed by
-one). A failing case is shrunk by hypothesis and written, as sent, to ``out_dir``: a JSON file that
-:func:`replay` (``mcpwire fuzz --replay FILE``) sends again and judges again, with a ``curl``
-script (HTTP) or a line file (stdio) beside it. Each failure is a :data:`Failure`.
+one). Each problem names the rule it breaks and so its strength (:mod:`mcpwire_adapters.testing.judge`):
+a MUST of the official text makes a failure, a SHOULD a warning, this project's own conventions
+advice (reported with ``strict`` only). A request that gets no answer within ``timeout`` breaks
+no rule (a tool may run that long): it is reported as slow, with the time it exceeded. A failing
+case is shrunk by hypothesis, then by :func:`mcpwire_adapters.testing.fuzz.shrink.shortest` to the
+fewest of its steps that still fail (at best its one request), and written, as sent, to
+``out_dir``: a JSON file that :func:`replay` (``mcpwire fuzz --replay FILE``) sends again and
+judges again, with a ``curl`` script (HTTP) or a line file (stdio) beside it. Each finding is a
+:data:`Failure`.
 
 Safe by default, as the probe: only the named target is contacted, at most ``rate`` requests a
 second, and tools are called (with arguments drawn from their own ``inputSchema``) only when
@@ -53,7 +59,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from ...client.session import TransportError
 from ...errors import McpwireAdapterError, UsageError
-from ..judge import ECHO, NULL, judge_step
+from ..demand import judge_step
+from ..judge import ECHO, NULL, rule
 from ..rawwire import (
     UNSENDABLE,
     Exchange,
@@ -67,30 +74,59 @@ from ..rawwire import (
     paced,
     rpc,
     sent_id,
+    timed_out,
 )
 from ..rawwire_stdio import stdio_sender
-from ..verdict import Finding
+from ..verdict import FAIL, Finding, Problem, status_of, visible
 from .cases import Info, Step, decode_step, encode_step, run_sequence, single_steps
 from .oracle import Context, expect_for
+from .shrink import shortest
 
-__all__ = ["Failure", "FuzzReport", "Progress", "ReplayResult", "curl_command", "fuzz", "fuzz_stdio", "replay"]
+__all__ = ["FLAKY", "Failure", "FuzzReport", "Progress", "ReplayResult", "Slow", "curl_command", "fuzz", "fuzz_stdio",
+           "replay"]
 
 FORMAT = "mcpwire-fuzz/1"
 Progress = Callable[[int, int, float], None]  # (cases run, failures found, seconds elapsed)
 
 
 Failure: TypeAlias = Finding[list[Step]]
-"""A failing case, shrunk: ``subject`` is its steps as sent, ``problems`` what is wrong,
-``evidence`` what came back; ``flaky`` and ``path`` (the replay file, once written)."""
+"""A case that broke a rule, shrunk: ``subject`` is its steps as sent, ``status`` "fail" (a MUST),
+"warn" (a SHOULD) or "advice", ``problems`` what is wrong (each with its rule), ``evidence``
+what came back; ``flaky`` and ``path`` (the replay file, once written)."""
+
+FLAKY = ("flaky: the case did not fail again when hypothesis replayed it, so it was not shrunk; it may "
+         "depend on timing or on what the server did before (replay the file to see whether it still fails)")
+
+
+@dataclass(frozen=True)
+class Slow:
+    """Requests that got no (complete) answer within ``budget`` seconds: no rule is broken (a
+    tool may run that long). ``step``: the first as sent; ``kind``: what they were (the method,
+    and the tool called); ``count``: how many."""
+
+    step: Step
+    budget: float
+    kind: str
+    count: int = 1
 
 
 @dataclass
 class FuzzReport:
+    """What a run found: ``findings`` (each case that broke a rule, its strength in its status;
+    :attr:`failures` the MUST ones), ``slow`` (requests past the time allowed, not failures),
+    how many ``cases`` in how many ``seconds``."""
+
     target: str
     seed: int
     cases: int = 0
     seconds: float = 0.0
-    failures: list[Failure] = field(default_factory=list)
+    findings: list[Failure] = field(default_factory=list)
+    slow: list[Slow] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[Failure]:
+        """The findings that break a MUST (the run's exit status is non-zero only for these)."""
+        return [f for f in self.findings if f.status == FAIL]
 
     @property
     def rate(self) -> float:
@@ -98,7 +134,7 @@ class FuzzReport:
 
 
 class _CaseFailed(McpwireAdapterError):
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: Sequence[str]) -> None:
         super().__init__("; ".join(problems))
         self.problems = problems
 
@@ -113,6 +149,8 @@ class _Options:
     progress: Progress | None
     sequences: bool
     target: str
+    strict: bool = False
+    timeout: float = 10.0
 
 
 async def _gather(send: Send, stdio: bool, tools: Sequence[str], all_tools: bool, unreachable: str) -> Info:
@@ -139,11 +177,18 @@ async def _gather(send: Send, stdio: bool, tools: Sequence[str], all_tools: bool
                           if isinstance(r, dict) and isinstance(r.get("uri"), str)][:20]
     if "prompts" in caps:
         info.prompts = [p for p in await listed("prompts/list", "prompts") if isinstance(p, dict)][:20]
+    if not stdio:  # does it serve clients older than 2025-06-18 (no MCP-Protocol-Version header)?
+        older = await send(Request("POST", (("Content-Type", "application/json"),
+                                            ("Accept", "application/json, text/event-stream")), json.dumps(
+            {"jsonrpc": "2.0", "id": "fuzz-older", "method": "initialize", "params": {
+                "protocolVersion": "2025-03-26", "capabilities": {},
+                "clientInfo": {"name": "mcpwire-fuzz", "version": "1"}}}).encode(), rpc_id="fuzz-older"))
+        info.initialize_era = (first_result(older[1]) or {}).get("protocolVersion") == "2025-03-26"
     return info
 
 
-def _judge(step: Step, reply: Reply | None, error: str | None, context: Context) -> list[str]:
-    """Every problem with the answer to one step (no answer at all is one)."""
+def _judge(step: Step, reply: Reply | None, error: str | None, context: Context) -> list[Problem]:
+    """Every problem with the answer to one step (no answer at all is one; no answer in time is none)."""
     return judge_step(step.judge, step.request, reply, error, lambda: expect_for(step.request, context),
                       stdio=context.stdio)
 
@@ -151,7 +196,7 @@ def _judge(step: Step, reply: Reply | None, error: str | None, context: Context)
 def _context(info: Info, loopback: bool) -> Context:
     caps = info.capabilities if info.discover is not None else None
     return Context(stdio=info.stdio, loopback=loopback, capabilities=frozenset(caps) if caps is not None else None,
-                   header_tools=info.header_tools())
+                   header_tools=info.header_tools(), initialize_era=info.initialize_era)
 
 
 def _for_stdio(step: Step, context: Context) -> Step:
@@ -165,8 +210,21 @@ def _for_stdio(step: Step, context: Context) -> Step:
     return replace(step, request=replace(step.request, rpc_id=rpc_id))  # echo-or-null: either
 
 
-def _signature(step: Step, problems: list[str]) -> str:
+def _signature(step: Step, problems: Sequence[str]) -> str:
     return step.label.split(".")[0] + "|" + re.sub(r"'[^']*'|\"[^\"]*\"|\b\d{3,}\b", "_", problems[0])[:100]
+
+
+def _slow_kind(step: Step) -> str:
+    """What makes requests slow alike: the method, and the tool (prompt) called."""
+    try:
+        message = json.loads(step.request.body)
+    except ValueError:
+        return step.label
+    if not isinstance(message, dict):
+        return step.label
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return f"{message.get('method')} of {name}" if isinstance(name, str) else str(message.get("method"))
 
 
 async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> FuzzReport:
@@ -182,15 +240,28 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
     async def send_one(request: Request) -> Exchange:
         return await send(request)
 
+    slow: dict[str, Slow] = {}
+
+    def note_slow(step: Step) -> None:
+        kind = _slow_kind(step)
+        with lock:
+            seen = slow.get(kind)
+            slow[kind] = replace(seen, count=seen.count + 1) if seen else Slow(step, options.timeout, kind)
+
+    def prepared(step: Step) -> Step:
+        return _for_stdio(step, context) if info.stdio and step.judge == "oracle" and step.request.answered is None \
+            else step
+
     def call(step: Step) -> list[Any]:
-        if info.stdio and step.judge == "oracle" and step.request.answered is None:
-            step = _for_stdio(step, context)
+        step = prepared(step)
         sent = anyio.from_thread.run(send_one, step.request)
         if sent[2] is not None and sent[2].startswith(UNSENDABLE):
             hypothesis.reject()  # the generator's fault, not the server's: draw another case
         case["steps"].append(step)
         case["evidence"].append(sent)
-        problems = _judge(step, sent[1], sent[2], context)
+        if timed_out(sent[2]):
+            note_slow(step)  # no rule broken: the request may take that long
+        problems = visible(_judge(step, sent[1], sent[2], context), strict=options.strict)
         if problems:
             raise _CaseFailed(problems)
         return sent[1].messages() if sent[1] is not None and sent[1].body else []
@@ -198,11 +269,34 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
     def alive() -> None:
         probe = Step(rpc("server/discover", rpc_id="fuzz-alive"), label="alive")
         sent = anyio.from_thread.run(send_one, probe.request)
-        if first_result(sent[1]) is None:
+        if first_result(sent[1]) is None and not timed_out(sent[2]):  # busy past the time allowed is not gone
             case["steps"].append(probe)
             case["evidence"].append(sent)
-            raise _CaseFailed([f"the target no longer answers a well-formed server/discover after the case "
-                               f"({sent[2] or f'HTTP {sent[1].status if sent[1] else 0}'})"])
+            raise _CaseFailed([Problem(f"the target no longer answers a well-formed server/discover after the case "
+                                       f"({sent[2] or f'HTTP {sent[1].status if sent[1] else 0}'})",
+                                       rule("jsonrpc.reply"))])
+
+    def replayed(steps: list[Step], signature: str) -> Failure | None:
+        """``steps`` sent again in order: the failure they end in, if it is one of ``signature``."""
+        if info.stdio:
+            anyio.from_thread.run(send_one, replace(rpc("server/discover", rpc_id="fuzz-barrier"), answered=True))
+        evidence: list[Exchange] = []
+        for number, step in enumerate(steps, 1):
+            sent = anyio.from_thread.run(send_one, step.request)
+            evidence.append(sent)
+            if step.label == "alive":
+                if first_result(sent[1]) is not None or timed_out(sent[2]):
+                    return None
+                last = steps[-2] if len(steps) > 1 else step
+                gone = [Problem("the target no longer answers a well-formed server/discover after the case "
+                                f"({sent[2] or f'HTTP {sent[1].status if sent[1] else 0}'})", rule("jsonrpc.reply"))]
+                return Failure.judged(steps, gone, evidence) if _signature(last, gone) == signature else None
+            problems = visible(_judge(step, sent[1], sent[2], context), strict=options.strict)
+            if problems:
+                if number == len(steps) and _signature(step, problems) == signature:
+                    return Failure.judged(steps, problems, evidence)
+                return None
+        return None
 
     def body(data: st.DataObject) -> None:
         if deadline is not None and time.monotonic() > deadline:
@@ -218,7 +312,9 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
             if not info.stdio:
                 alive()
         except _CaseFailed as failed:
-            signature = _signature(case["steps"][-1], failed.problems)
+            last = case["steps"][-1] if case["steps"][-1].label != "alive" or len(case["steps"]) < 2 \
+                else case["steps"][-2]
+            signature = _signature(last, failed.problems)
             if signature in known:
                 return  # found and written already: look for other bugs
             case["failed"] = (signature, Failure.judged(list(case["steps"]), failed.problems, case["evidence"]))
@@ -227,7 +323,26 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
             with lock:
                 report.cases += 1
             if options.progress is not None:
-                options.progress(report.cases, len(report.failures), time.monotonic() - started)
+                options.progress(report.cases, len(report.findings), time.monotonic() - started)
+
+    def _shortened(failure: Failure, signature: str) -> Failure:
+        """``failure`` with its steps cut to the fewest that still fail the same way when sent
+        again (the evidence and problems are that replay's)."""
+        if len(failure.subject) < 2:
+            return failure
+        found: dict[int, Failure] = {}
+
+        def fails(candidate: list[Step]) -> bool:
+            again = replayed(candidate, signature)
+            if again is not None:
+                found[len(candidate)] = again
+            return again is not None
+
+        fewer = shortest(failure.subject, fails, last_is_check=failure.subject[-1].label == "alive")
+        shorter = found.get(len(fewer))
+        if len(fewer) == len(failure.subject) or shorter is None:
+            return failure
+        return shorter  # it failed again when replayed: not flaky
 
     database = DirectoryBasedExampleDatabase(options.database) if options.database else None
 
@@ -254,14 +369,16 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
                 signature, failure = case.pop("failed")
                 failure.flaky = flaky
                 known.add(signature)
-                report.failures.append(failure)
+                failure = _shortened(failure, signature)
+                report.findings.append(failure)
                 if options.out_dir:
-                    failure.path = write_failure(Path(options.out_dir), len(report.failures), failure, info, context,
-                                                 options.target)
+                    failure.path = write_failure(Path(options.out_dir), len(report.findings), failure, info, context,
+                                                 options.target, options.strict)
             examples += size
             round_ += 1
 
     await anyio.to_thread.run_sync(run_rounds)
+    report.slow = list(slow.values())
     report.seconds = time.monotonic() - started
     return report
 
@@ -269,23 +386,25 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
 async def fuzz(url: str, *, max_examples: int = 100, time_budget: float | None = None, seed: int = 0,
                database: str | None = None, out_dir: str | None = None, rate: float = 0.0,
                tools: Sequence[str] = (), all_tools: bool = False, timeout: float = 10.0,
-               sequences: bool = True, progress: Progress | None = None) -> FuzzReport:
+               sequences: bool = True, progress: Progress | None = None, strict: bool = False) -> FuzzReport:
     """Fuzz the Streamable HTTP endpoint ``url``: up to ``max_examples`` cases (and at most
     ``time_budget`` seconds), from ``seed``; hypothesis' examples kept in ``database`` (a
-    directory) when given; failures written to ``out_dir`` when given. :class:`TransportError`
-    when the first server/discover gets no answer; ``ValueError`` for a tool that is not listed."""
+    directory) when given; findings written to ``out_dir`` when given; ``strict``: this
+    project's conventions beyond the official text are findings too (advice). A request with
+    no answer within ``timeout`` seconds is slow, not a failure. :class:`TransportError` when
+    the first server/discover gets no answer; ``ValueError`` for a tool that is not listed."""
     host = urlsplit(url).hostname or ""
     send = http_sender(url, rate, timeout)
 
     info = await _gather(send, False, tools, all_tools, f"cannot reach {url}")
     return await _engine(send, info, is_loopback_host(host), _Options(max_examples, time_budget, seed, database, out_dir,
-                                                              progress, sequences, url))
+                                                              progress, sequences, url, strict, timeout))
 
 
 async def fuzz_stdio(command: Sequence[str], *, max_examples: int = 100, time_budget: float | None = None,
                      seed: int = 0, database: str | None = None, out_dir: str | None = None, rate: float = 0.0,
                      tools: Sequence[str] = (), all_tools: bool = False, timeout: float = 10.0,
-                     sequences: bool = True, progress: Progress | None = None) -> FuzzReport:
+                     sequences: bool = True, progress: Progress | None = None, strict: bool = False) -> FuzzReport:
     """Fuzz a server started as ``command`` speaking NDJSON on stdio (one process for the run;
     every message is followed by a server/discover whose answer shows it is still alive)."""
     async with stdio_sender(command, timeout=timeout) as raw_send:
@@ -293,7 +412,7 @@ async def fuzz_stdio(command: Sequence[str], *, max_examples: int = 100, time_bu
         target = shlex.join(command)
         info = await _gather(send, True, tools, all_tools, f"no answer from {target}")
         return await _engine(send, info, False, _Options(max_examples, time_budget, seed, database, out_dir,
-                                                         progress, sequences, target))
+                                                         progress, sequences, target, strict, timeout))
 
 
 # -- reproducers ---------------------------------------------------------------------------------------------
@@ -312,15 +431,26 @@ def curl_command(url: str, request: Request, body_file: str | None = None) -> st
     return shlex.join(words)
 
 
-def write_failure(out_dir: Path, number: int, failure: Failure, info: Info, context: Context, target: str) -> Path:
+def _rule_json(problem: str) -> dict[str, Any]:
+    """The rule a problem breaks, for a replay file: its id, strength, source, sentence and page."""
+    if not isinstance(problem, Problem):
+        return {"strength": "MUST"}
+    r = problem.rule
+    return {"rule": r.id, "strength": r.strength, "source": r.source, "quote": r.quote, "url": r.url}
+
+
+def write_failure(out_dir: Path, number: int, failure: Failure, info: Info, context: Context, target: str,
+                  strict: bool = False) -> Path:
     """Write ``failure-N.json`` (the replay file), and ``failure-N.sh`` (curl) or ``failure-N.jsonl`` (stdio)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = out_dir / f"failure-{number}"
     document: dict[str, Any] = {
         "format": FORMAT, "target": {"kind": "stdio", "command": target} if info.stdio else {"kind": "http", "url": target},
-        "problems": failure.problems, "flaky": failure.flaky,
+        "problems": failure.problems, "status": failure.status, "flaky": failure.flaky,
+        "rules": [_rule_json(p) for p in failure.problems], "strict": strict,
         "context": {"capabilities": sorted(context.capabilities) if context.capabilities is not None else None,
-                    "loopback": context.loopback, "headerTools": sorted(context.header_tools)},
+                    "loopback": context.loopback, "headerTools": sorted(context.header_tools),
+                    "initializeEra": context.initialize_era},
         "steps": [encode_step(s) for s in failure.subject],
         "answers": [_answer_json(e) for e in failure.evidence],
     }
@@ -361,20 +491,29 @@ def _answer_json(sent: Exchange) -> dict[str, Any]:
 
 @dataclass
 class ReplayResult:
-    """Each step of a replay file as sent again: the exchange and its problems (none: it conforms now)."""
+    """Each step of a replay file as sent again: the exchange and its problems (none: it
+    conforms now; advice only when the run that wrote the file was strict, or ``strict``)."""
 
     target: str
     steps: list[tuple[Step, Exchange, list[str]]]
 
     @property
     def reproduced(self) -> bool:
+        """Whether a step still breaks a rule."""
         return any(problems for _, _, problems in self.steps)
 
+    @property
+    def failed(self) -> bool:
+        """Whether a step still breaks a MUST (a warning or advice reproduced is no failure)."""
+        return any(status_of(problems) == FAIL for _, _, problems in self.steps)
 
-async def replay(path: str | Path, *, timeout: float = 10.0, target: str | None = None) -> ReplayResult:
+
+async def replay(path: str | Path, *, timeout: float = 10.0, target: str | None = None,
+                 strict: bool | None = None) -> ReplayResult:
     """Send the steps of the replay file at ``path`` again, in order, and judge each with the
     oracle and the context the file records. ``target`` replaces the file's (a URL, or a
-    command for a stdio file)."""
+    command for a stdio file); ``strict`` the file's strictness. A step with no answer within
+    ``timeout`` has no problem (it is slow, as in the run)."""
     document = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise UsageError(f"{path} is not an mcpwire fuzz replay file")
@@ -384,21 +523,24 @@ async def replay(path: str | Path, *, timeout: float = 10.0, target: str | None 
     caps = recorded.get("capabilities")
     context = Context(stdio=kind == "stdio", loopback=bool(recorded.get("loopback", True)),
                       capabilities=frozenset(caps) if isinstance(caps, list) else None,
-                      header_tools=frozenset(recorded.get("headerTools", [])))
+                      header_tools=frozenset(recorded.get("headerTools", [])),
+                      initialize_era=bool(recorded.get("initializeEra", False)))
+    shown = bool(document.get("strict", False)) if strict is None else strict
     steps = [decode_step(s) for s in document["steps"]]
     out: list[tuple[Step, Exchange, list[str]]] = []
     if kind == "stdio":
         async with stdio_sender(shlex.split(where), timeout=timeout) as send:
             for step in steps:
                 sent: Exchange = await send(step.request)
-                out.append((step, sent, _judge(step, sent[1], sent[2], context)))
+                out.append((step, sent, visible(_judge(step, sent[1], sent[2], context), strict=shown)))
         return ReplayResult(where, out)
     send_http = http_sender(where, 0, timeout)
     for step in steps:
         _, answer, error = await send_http(step.request)
         if step.label == "alive":
-            problems = [] if first_result(answer) is not None else ["the target does not answer a well-formed server/discover"]
+            problems: list[str] = [] if first_result(answer) is not None or timed_out(error) else [
+                Problem("the target does not answer a well-formed server/discover", rule("jsonrpc.reply"))]
         else:
-            problems = _judge(step, answer, error, context)
+            problems = visible(_judge(step, answer, error, context), strict=shown)
         out.append((step, (step.request, answer, error), problems))
     return ReplayResult(where, out)

@@ -11,10 +11,12 @@ it is not applicable instead of guessing. Multi-step checks (a multi round-trip 
 stream) carry a ``steps`` coroutine instead of a single request, returning an
 :class:`~mcpwire_adapters.testing.verdict.Outcome`.
 
-Codes and statuses are those of the specification's error codes (and, for the HTTP statuses and
-which failure wins, the admission order docs/errors.md describes); where the specification says
-SHOULD, or leaves something to the implementation, there is no check (a report we cannot defend
-would be a bug in the tool). The rows are in :mod:`mcpwire_adapters.testing.probe.table`.
+Each expectation names its rule of :data:`mcpwire_adapters.testing.judge.RULES`, and so its
+strength: a check fails only on a MUST of the official text (the specification and schema of the
+revision, JSON-RPC 2.0, an HTTP RFC), warns on a SHOULD, and gives as advice (shown with
+``--strict``) what is this project's convention only (the codes and statuses of docs/errors.md,
+its id bounds). A report we cannot defend from the official text would be a bug in the tool. The
+rows are in :mod:`mcpwire_adapters.testing.probe.table`.
 """
 
 from __future__ import annotations
@@ -63,17 +65,26 @@ class Target:
 @dataclass(frozen=True)
 class Check:
     """One rule: ``build`` gives the request (or a string: why the check is not applicable) and
-    ``expect`` judges the reply; or ``steps`` runs a short exchange and returns its outcome."""
+    ``expect`` judges the reply (one expectation, or several, strongest first); or ``steps``
+    runs a short exchange and returns its outcome."""
 
     id: str
     title: str
     cites: str  # a page#anchor of the 2026-07-28 specification (see SPEC_URL), another page's URL, or "JSON-RPC 2.0 ..."
     sends: str
     build: Callable[[Target], Request | str] | None = None
-    expect: Expect | None = None
+    expect: Expect | tuple[Expect, ...] | None = None
     steps: Callable[[Target, Send], Awaitable[Outcome]] | None = None
     needs_tool_calls: bool = False
     http_only: bool = False  # a rule of HTTP (statuses, headers): not applicable to stdio
+    enforces: tuple[str, ...] = ()  # with steps: the rules (of judge.RULES) its steps hold the server to
+
+    def rules(self) -> tuple[str, ...]:
+        """The rules this check holds a server to (keys of :data:`mcpwire_adapters.testing.judge.RULES`),
+        strongest expectation first; a response's id is held to the basic page's MUST besides."""
+        if self.expect is None:
+            return self.enforces
+        return tuple(dict.fromkeys(e.rule for e in ((self.expect,) if isinstance(self.expect, Expect) else self.expect)))
 
 
 def needs(capability: str, build: Callable[[Target], Request]) -> Callable[[Target], Request | str]:

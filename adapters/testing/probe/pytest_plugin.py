@@ -3,7 +3,8 @@ against the server at URL as a test of its own (docs/probing.md).
 
 Each check is an item named ``mcp_probe[<check id>]``, marked ``mcp_probe`` (``-m mcp_probe``
 runs them alone, beside a project's own tests); it passes, fails with the request and the
-response as evidence, or is skipped when it does not apply to the server. The checks run once,
+response as evidence (a MUST of the official text is broken), passes with a warning (a
+SHOULD; advice too with ``--mcp-strict``), or is skipped when it does not apply to the server. The checks run once,
 together, at the first item (``--mcp-rate`` requests per second, default 10); tools are called
 with generated arguments only with ``--mcp-call-tools``. The target may be an http(s) URL or a
 command line that starts a stdio server (``--mcp-target 'python server.py --stdio'``).
@@ -14,17 +15,19 @@ until ``--mcp-target`` is given.
 
 from __future__ import annotations
 
-from ...errors import McpwireAdapterError
 import shlex
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from ...errors import McpwireAdapterError
 
 if TYPE_CHECKING:
     from .checks import Check
     from .runner import Finding
 
-__all__ = ["ProbeItem", "pytest_addoption", "pytest_collection_modifyitems", "pytest_configure"]
+__all__ = ["ProbeItem", "ProbeWarning", "pytest_addoption", "pytest_collection_modifyitems", "pytest_configure"]
 
 _FINDINGS = pytest.StashKey["dict[str, Finding] | str"]()
 
@@ -38,6 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="requests per second the probe sends at most (0: no limit; default 10)")
     group.addoption("--mcp-call-tools", action="store_true", default=False,
                     help="let checks call the server's tools with generated arguments (tools have side effects)")
+    group.addoption("--mcp-strict", action="store_true", default=False,
+                    help="also report this project's conventions beyond the official text (as warnings)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -64,6 +69,11 @@ class ProbeFailed(McpwireAdapterError):
         self.finding = finding
 
 
+class ProbeWarning(McpwireAdapterError, UserWarning):
+    """A check that passed with a warning: a SHOULD of the official text not kept (or, with
+    ``--mcp-strict``, a convention of this project). A ``UserWarning``, under the one error root."""
+
+
 class ProbeItem(pytest.Item):
     """One check of the probe against ``--mcp-target``."""
 
@@ -80,16 +90,22 @@ class ProbeItem(pytest.Item):
             pytest.skip(f"not applicable: {finding.detail}")
         if finding.status == "fail":
             raise ProbeFailed(finding)
+        if finding.status in ("warn", "advice"):
+            warnings.warn(f"mcp_probe[{self.check.id}]: {finding.detail}", ProbeWarning, stacklevel=1)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str:
         if not isinstance(excinfo.value, ProbeFailed):
             return str(super().repr_failure(excinfo))
-        from .runner import evidence_json
+        from .runner import evidence_json, problem_json
 
         finding = excinfo.value.finding
         lines = [f"{self.check.id}: {self.check.title} ({self.check.cites})", f"  sends: {self.check.sends}",
                  f"  FAIL: {finding.detail}"]
+        for problem in map(problem_json, finding.problems):
+            if "quote" in problem:
+                lines.append(_escaped(f"  {problem['strength']} ({problem['source']}): \"{problem['quote']}\" "
+                                      f"{problem['url'] or ''}".rstrip()))
         for exchange in finding.evidence:
             evidence = evidence_json(exchange)
             lines.append(f"  request: {_request_text(evidence['request'])}")
@@ -136,11 +152,12 @@ def _findings(config: pytest.Config) -> dict[str, Finding] | str:
         target = str(config.getoption("mcp_target"))
         rate = float(config.getoption("mcp_rate"))
         call_tools = bool(config.getoption("mcp_call_tools"))
+        strict = bool(config.getoption("mcp_strict"))
 
         async def run() -> list[Finding]:
             if target.startswith(("http://", "https://")):
-                return await probe(target, CHECKS, rate=rate, call_tools=call_tools)
-            return await probe_stdio(shlex.split(target), CHECKS, rate=rate, call_tools=call_tools)
+                return await probe(target, CHECKS, rate=rate, call_tools=call_tools, strict=strict)
+            return await probe_stdio(shlex.split(target), CHECKS, rate=rate, call_tools=call_tools, strict=strict)
 
         from ...client.session import TransportError
 

@@ -10,9 +10,11 @@ file and a curl script that reproduce it. The budgets are small: a few seconds a
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -24,7 +26,13 @@ from _lines import fixture_served
 from _stdlib_http import serving_http
 import trio
 
-from mcpwire_adapters.testing.fuzz.runner import FuzzReport, fuzz, fuzz_stdio, replay
+from mcpwire_adapters.cli.fuzz import _report
+from mcpwire_adapters.cli.terminal import Terminal
+from mcpwire_adapters.testing.fuzz.cases import Step
+from mcpwire_adapters.testing.fuzz.runner import FLAKY, Failure, FuzzReport, Slow, fuzz, fuzz_stdio, replay
+from mcpwire_adapters.testing.judge import rule
+from mcpwire_adapters.testing.rawwire import rpc
+from mcpwire_adapters.testing.verdict import Problem
 
 REPO = Path(__file__).resolve().parents[3]
 CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
@@ -38,10 +46,14 @@ def fixture_url() -> Iterator[str]:
         yield url
 
 
-def _forwarder(upstream: str, seen: list[str], *, plant: bool = True) -> type[BaseHTTPRequestHandler]:
+def _forwarder(upstream: str, seen: list[str], *, plant: bool = True, slow_tool: str | None = None,
+               slow_seconds: float = 0.0, sequence_bug: bool = False) -> type[BaseHTTPRequestHandler]:
     """A handler passing every request to ``upstream`` and its answer back, but for one planted
     bug (unless ``plant`` is False): an integer id in a JSON answer comes back as a string.
-    ``seen`` gets the method of each request body, and the tool name of each tools/call."""
+    ``slow_tool``: a tools/call of that tool is held ``slow_seconds`` first. ``sequence_bug``:
+    the answer to a tools/call whose id is a string starting "seq-" (as the fuzzer's stateful
+    sequences number their requests) comes back with "!" added to its id. ``seen`` gets the
+    method of each request body, and the tool name of each tools/call."""
     parts = urlsplit(upstream)
 
     class Forward(BaseHTTPRequestHandler):
@@ -54,14 +66,23 @@ def _forwarder(upstream: str, seen: list[str], *, plant: bool = True) -> type[Ba
                 message = json.loads(body)
             except ValueError:
                 message = None
+            call = None
             if isinstance(message, dict):
                 params = message.get("params")
                 name = params.get("name") if isinstance(params, dict) else None
                 seen.append(f"{message.get('method')}:{name}" if message.get("method") == "tools/call" else
                             str(message.get("method")))
+                call = name if message.get("method") == "tools/call" else None
+                if call is not None and call == slow_tool:
+                    time.sleep(slow_seconds)
             connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=5)
-            connection.request(self.command, parts.path, body=body if body else None,
-                               headers={k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")})
+            connection.putrequest(self.command, parts.path, skip_accept_encoding=True)
+            for key, value in self.headers.items():  # each as sent, a repeated one repeated
+                if key.lower() not in ("host", "connection", "content-length"):
+                    connection.putheader(key, value)
+            if body:
+                connection.putheader("Content-Length", str(len(body)))
+            connection.endheaders(body if body else None)
             answer = connection.getresponse()
             if (answer.getheader("content-type") or "").startswith("text/event-stream"):
                 self._stream(answer)
@@ -74,6 +95,12 @@ def _forwarder(upstream: str, seen: list[str], *, plant: bool = True) -> type[Ba
                 reply = json.loads(data)
                 if isinstance(reply, dict) and isinstance(reply.get("id"), int):
                     reply["id"] = str(reply["id"])  # the planted bug
+                    data = json.dumps(reply).encode()
+            if sequence_bug and call is not None and (answer.getheader("content-type") or "").startswith(
+                    "application/json") and data:
+                reply = json.loads(data)
+                if isinstance(reply, dict) and str(reply.get("id")).startswith("seq-"):
+                    reply["id"] += "!"  # the planted bug: only a sequence's call shows it
                     data = json.dumps(reply).encode()
             connection.close()
             self.send_response(answer.status)
@@ -236,3 +263,50 @@ def test_cli_usage_errors() -> None:
         assert done.returncode == 4 and text in done.stderr, (argv, done.stderr)
     done = subprocess.run([*CLI, "fuzz", "http://127.0.0.1:9/mcp", "-q"], capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 3, done.stderr
+
+
+# -- what is not a failure, and how far a failure shrinks ----------------------------------------------------
+def test_a_request_past_the_timeout_is_slow_not_a_failure(fixture_url: str, tmp_path: Path) -> None:
+    """A tool that runs longer than --timeout breaks no rule: the run reports it as slow, with the
+    time it exceeded, and exits 0."""
+    seen: list[str] = []
+    with serving_http(_forwarder(fixture_url, seen, plant=False, slow_tool="test_simple_text", slow_seconds=2.5)) as url:
+        done = subprocess.run([*CLI, "fuzz", url, "--tool", "test_simple_text", "--timeout", "1", "--max-examples", "12",
+                               "--seed", "7", "--no-sequences", "-q", "--out", str(tmp_path)],
+                              capture_output=True, text=True, timeout=TIMEOUT)
+    assert "tools/call:test_simple_text" in seen
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL" not in done.stdout and ": 0 failures" in done.stdout, done.stdout
+    assert "SLOW: no answer within 1 s (--timeout) to " in done.stdout, done.stdout
+    assert "tools/call of test_simple_text" in done.stdout, done.stdout
+    assert "slow is not a failure" in done.stdout and not list(tmp_path.iterdir())
+
+
+def test_a_failure_found_in_a_sequence_is_shrunk_to_its_one_request(fixture_url: str, tmp_path: Path) -> None:
+    """A bug only a stateful sequence reaches (hypothesis shrinks it to server/discover and the
+    call): the fuzzer's own shrinker sends the call alone, sees it fail the same way, and
+    reports that one request."""
+    with serving_http(_forwarder(fixture_url, [], plant=False, sequence_bug=True)) as url:
+        report: FuzzReport = run(lambda: fuzz(url, max_examples=60, seed=5, tools=["test_simple_text"],
+                                              out_dir=str(tmp_path)))
+        found = [f for f in report.failures if "expected the request's id" in f.problems[0]]
+        assert found, [f.problems for f in report.findings]
+        steps = found[0].subject
+        assert [json.loads(s.request.body)["method"] for s in steps] == ["tools/call"], [s.label for s in steps]
+        assert json.loads(steps[0].request.body)["id"].startswith("seq-")
+        assert found[0].path is not None and run(lambda: replay(found[0].path)).reproduced
+        assert len(json.loads(found[0].path.read_text())["steps"]) == 1
+
+
+def test_the_report_says_what_flaky_and_slow_mean() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    step = Step(rpc("tools/call", rpc_id=3), label="valid")
+    finding = Failure.judged([step], [Problem("id '3', expected the request's id 3", rule("mcp.result-id"))], [])
+    finding.flaky = True
+    _report(FuzzReport("http://127.0.0.1:1/mcp", 1, findings=[finding], slow=[Slow(step, 10.0, "tools/call of x", 2)]),
+            Terminal(io.StringIO(), out, err))
+    text = out.getvalue()
+    assert "FAIL 1: id '3', expected the request's id 3 (flaky)" in text
+    assert 'MUST (MCP 2026-07-28): "Result responses MUST include the same ID' in text
+    assert f"(flaky) {FLAKY}" in text and "did not fail again when hypothesis replayed it" in FLAKY
+    assert "SLOW: no answer within 10 s (--timeout) to 2 requests: tools/call of x" in text
