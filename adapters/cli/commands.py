@@ -12,6 +12,8 @@
     mcpwire probe [OPTIONS] -- COMMAND [ARG]...                (or: mcpwire probe --stdio 'COMMAND [ARG]...')
     mcpwire fuzz URL [--max-examples N] [--time-budget S] [--seed N] [--tool NAME]... [--all-tools] [--rate N]
     mcpwire fuzz [OPTIONS] -- COMMAND [ARG]...                 mcpwire fuzz --replay FILE [URL]
+    mcpwire probe --client 'CLIENT ... {url}' [--stdio] [--only NAME]... [--replay FILE]   (probing a client)
+    mcpwire fuzz --client 'CLIENT ... {url}' [--stdio] [--only NAME]... [--max-examples N] [--budget S]
 
 ``inspect`` and ``call`` speak 2026-07-28 to servers that do, and fall back to an
 initialize-era session (2025-11-25 and older) with servers that do not

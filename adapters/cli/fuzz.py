@@ -34,7 +34,7 @@ def add_fuzz_parser(commands: Any) -> None:
                          help="URL is a command (split as a shell would) starting a server that speaks stdio; "
                               "or give the command after --")
     command.add_argument("--max-examples", type=int, default=200, metavar="N", help="at most N cases (default 200)")
-    command.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop after this long")
+    command.add_argument("--time-budget", "--budget", type=float, metavar="SECONDS", help="stop after this long")
     command.add_argument("--seed", type=int, help="the random seed (default: a new one, printed)")
     command.add_argument("--database", metavar="DIR",
                          help="keep hypothesis' examples here, so failures found once are tried first next time")
@@ -55,6 +55,11 @@ def add_fuzz_parser(commands: Any) -> None:
                               "failure: the exit status counts MUST failures only)")
     command.add_argument("--replay", metavar="FILE", help="send a failure file again and check it again")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    command.add_argument("--client", metavar="COMMAND",
+                         help="fuzz an MCP client instead: COMMAND runs it, {url} replaced by the hostile server's URL "
+                              "(with --stdio: {server} by the command that starts it); docs/probing-clients.md")
+    command.add_argument("--only", action="append", default=[], metavar="PATTERN",
+                         help="with --client: fuzz only the scenarios whose name matches (shell pattern, repeatable)")
 
 
 class _Progress:
@@ -73,6 +78,10 @@ class _Progress:
 
 
 def run_fuzz(args: argparse.Namespace, term: Terminal) -> int:
+    if args.client is not None:
+        from .probe_client import run_client_fuzz
+
+        return run_client_fuzz(args, term)
     try:
         from ..testing.fuzz.runner import fuzz, fuzz_stdio, replay  # hypothesis is an extra: imported only for this command
     except ImportError as exc:

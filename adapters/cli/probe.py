@@ -25,8 +25,8 @@ EXIT_CHECK_FAILED = 1
 def add_probe_parser(commands: Any) -> None:
     """Add ``probe`` to the ``mcpwire`` subcommands (``commands``: argparse's subparsers action)."""
     command = commands.add_parser("probe", help="check a server against the wire rules (pass / fail / n/a)")
-    command.add_argument("url", metavar="URL", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp "
-                         "(with --stdio: the command that starts the server)")
+    command.add_argument("url", metavar="URL", nargs="?", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp "
+                         "(with --stdio: the command that starts the server; none with --client)")
     command.add_argument("--stdio", action="store_true",
                          help="URL is a command (split as a shell would) starting a server that speaks stdio; "
                               "or give the command after --")
@@ -44,6 +44,10 @@ def add_probe_parser(commands: Any) -> None:
                          help="also report advice: this project's conventions beyond the official text (never a "
                               "failure: the exit status counts MUST failures only)")
     command.add_argument("-v", "--verbose", action="store_true", help="show the evidence of passing checks too")
+    command.add_argument("--client", metavar="COMMAND",
+                         help="probe an MCP client instead: COMMAND runs it, {url} replaced by the hostile server's "
+                              "URL (with --stdio: {server} by the command that starts it); docs/probing-clients.md")
+    command.add_argument("--replay", metavar="FILE", help="with --client: run one replay file (mcpwire fuzz --client)")
 
 
 def _write(where: str, text: str, term: Terminal) -> None:
@@ -54,6 +58,14 @@ def _write(where: str, text: str, term: Terminal) -> None:
 
 
 def run_probe(args: argparse.Namespace, term: Terminal) -> int:
+    if args.client is not None or args.replay:
+        from .probe_client import run_client_probe
+
+        if args.client is None:
+            raise CliError("--replay runs a client's replay file: give the client with --client", EXIT_USAGE)
+        return run_client_probe(args, term)
+    if not args.url:
+        raise CliError("probe needs an http(s):// URL, a command after --, or --client COMMAND", EXIT_USAGE)
     command = shlex.split(args.url) if args.stdio else None
     if args.stdio and not command:
         raise CliError("--stdio needs a command that starts the server", EXIT_USAGE)

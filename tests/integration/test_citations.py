@@ -36,7 +36,7 @@ _PRIVATE = re.compile(
     re.I,
 )
 # A section number right after the public document it belongs to.
-_PUBLIC_DOCUMENT = re.compile(r"(?:\bRFC \d+|\bJSON-RPC 2\.0)\s*$")
+_PUBLIC_DOCUMENT = re.compile(r"(?:\bRFC ?\d+|\bJSON-RPC 2\.0|\bOAuth 2\.1|\bOpenID Connect Discovery(?: 1\.0)?)\s*$")
 
 
 def private_citations(text: str) -> list[tuple[int, str]]:

@@ -1,0 +1,52 @@
+"""mcpwire's own clients as the commands ``mcpwire probe --client`` runs in the tests: each lists
+the tools, calls ``echo`` and prints the text of its result.
+
+    python _our_clients.py http URL          HttpClient (trio)
+    python _our_clients.py blocking URL      BlockingClient.http
+    python _our_clients.py stdio COMMAND...  StdioClient
+
+A client error ends the script with status 3 and one line on stderr (no traceback: the probe
+reads a traceback as a crash).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import trio
+
+from mcpwire_adapters.client.blocking import BlockingClient
+from mcpwire_adapters.client.http import HttpClient
+from mcpwire_adapters.client.stdio import StdioClient
+
+
+def _text(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def _async(kind: str, target: list[str]) -> str:
+    client = HttpClient(target[0], read_timeout=5.0) if kind == "http" else StdioClient(target)
+    async with client as c:
+        await c.list_tools()
+        return _text(await c.call_tool("echo", {"text": "hi"}))
+
+
+def main() -> int:
+    kind, target = sys.argv[1], sys.argv[2:]
+    try:
+        if kind == "blocking":
+            with BlockingClient.http(target[0]) as c:
+                c.list_tools()
+                text = _text(c.call_tool("echo", {"text": "hi"}))
+        else:
+            text = trio.run(_async, kind, target)
+    except Exception as exc:  # noqa: BLE001 - a client error is an exit status, not a crash
+        sys.stderr.write(f"error: {type(exc).__name__}: {exc}\n")
+        return 3
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
