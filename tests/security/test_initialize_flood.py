@@ -7,45 +7,23 @@ session in use. The store evicts the oldest session never used after its initial
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Awaitable, Callable
 
-import trio
 from _wire_helpers import http_once
-from test_session_takeover import ALICE, ERA, MALLORY, POST, guard, open_session
+from test_session_takeover import ALICE, ERA, MALLORY, POST, Address, guard, open_session, served_by
 
 from mcpwire import Keyring
 from mcpwire_adapters import App
-from mcpwire_adapters.serve.trio_h11.server import HttpServerConfig, serve_http_until
+from mcpwire_adapters.serve.trio_h11.server import HttpServerConfig
 
-Address = tuple[str, int]
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": ERA, "capabilities": {}, "clientInfo": {"name": "flood", "version": "1"}}}
 PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
 
 
 def serving(config: HttpServerConfig) -> Callable[[Callable[[Address], Awaitable[None]]], Callable[[], None]]:
-    def decorate(test: Callable[[Address], Awaitable[None]]) -> Callable[[], None]:
-        def run() -> None:
-            async def main() -> None:
-                app = App("flooded", "1.0", keyring=Keyring.single(b"k" * 32))
-                stop = trio.Event()
-                with trio.fail_after(120):
-                    async with trio.open_nursery() as nursery:
-                        address = await nursery.start(functools.partial(
-                            serve_http_until, app, "127.0.0.1", 0, stop=stop, grace_period=1, config=config))
-                        try:
-                            await test(address)
-                        finally:
-                            stop.set()
-
-            trio.run(main)
-
-        run.__name__, run.__qualname__, run.__doc__ = test.__name__, test.__qualname__, test.__doc__
-        return run
-
-    return decorate
+    return served_by(lambda: App("flooded", "1.0", keyring=Keyring.single(b"k" * 32)), lambda: config, deadline=120)
 
 
 async def bare_initializes(address: Address, count: int, user: dict[str, str] | None = None) -> list[str]:

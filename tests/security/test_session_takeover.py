@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import redis
@@ -110,26 +111,39 @@ def call(name: str, request_id: int = 2) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": {}}}
 
 
-def serving(test: Any) -> Any:
-    """Run ``test(address)`` against the App behind the guard, served until the test ends."""
+Address = tuple[str, int]
+Test = Callable[[Address], Awaitable[None]]
 
-    def run() -> None:
-        async def main() -> None:
-            stop = trio.Event()
-            with trio.fail_after(30):
-                async with trio.open_nursery() as nursery:
-                    address = await nursery.start(functools.partial(
-                        serve_http_until, make_app(), "127.0.0.1", 0, stop=stop, grace_period=1,
-                        config=HttpServerConfig(auth=guard())))
-                    try:
-                        await test(address)
-                    finally:
-                        stop.set()
 
-        trio.run(main)
+def served_by(
+    make: Callable[[], App], config: Callable[[], HttpServerConfig], deadline: float = 30
+) -> Callable[[Test], Callable[[], None]]:
+    """A decorator: run ``test(address)`` against ``make()`` served with ``config()`` by the
+    trio/h11 driver on 127.0.0.1, until the test ends (at most ``deadline`` seconds)."""
 
-    run.__name__, run.__qualname__, run.__doc__ = test.__name__, test.__qualname__, test.__doc__
-    return run
+    def decorate(test: Test) -> Callable[[], None]:
+        def run() -> None:
+            async def main() -> None:
+                stop = trio.Event()
+                with trio.fail_after(deadline):
+                    async with trio.open_nursery() as nursery:
+                        address = await nursery.start(functools.partial(
+                            serve_http_until, make(), "127.0.0.1", 0, stop=stop, grace_period=1, config=config()))
+                        try:
+                            await test(address)
+                        finally:
+                            stop.set()
+
+            trio.run(main)
+
+        run.__name__, run.__qualname__, run.__doc__ = test.__name__, test.__qualname__, test.__doc__
+        return run
+
+    return decorate
+
+
+serving = served_by(make_app, lambda: HttpServerConfig(auth=guard()))
+"""Run ``test(address)`` against the App behind the guard, served until the test ends."""
 
 
 @serving
