@@ -14,11 +14,21 @@ from mcpwire_adapters import App, Context, NeedInput
 
 from mcpwire.types import CallToolResult
 
-__all__ = ["CONFIRM", "StreamProbe", "add_echo_and_progress", "add_echo_and_stream", "add_hold_and_confirm"]
+__all__ = ["CONFIRM", "StreamProbe", "add_echo_and_progress", "add_echo_and_stream", "add_hold_and_confirm", "asked_name"]
 
 CONFIRM = {"method": "elicitation/create", "params": {"mode": "form", "message": "Go on?", "requestedSchema": {
     "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}}
 """The one elicitation the apps' tools ask (a yes/no ``ok``)."""
+
+
+def asked_name(ctx: Context) -> str | NeedInput:
+    """The name the client gave for the tool's elicitation "Name?", or the NeedInput that asks it."""
+    answer = ctx.input_responses.get("name")
+    if answer is None:
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        return NeedInput(requests={"name": {"method": "elicitation/create",
+                                            "params": {"message": "Name?", "requestedSchema": schema}}})
+    return str(answer["content"]["name"])
 
 
 def add_echo_and_progress(app: App, *, messages: bool = False) -> None:

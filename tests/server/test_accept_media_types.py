@@ -23,6 +23,7 @@ import msgspec
 import pytest
 from schema_check import Reply, assemble, call, check_error, error_of, http_request, make_server, post, reply_of
 from schema_check import request as rpc
+from test_call_fast_path import count_admissions
 from test_session_admission import ASKING_INIT, INIT, QUESTION
 
 import mcpwire
@@ -147,16 +148,6 @@ def parsed(output: Any) -> Reply:
 
 # -- one decision: the call fast path and check_head agree with the full admission -------------------
 
-def _count_admissions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls = [0]
-    real = mcpwire.server.http.admit
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(mcpwire.server.engine, "admit", counting)
-    return calls
 
 
 def _framed(server: Server, values: list[bytes] | None, *, head: bool) -> Any:
@@ -191,7 +182,7 @@ def test_the_fast_path_frames_as_the_full_admission_does(
     assert _framed(stateless_server(call_memo=0), values, head=True) == full  # check_head's decision is kept
     laned = stateless_server()
     _framed(laned, values, head=head)  # learns the head (a head with a repeated header is never remembered)
-    calls = _count_admissions(monkeypatch)
+    calls = count_admissions(monkeypatch)
     assert _framed(laned, values, head=head) == full
     # The memo took every head but the refused arguments' (and none with a repeated header).
     assert calls[0] == (3 if values is not None and len(values) > 1 else 0 if head else 1)

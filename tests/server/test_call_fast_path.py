@@ -349,7 +349,7 @@ def test_each_change_alone_on_a_laned_head(sessions: bool, change: str) -> None:
 
 # -- the lane is taken, and only where it may be ---------------------------------------------------
 
-def _count_admissions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def count_admissions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the full transport admission (``admit``) as the engine calls it."""
     calls = [0]
     real = mcpwire.server.http.admit
@@ -364,7 +364,7 @@ def _count_admissions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def test_a_second_call_with_the_same_head_skips_the_heads_admission(monkeypatch: pytest.MonkeyPatch) -> None:
     server = make_server(256, sessions=False)
-    calls = _count_admissions(monkeypatch)
+    calls = count_admissions(monkeypatch)
     first = server.receive_http(plain_request(), now=NOW)
     assert isinstance(first, HttpExchange) and calls == [1]
     again = server.receive_http(plain_request(), now=NOW)
@@ -379,7 +379,7 @@ def test_a_second_call_with_the_same_head_skips_the_heads_admission(monkeypatch:
 @pytest.mark.parametrize("tool", ["loose", "headed"])
 def test_tools_without_a_struct_or_with_param_headers_get_no_lane(monkeypatch: pytest.MonkeyPatch, tool: str) -> None:
     server = make_server(256, sessions=False)
-    calls = _count_admissions(monkeypatch)
+    calls = count_admissions(monkeypatch)
     for _ in range(3):
         assert isinstance(server.receive_http(plain_request(tool), now=NOW), HttpExchange)
     assert calls == [3]
@@ -387,7 +387,7 @@ def test_tools_without_a_struct_or_with_param_headers_get_no_lane(monkeypatch: p
 
 def test_no_lane_with_call_memo_0_or_for_a_replaced_tool_or_policy(monkeypatch: pytest.MonkeyPatch) -> None:
     server = make_server(0, sessions=False)
-    calls = _count_admissions(monkeypatch)
+    calls = count_admissions(monkeypatch)
     for _ in range(2):
         server.receive_http(plain_request(), now=NOW)
     assert calls == [2]
@@ -409,7 +409,7 @@ def test_no_lane_with_call_memo_0_or_for_a_replaced_tool_or_policy(monkeypatch: 
 
 def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     server = make_server(2, sessions=False)
-    calls = _count_admissions(monkeypatch)
+    calls = count_admissions(monkeypatch)
 
     def send(i: int) -> None:  # each target its own head
         request = msgspec.structs.replace(plain_request(), target=f"/mcp?i={i}")
@@ -429,7 +429,7 @@ def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_head_too_long_to_keep_is_not_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
     server = make_server(256, sessions=False)
-    calls = _count_admissions(monkeypatch)
+    calls = count_admissions(monkeypatch)
     for query, admissions in ((2000, [2]), (1500, [3])):  # the first head keeps over 2 KiB, the second not
         request = msgspec.structs.replace(plain_request(), target="/mcp?" + "q" * query)
         for _ in range(2):

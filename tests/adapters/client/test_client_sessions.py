@@ -31,6 +31,7 @@ from mcpwire_adapters.client.session import InvalidResult
 from mcpwire_adapters.client.stdio import StdioClient
 
 import _backends
+from _apps import asked_name
 from _backends import run
 
 ERA = ("2025-11-25", "2025-06-18", "2025-03-26")
@@ -43,12 +44,8 @@ def make_app(versions: tuple[str, ...] = ERA, **options: Any) -> App:
 
     @app.tool(description="asks the client for a name")
     def greet(ctx: Context, arguments: dict[str, Any]) -> Any:
-        answer = ctx.input_responses.get("name")
-        if answer is None:
-            schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
-            return NeedInput(requests={"name": {"method": "elicitation/create",
-                                                "params": {"message": "Name?", "requestedSchema": schema}}})
-        return f"Hello, {answer['content']['name']} ({ctx.protocol_version})"
+        name = asked_name(ctx)
+        return name if isinstance(name, NeedInput) else f"Hello, {name} ({ctx.protocol_version})"
 
     @app.tool(description="closes its SSE stream, then answers")
     async def reconnect(ctx: Context, arguments: dict[str, Any]) -> str:

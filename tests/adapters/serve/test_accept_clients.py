@@ -19,7 +19,7 @@ import anyio
 import h11
 import pytest
 import trio
-from _apps import add_echo_and_progress
+from _apps import add_echo_and_progress, asked_name
 from _backends import trio_test
 from _wire_helpers import H11Client, http_once, sse_events
 from mcpwire_adapters import App, AsgiApp, Context, NeedInput, serve_http
@@ -40,12 +40,8 @@ def make_app() -> App:
 
     @app.tool(description="asks the client for a name (an initialize-era session asks on the request's stream)")
     def greet(ctx: Context, arguments: dict[str, Any]) -> Any:
-        answer = ctx.input_responses.get("name")
-        if answer is None:
-            schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
-            return NeedInput(requests={"name": {"method": "elicitation/create",
-                                                "params": {"message": "Name?", "requestedSchema": schema}}})
-        return f"Hello, {answer['content']['name']}"
+        name = asked_name(ctx)
+        return name if isinstance(name, NeedInput) else f"Hello, {name}"
 
     @app.tool(description="closes its SSE stream (2025-11-25), then answers")
     async def reconnect(ctx: Context, arguments: dict[str, Any]) -> str:
