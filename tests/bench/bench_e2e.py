@@ -7,7 +7,9 @@ driver rules, no timeouts, no disconnect watching), the limit of our ASGI driver
 and the same app spinning 1 µs more per request (``raw-asgi-fast-busy``): what a microsecond
 more of work in process costs end to end, to read the driver's ratio by.
 The ``-fast`` kinds run under uvicorn with httptools + uvloop; the others under uvicorn's
-pure-Python defaults (h11 + asyncio).
+pure-Python defaults (h11 + asyncio). The WSGI kinds run under gunicorn's gthread worker (one
+process, 8 threads; ``_wsgi.py``): our ``WsgiApp`` (``wsgi``) and a plain WSGI function
+answering the engine's response bytes (``wsgi-plain``: the server's own ceiling).
 
 Three roles, one module (so every process runs the same code)::
 
@@ -245,6 +247,18 @@ def serve_raw_asgi_fast_busy() -> None:
     from ._workload import our_app
 
     _uvicorn(raw_asgi(our_app(), busy_ns=BUSY_NS), fast=True)
+
+
+def serve_wsgi() -> None:
+    from ._wsgi import ours_app, serve_gunicorn
+
+    serve_gunicorn(ours_app)
+
+
+def serve_wsgi_plain() -> None:
+    from ._wsgi import plain_app, serve_gunicorn
+
+    serve_gunicorn(plain_app)
 
 
 def _uvicorn(app: Any, *, fast: bool = False) -> None:
@@ -528,7 +542,7 @@ def measure(
 KINDS: dict[str, Callable[[], None]] = {
     "ours": serve_ours, "ours-asgi": serve_ours_asgi, "ours-asgi-fast": serve_ours_asgi_fast, "sdk": serve_sdk,
     "sdk-fast": serve_sdk_fast, "bare": serve_bare, "raw-asgi-fast": serve_raw_asgi_fast,
-    "raw-asgi-fast-busy": serve_raw_asgi_fast_busy,
+    "raw-asgi-fast-busy": serve_raw_asgi_fast_busy, "wsgi": serve_wsgi, "wsgi-plain": serve_wsgi_plain,
     "workers-1": partial(serve_workers, 1), "workers-2": partial(serve_workers, 2),
 }
 

@@ -22,7 +22,12 @@ a count gives is a figure that a change moves and noise does not.
 
 The kinds: ``floor.call`` (msgspec alone) and ``ours.call`` (the engine), as in the in-process
 table; ``uvicorn.raw`` (:func:`tests.bench.bench_e2e.raw_asgi`) and ``uvicorn.ours``
-(``AsgiApp``), both on :func:`tests.bench._workload.our_app`.
+(``AsgiApp``), both on :func:`tests.bench._workload.our_app`; ``wsgi.plain`` (a WSGI function
+answering the engine's bytes) and ``wsgi.ours`` (``WsgiApp`` on the same App), each called in
+process from one thread as a WSGI server's thread calls it (``_wsgi.py``: the environ gunicorn
+makes, no socket, no server). ``WsgiApp``'s count includes its loop thread's work (valgrind
+counts every thread); its time is a request's two threads handing over to each other, with no
+other thread asking for the interpreter at the same time.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from ._harness import Variant, run_interleaved
 from .bench_e2e import _request_bytes
 
 VALGRIND = shutil.which("valgrind")
-KINDS = ("floor.call", "ours.call", "uvicorn.raw", "uvicorn.ours")
+KINDS = ("floor.call", "ours.call", "uvicorn.raw", "uvicorn.ours", "wsgi.plain", "wsgi.ours")
 WARMUP = 300  # requests before counting: first-call paths, caches, the lru caches filled
 
 
@@ -129,6 +134,44 @@ def _new_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop()
 
 
+def _wsgi_calls(kind: str) -> tuple[Callable[[int], None], Callable[[], None]]:
+    """``kind`` (``wsgi.plain`` or ``wsgi.ours``) as ``n`` calls from this thread, after checking
+    its answer; and what closes it."""
+    from . import _wsgi
+
+    app = _wsgi.plain_app() if kind == "wsgi.plain" else _wsgi.ours_app()
+    template = _wsgi.environ_for()
+    if b'"text":"hello"' not in _wsgi.call(app, template):
+        raise AssertionError(f"{kind} did not echo the call")
+    call = _wsgi.call
+
+    def calls(n: int) -> None:
+        for _ in range(n):
+            call(app, template)
+
+    close = getattr(app, "close", None)
+    return calls, (close if close is not None else lambda: None)
+
+
+def wsgi_variants() -> tuple[list[Variant], Callable[[], None]]:
+    """The two WSGI apps called in process, as timed variants; and what closes them."""
+    made = {kind: _wsgi_calls(kind) for kind in ("wsgi.plain", "wsgi.ours")}
+
+    def timed(calls: Callable[[int], None]) -> Callable[[int], int]:
+        def batch(n: int) -> int:
+            t0 = perf_counter_ns()
+            calls(n)
+            return perf_counter_ns() - t0
+
+        return batch
+
+    def close() -> None:
+        for _, closing in made.values():
+            closing()
+
+    return [Variant(kind, timed(calls)) for kind, (calls, _) in made.items()], close
+
+
 def uvicorn_variants() -> tuple[list[Variant], Callable[[], None]]:
     """The two apps under uvicorn's protocol, as timed variants (one loop for both), after
     checking that both answer the call with the same bytes; and what closes them."""
@@ -160,6 +203,8 @@ def _operation(kind: str) -> Callable[[int], None]:
             variant.batch(n)
 
         return calls
+    if kind.startswith("wsgi."):
+        return _wsgi_calls(kind)[0]
     feed = UvicornFeed(_app(kind), _new_loop())
     feed.answer()
 
@@ -213,10 +258,13 @@ def count(kind: str, n1: int, n2: int) -> float:
 def measure(*, rounds: int, n1: int, n2: int, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The timed rows under uvicorn (medians of ``rounds``), and, with valgrind, the counts."""
     variants, close = uvicorn_variants()
+    wsgi, close_wsgi = wsgi_variants()
     try:
-        run_interleaved(variants, rounds=rounds, target_ms=10.0, progress=progress)
+        run_interleaved(variants + wsgi, rounds=rounds, target_ms=10.0, progress=progress)
     finally:
         close()
+        close_wsgi()
+    variants += wsgi
     result: dict[str, Any] = {"timed_ns": {v.key: v.summary() for v in variants}, "instructions": None}
     if VALGRIND is not None:
         counts = {}
@@ -236,6 +284,12 @@ def render(result: dict[str, Any]) -> str:
         "| app | µs per request | raw / app |", "|---|---:|---:|",
         f"| the raw ASGI app calling the engine | {raw:.2f} | 1.00 |",
         f"| AsgiApp | {ours:.2f} | {raw / ours:.3f} |",
+        "",
+        "## WSGI, in process (called from one thread as a server's thread calls it; no socket)\n",
+        "| app | µs per request | plain / app |", "|---|---:|---:|",
+        f"| a plain WSGI function answering the engine's bytes | {timed['wsgi.plain']:.2f} | 1.00 |",
+        f"| WsgiApp (the App on its loop thread) | {timed['wsgi.ours']:.2f} | "
+        f"{timed['wsgi.plain'] / timed['wsgi.ours']:.3f} |",
     ]
     counts = result["instructions"]
     lines.append("")
@@ -251,6 +305,11 @@ def render(result: dict[str, Any]) -> str:
         f"| uvicorn.ours (AsgiApp, uvicorn's work included) | {counts['uvicorn.ours']:,.0f} | raw / AsgiApp "
         f"{counts['uvicorn.raw'] / counts['uvicorn.ours']:.3f}; the driver adds "
         f"{counts['uvicorn.ours'] - counts['uvicorn.raw']:,.0f} |",
+        f"| wsgi.plain (a WSGI function answering the engine's bytes) | {counts['wsgi.plain']:,.0f} | |",
+        f"| wsgi.ours (WsgiApp and its loop thread, the engine and App included) | {counts['wsgi.ours']:,.0f} | "
+        f"{counts['wsgi.ours'] - counts['wsgi.plain']:,.0f} more than wsgi.plain, of which "
+        f"{counts['wsgi.ours'] - counts['wsgi.plain'] - counts['ours.call']:,.0f} beyond the engine's own "
+        f"(ours.call): the adapter, its loop and App.dispatch |",
     ]
     return "\n".join(lines)
 

@@ -154,7 +154,8 @@ def _reported(stage: str, measure: Callable[[], dict[str, Any]]) -> dict[str, An
 
 def stage_e2e(cfg: dict[str, Any], with_sdk: bool) -> dict[str, Any]:
     e = cfg["e2e"]
-    kinds = ["bare", "ours", "raw-asgi-fast", "raw-asgi-fast-busy", "ours-asgi-fast", "ours-asgi", "workers-1", "workers-2"]
+    kinds = ["bare", "ours", "raw-asgi-fast", "raw-asgi-fast-busy", "ours-asgi-fast", "ours-asgi", "wsgi-plain", "wsgi",
+             "workers-1", "workers-2"]
     kinds += ["sdk", "sdk-fast"] if with_sdk else []
     log(f"end to end: {', '.join(kinds)}; {e['conns']} connections, {e['requests']} requests "
         f"(cap {e['seconds']:.0f} s), {e['rounds']} round(s)")
@@ -288,6 +289,9 @@ E2E_LABELS = {"bare": "bare trio + h11 + msgspec (no MCP rules; our trio driver'
                                "our ASGI driver's stack limit)",
               "raw-asgi-fast-busy": "calibration: the raw ASGI app spinning 1 us more per request in pure Python",
               "ours-asgi-fast": "ours (uvicorn + httptools + uvloop, our AsgiApp)",
+              "wsgi-plain": "plain WSGI function answering fixed bytes (gunicorn gthread, 1 worker, 8 threads; "
+                            "the WSGI server's ceiling)",
+              "wsgi": "ours (gunicorn gthread, 1 worker, 8 threads, our WsgiApp)",
               "workers-1": "ours: mcpwire serve --workers 1 (trio + h11, SO_REUSEPORT)",
               "workers-2": "ours: mcpwire serve --workers 2 (two processes on one port)",
               "sdk": "SDK (uvicorn + h11, its Starlette app)",
@@ -345,6 +349,12 @@ def build_rows(v: dict[str, Variant], failed: dict[str, str], mem: dict[str, Any
         if kind == "ours-asgi-fast" and isinstance(raw, dict):
             row("end to end", f"{label}: requests/s against the raw ASGI app on the same uvicorn (same run)", None, "",
                 _ratio(r["rps"], raw["rps"]), "x raw ASGI", "e2e.ours-asgi-fast.rps@raw")
+        plain = e2e.get("wsgi-plain")
+        if kind == "wsgi" and isinstance(plain, dict):
+            paired = sorted(x["rps"] / y["rps"] for x, y in zip(r.get("rounds", []), plain.get("rounds", [])) if y["rps"])
+            rounds = f"; per round {', '.join(f'{p:.2f}' for p in paired)}" if len(paired) > 1 else ""
+            row("end to end", f"{label}: requests/s against the plain WSGI app on the same gunicorn (same run{rounds})",
+                None, "", _ratio(r["rps"], plain["rps"]), "x plain WSGI", "e2e.wsgi.rps@plain")
         row("end to end", f"{label}: p50 latency", r["p50_ms"], "ms",
             _ratio(r["p50_ms"], theirs["p50_ms"]) if theirs else None, "x SDK", f"e2e.{kind}.p50")
         row("end to end", f"{label}: p99 latency", r["p99_ms"], "ms",

@@ -17,10 +17,10 @@ def test_both_apps_answer_alike_under_uvicorns_protocol(monkeypatch: pytest.Monk
     monkeypatch.setattr(bench_instructions, "VALGRIND", None)
     result = bench_instructions.measure(rounds=1, n1=1, n2=2)
     timed = result["timed_ns"]
-    assert set(timed) == {"uvicorn.raw", "uvicorn.ours"}
+    assert set(timed) == {"uvicorn.raw", "uvicorn.ours", "wsgi.plain", "wsgi.ours"}
     assert all(figures["median_ns"] > 0 and figures["rounds"] == 1 for figures in timed.values())
     report = bench_instructions.render(result)
-    assert "| AsgiApp |" in report and "valgrind is not installed" in report
+    assert "| AsgiApp |" in report and "| WsgiApp " in report and "valgrind is not installed" in report
 
 
 def test_a_feed_keeps_one_connection_alive() -> None:

@@ -7,20 +7,27 @@ handlers are its ordinary (async) handlers: they run on one event loop in a thre
 process (:class:`~mcpwire_adapters.serve.wsgi.loop.LoopThread`), where the engine also lives,
 so the engine is only ever called from that thread, whatever number of WSGI threads call in.
 
-Per request, on the WSGI thread:
+Per request, on the WSGI thread, with two hops to the loop (a body is read only once the head
+passed, so a POST cannot take fewer):
 
 1. read the head from the environ (:func:`~mcpwire_adapters.serve.wsgi.environ.request_head`;
-   the target is the path below the mount point) and ask the engine, on the loop, whether the
-   head alone refuses it (``Server.check_head``: 405, 404, 403, 413 on ``Content-Length``, 415,
-   406; with OAuth, the protected resource metadata first): if so, answer without reading the body;
+   the target is the path below the mount point) and hand it to the loop (:meth:`WsgiApp._check`),
+   which asks the engine whether the head alone refuses it (``Server.check_head``: 405, 404,
+   403, 413 on ``Content-Length``, 415, 406; with OAuth, the protected resource metadata
+   first): if so, the refusal is answered without reading the body;
 2. read the body from ``wsgi.input``, never past ``max_body_bytes + 1`` bytes
    (:func:`~mcpwire_adapters.serve.wsgi.environ.read_body`: 413, 411, 400);
-3. start the request's task on the loop (:meth:`WsgiApp._serve`: OAuth's token check, then
-   ``receive_http``, then the exchange's handler, the listen stream or the complete reply) and
-   wait for its output through a bounded :class:`~mcpwire_adapters.serve.wsgi.pipe.Pipe`: the
-   head goes to ``start_response``, the body is returned whole (``[bytes]``) when it is complete
-   at once, otherwise as an iterable that yields each piece (each SSE event) as it comes, so
-   that the server writes it at once.
+3. hand it to the loop, which starts the request's task (:meth:`WsgiApp._serve`: OAuth's token
+   check, then ``receive_http``, then the exchange's handler, the listen stream or the complete
+   reply), and wait for its output. Both hops answer through the request's one
+   :class:`~mcpwire_adapters.serve.wsgi.pipe.Pipe` (bounded): the head goes to
+   ``start_response``, the body is returned whole (``[bytes]``) when it is complete at once,
+   otherwise as an iterable that yields each piece (each SSE event) as it comes, so that the
+   server writes it at once.
+
+What a request makes on the loop is its task alone: the handler's cancel scope is that task's
+own (:func:`~mcpwire_adapters.serve.wsgi.loop.handler_scope`), and the client's departure is
+told by the pipe (``App.run_exchange_armed``), with no watcher task per request.
 
 A client that leaves cancels the handler and the exchange (on HTTP a disconnect is the
 cancellation; specification: Basic > Patterns > Cancellation, Transport-Specific
@@ -60,8 +67,8 @@ from ...app.context import principal_key
 from ...errors import McpwireAdapterError, PeerGone
 from ..answers import deliver
 from .environ import Head, Reply, departure_probe, read_body, request_head, response_start
-from .loop import LoopClosed, LoopThread
-from .pipe import ABANDONED, END, Batch, Marker, Pipe
+from .loop import LoopClosed, LoopThread, handler_scope
+from .pipe import ABANDONED, ADMITTED, END, Batch, Marker, Pipe
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -130,25 +137,32 @@ class WsgiApp:
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         """Serve one request (PEP 3333)."""
+        pipe = Pipe(self.loop.wake, self.config.buffer)
         try:
             head = request_head(environ)
-            early = self.loop.call(self._check_head, *head)
+            self.loop.submit(self._check, pipe, head)
         except LoopClosed:
             return _whole(start_response, _SHUTTING_DOWN)
         except Exception:  # noqa: BLE001 - a bug answers -32603 instead of the server's own 500 page
             _log.exception("unexpected error while serving an MCP request")
             return _whole(start_response, _INTERNAL_ERROR)
-        if early is not None:
-            return _whole(start_response, early)
-        body = read_body(environ, self.app.server.http.max_body_bytes)  # its errors are the server's
-        if not isinstance(body, bytes):
-            return _whole(start_response, body)
-        pipe = Pipe(self.loop.wake, self.config.buffer)
+        probe = departure_probe(environ)
+        wait = self.config.departure_interval if probe is not None else _IDLE_WAIT
         try:
-            self.loop.start(self._serve(head, body, pipe, self._holds(environ)))
+            first = self._first(pipe, probe, wait)
+            if first is ADMITTED:
+                body = read_body(environ, self.app.server.http.max_body_bytes)  # its errors are the server's
+                if not isinstance(body, bytes):
+                    return _whole(start_response, body)
+                self.loop.submit(self._start, pipe, head, body, self._holds(environ))
+                first = self._first(pipe, probe, wait)
         except LoopClosed:
             return _whole(start_response, _SHUTTING_DOWN)
-        return _respond(start_response, pipe, departure_probe(environ), self.config.departure_interval)
+        if first is None:  # the client left before the answer began: the handler and the exchange are cancelled
+            pipe.depart()
+            start_response("499 Client Closed Request", [("Content-Length", "0")])
+            return []
+        return _respond(start_response, pipe, first, probe, wait)
 
     def close_streams(self) -> None:
         """End every listen stream with its listen result (and every GET stream), from any
@@ -162,7 +176,36 @@ class WsgiApp:
         Runs by itself at interpreter exit."""
         self.loop.close(grace)
 
+    def _first(self, pipe: Pipe, probe: Callable[[], bool] | None, wait: float) -> Batch | Marker | None:
+        """The pipe's next item, waited for in slices of ``wait`` seconds; ``None`` when the client
+        left first (where the server can tell), :class:`LoopClosed` when the loop thread died."""
+        while True:
+            item = pipe.get(wait)
+            if item is not None:
+                return item
+            if probe is not None and probe():
+                return None
+            if not self.loop.alive:
+                raise LoopClosed("the event loop stopped")
+
     # -- on the loop thread ---------------------------------------------------------------------
+    def _check(self, pipe: Pipe, head: Head) -> None:
+        """A request's first hop: its head admitted (:data:`ADMITTED`) or refused, told to ``pipe``."""
+        try:
+            refusal = self._check_head(*head)
+        except Exception:  # noqa: BLE001 - a bug answers -32603
+            _log.exception("unexpected error while serving an MCP request")
+            refusal = _INTERNAL_ERROR
+        if refusal is None:
+            pipe.offer(ADMITTED)
+        else:
+            pipe.offer(refusal)
+            pipe.end(True)
+
+    def _start(self, pipe: Pipe, head: Head, body: bytes, hold: bool) -> None:
+        """A request's second hop: its body came; its task starts."""
+        self.loop.spawn(self._serve(head, body, pipe, hold))
+
     def _check_head(self, method: str, target: str, headers: tuple[tuple[bytes, bytes], ...]) -> Reply | None:
         auth = self.config.auth  # OAuth (docs/auth.md): its metadata document, before anything else
         if auth is not None:
@@ -196,7 +239,7 @@ class WsgiApp:
                 now=time.time(),
             )
             if isinstance(reply, HttpExchange):
-                await self.app.run_exchange(reply, emit, pipe.watch)
+                await self.app.run_exchange_armed(reply, emit, pipe.arm, handler_scope())
             elif isinstance(reply, HttpListenStream):
                 complete = await self._listen(reply, emit, pipe, hold)
             else:
@@ -269,24 +312,14 @@ def _whole(start_response: StartResponse, reply: Reply) -> list[bytes]:
 
 
 def _respond(
-    start_response: StartResponse, pipe: Pipe, probe: Callable[[], bool] | None, interval: float,
+    start_response: StartResponse, pipe: Pipe, first: Batch | Marker, probe: Callable[[], bool] | None, wait: float,
 ) -> Iterable[bytes]:
-    """Wait for the response's head, start it, and return its body: whole when it is complete
-    already, else a :class:`_Stream`."""
-    wait = interval if probe is not None else _IDLE_WAIT
-    while True:
-        item = pipe.get(wait)
-        if item is None:
-            if probe is not None and probe():
-                pipe.depart()  # the handler and the exchange are cancelled; nobody will read the answer
-                start_response("499 Client Closed Request", [("Content-Length", "0")])
-                return []
-            continue
-        if isinstance(item, Marker) or not isinstance(item[0], ResponseHead):  # a bug: the task logged it
-            raise ResponseAbandoned("the request ended without a response head")
-        break
-    start_response(*response_start(item[0]))
-    data, more = _bodies(item[1:])
+    """Start the response with ``first``, the pipe's first output, and return its body: whole when
+    it is complete already, else a :class:`_Stream`."""
+    if isinstance(first, Marker) or not first or not isinstance(first[0], ResponseHead):  # a bug: the task logged it
+        raise ResponseAbandoned("the request ended without a response head")
+    start_response(*response_start(first[0]))
+    data, more = _bodies(first[1:])
     if not more:
         return [data] if data else []
     return _Stream(pipe, data, probe, wait)

@@ -6,8 +6,10 @@ WSGI servers call the application from threads of their own (one per request: gu
 sync and gthread workers, waitress, uWSGI), with no event loop. The App's handlers, its
 listen streams, its task group (``App.running``) and the engine itself live on this one loop,
 so the engine is only ever called from one thread: a WSGI thread asks it through
-:meth:`LoopThread.call` (a function run on the loop, its result handed back) and
-:meth:`LoopThread.start` (a request's coroutine run there as a task of its own).
+:meth:`LoopThread.submit` (a callback run on the loop, which answers through the request's
+own :class:`~mcpwire_adapters.serve.wsgi.pipe.Pipe`), and such a callback starts a request's
+coroutine there as a task of its own with :meth:`LoopThread.spawn`, whose handler gets
+:func:`handler_scope`, a cancel scope on that task (``Task.cancel``, made for nothing else).
 
 Lifetime: the loop starts on first use (:meth:`LoopThread.running`), in the process that uses
 it: a server that imports the application and then forks its workers (gunicorn ``--preload``)
@@ -23,23 +25,22 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import concurrent.futures
 import logging
 import os
 import threading
 import time
 import weakref
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 
 from ...app.app import App
 from ...errors import McpwireAdapterError
+from ..asgi.on_asyncio import TaskScope
 
-__all__ = ["LoopClosed", "LoopThread"]
+__all__ = ["LoopClosed", "LoopThread", "handler_scope"]
 
-_T = TypeVar("_T")
 _log = logging.getLogger("mcpwire_adapters.wsgi")
 
 START_TIMEOUT = 30.0
@@ -143,49 +144,30 @@ class LoopThread:
             except RuntimeError:  # the loop has stopped: nobody waits for the callback any more
                 pass
 
-    def call(self, function: Callable[..., _T], *args: Any) -> _T:
-        """``function(*args)`` run on the loop thread; its result (or exception) here."""
+    def submit(self, callback: Callable[..., object], *args: Any) -> None:
+        """Run ``callback(*args)`` soon on the loop thread (from any thread), the loop started
+        first if needed; :class:`LoopClosed` when it has stopped. The callback reports through
+        its own means (a :class:`~mcpwire_adapters.serve.wsgi.pipe.Pipe`)."""
         loop = self.running()
-        done: concurrent.futures.Future[_T] = concurrent.futures.Future()
-
-        def run() -> None:
-            try:
-                done.set_result(function(*args))
-            except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
-                done.set_exception(exc)
-
         try:
-            loop.call_soon_threadsafe(run)
+            loop.call_soon_threadsafe(callback, *args)
         except RuntimeError:
             raise LoopClosed("the MCP endpoint is shutting down") from None
-        return self._result(done)
 
-    def start(self, coro: Coroutine[Any, Any, None]) -> None:
-        """Run ``coro`` on the loop as a task of its own; it reports through its own means (a
-        :class:`~mcpwire_adapters.serve.wsgi.pipe.Pipe`). Cancelled at :meth:`close` if it is
-        still running after the grace period."""
-        loop = self.running()
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """On the loop thread: run ``coro`` as a task of its own, cancelled at :meth:`close` if it
+        is still running after the grace period."""
+        assert self._loop is not None
+        task = self._loop.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
-        def create() -> None:
-            task = loop.create_task(coro)
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-
-        try:
-            loop.call_soon_threadsafe(create)
-        except RuntimeError:
-            coro.close()
-            raise LoopClosed("the MCP endpoint is shutting down") from None
-
-    def _result(self, done: concurrent.futures.Future[_T]) -> _T:
-        # Wait in slices, so that a loop thread that died cannot leave a WSGI thread waiting for ever.
-        while True:
-            try:
-                return done.result(timeout=1.0)
-            except concurrent.futures.TimeoutError:
-                thread = self._thread
-                if thread is None or not thread.is_alive():
-                    raise LoopClosed("the event loop stopped") from None
+    @property
+    def alive(self) -> bool:
+        """Whether the loop thread of this process runs (a WSGI thread waiting for it checks,
+        so that a loop that died cannot leave it waiting for ever)."""
+        thread = self._thread
+        return thread is not None and self._pid == os.getpid() and thread.is_alive()
 
     # -- stopping -------------------------------------------------------------------------------
     def close(self, grace: float = 5.0) -> None:
@@ -211,3 +193,11 @@ def _close_at_exit(ref: weakref.ref[LoopThread]) -> None:
     loop = ref()
     if loop is not None:
         loop.close(grace=1.0)
+
+
+def handler_scope() -> TaskScope:
+    """On the loop, in a request's task: a cancel scope for its handler that is the task's own
+    ``Task.cancel`` (``App.run_exchange_armed``'s cheaper scope on asyncio)."""
+    task = asyncio.current_task()
+    assert task is not None
+    return TaskScope(task)

@@ -1,6 +1,8 @@
 """One middleware chain under every driver: the App of ``middleware_app.py`` served by the trio/h11
-``serve_http`` and by the ASGI app under uvicorn, both on 127.0.0.1 behind the OAuth guard (JWT
-access tokens for alice and mallory, signed here), and by ``serve_stdio`` in a child process.
+``serve_http``, by the ASGI app under uvicorn and by the WSGI app under gunicorn (its gthread
+worker, in a process of its own: ``middleware_wsgi.py``), all on 127.0.0.1 behind the OAuth
+guard (JWT access tokens for alice and mallory, signed here), and by ``serve_stdio`` in a child
+process.
 
 Under each, the chain sees the method, the params, the principal and the initialize-era session;
 filters tools/list and refuses tools/call per user; changes the result. Every wait has a deadline.
@@ -9,7 +11,6 @@ filters tools/list and refuses tools/call per user; changes the result. Every wa
 from __future__ import annotations
 
 import functools
-import http.client
 import importlib.util
 import json
 import subprocess
@@ -23,19 +24,21 @@ import pytest
 import trio
 from _asgi_servers import serve_uvicorn
 from _wire_helpers import StdioChild, http_once, sse_events
+from _wsgi_servers import post, served
 from joserfc import jwk, jwt
+from middleware_wsgi import GUARD, guard as oauth_guard
 
-from mcpwire.auth import ResourceServer
 from mcpwire_adapters import App, AsgiConfig, asgi_app
-from mcpwire_adapters.oauth.jose import JwtVerifier
 from mcpwire_adapters.oauth.resource_server import OAuthResource
 from mcpwire_adapters.serve.trio_h11.server import HttpServerConfig, serve_http_until
 
 TIMEOUT = 20.0
-APP_SCRIPT = Path(__file__).resolve().parent / "middleware_app.py"
+HERE = Path(__file__).resolve().parent
+APP_SCRIPT = HERE / "middleware_app.py"
 ISSUER = "https://as.example.test"
 RESOURCE = "https://mcp.example.test/mcp"
 KEY = jwk.ECKey.generate_key("P-256", parameters={"kid": "k1"})
+JWKS = {"keys": [KEY.as_dict(private=False)]}
 STATELESS = "2026-07-28"
 ERA = "2025-11-25"
 META = {"io.modelcontextprotocol/protocolVersion": STATELESS, "io.modelcontextprotocol/clientCapabilities": {}}
@@ -63,8 +66,7 @@ def bearer(subject: str) -> dict[str, str]:
 
 
 def guard() -> OAuthResource:
-    rs = ResourceServer(resource=RESOURCE, authorization_servers=[ISSUER], required_scopes=["mcp"])
-    return OAuthResource(rs, JwtVerifier(issuer=ISSUER, audience=RESOURCE, jwks={"keys": [KEY.as_dict(private=False)]}))
+    return oauth_guard(ISSUER, RESOURCE, JWKS)
 
 
 def stateless(method: str, params: dict[str, Any], request_id: int) -> tuple[dict[str, str], dict[str, Any]]:
@@ -163,31 +165,40 @@ def test_the_chain_under_serve_http() -> None:
     trio.run(main)
 
 
+def exchanges_over_http(url: str) -> None:
+    """The requests of :func:`check_the_chain`, each on a connection of its own to the MCP endpoint
+    at ``url`` (``http://127.0.0.1:PORT``), and its check."""
+    def ask(headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        return post(url, "/mcp", json.dumps(body).encode(), headers)
+
+    answers: dict[str, dict[str, Any]] = {}
+    for number, (label, who, method, params) in enumerate(STEPS, start=1):
+        headers, body = stateless(method, params, number)
+        answers[label] = message_of(ask({**headers, **bearer(who)}, body)[2])
+    status, reply_headers, _ = ask({**POST, **bearer("alice")}, INIT)
+    assert status == 200
+    session = reply_headers["mcp-session-id"]
+    on_session = {**POST, **bearer("alice"), "mcp-session-id": session, "mcp-protocol-version": ERA}
+    assert ask(on_session, INITIALIZED)[0] == 202
+    answers["era list"] = message_of(ask(on_session, era(2, "tools/list"))[2])
+    headers, body = stateless("tools/call", {"name": "audit_log", "arguments": {}}, 9)
+    answers["audit"] = message_of(ask({**headers, **bearer("alice")}, body)[2])
+    check_the_chain(answers, session)
+
+
 # -- ASGI under uvicorn ---------------------------------------------------------------------------
 def test_the_chain_under_the_asgi_app_in_uvicorn() -> None:
-    def post(port: int, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
-        try:
-            connection.request("POST", "/mcp", body=json.dumps(body).encode(), headers=headers)
-            response = connection.getresponse()
-            return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
-        finally:
-            connection.close()
-
     with serve_uvicorn(asgi_app(build_app(), config=AsgiConfig(auth=guard())), http="h11") as port:
-        answers: dict[str, dict[str, Any]] = {}
-        for number, (label, who, method, params) in enumerate(STEPS, start=1):
-            headers, body = stateless(method, params, number)
-            answers[label] = message_of(post(port, {**headers, **bearer(who)}, body)[2])
-        status, reply_headers, _ = post(port, {**POST, **bearer("alice")}, INIT)
-        assert status == 200
-        session = reply_headers["mcp-session-id"]
-        on_session = {**POST, **bearer("alice"), "mcp-session-id": session, "mcp-protocol-version": ERA}
-        assert post(port, on_session, INITIALIZED)[0] == 202
-        answers["era list"] = message_of(post(port, on_session, era(2, "tools/list"))[2])
-        headers, body = stateless("tools/call", {"name": "audit_log", "arguments": {}}, 9)
-        answers["audit"] = message_of(post(port, {**headers, **bearer("alice")}, body)[2])
-    check_the_chain(answers, session)
+        exchanges_over_http(f"http://127.0.0.1:{port}")
+
+
+# -- WSGI under gunicorn, a real server process -----------------------------------------------------
+def test_the_chain_under_the_wsgi_app_in_gunicorn(tmp_path: Path) -> None:
+    # The App of middleware_app.py under gunicorn's gthread worker (8 threads), through WsgiApp,
+    # behind the same guard: the chain runs on the WsgiApp's loop thread as under the other drivers.
+    settings = json.dumps({"issuer": ISSUER, "resource": RESOURCE, "jwks": JWKS})
+    with served("gunicorn-gthread", "middleware_wsgi", tmp_path, env={GUARD: settings}, where=HERE) as url:
+        exchanges_over_http(url)
 
 
 # -- stdio, a real child process --------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The App the WSGI tests serve, and its WSGI application (``application``, and ``wsgi``, the
-:class:`WsgiApp` the servers' shutdown hooks close): run by ``serve.py`` under gunicorn or
+:class:`WsgiApp` the servers' shutdown hooks close): run by ``tests/wsgi_serve.py`` under gunicorn or
 waitress, in a process of its own.
 
 Tools: ``echo``; ``progress`` (three progress notifications, 0.2 s apart, then ``done``);

@@ -3,8 +3,11 @@ WsgiApp called in-process with the environ a server would pass: no server needed
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -99,3 +102,76 @@ def test_other_methods_get_the_engines_405(method: str) -> None:
     finally:
         wsgi.close(grace=0.5)
     assert status == "405 Method Not Allowed" and json.loads(body)["error"]["code"] == -32600
+
+
+def echo_app() -> App:
+    app = App("environ-test", "1.0")
+
+    @app.tool(description="Echo the text back")
+    async def echo(text: str = "") -> str:
+        return text
+
+    return app
+
+
+def call_environ(request_id: int = 1) -> dict[str, Any]:
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {
+        "name": "echo", "arguments": {"text": "hi"}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}},
+    }).encode()
+    return {"REQUEST_METHOD": "POST", "PATH_INFO": "/mcp", "CONTENT_TYPE": "application/json",
+            "CONTENT_LENGTH": str(len(body)), "HTTP_ACCEPT": "application/json, text/event-stream",
+            "HTTP_MCP_PROTOCOL_VERSION": "2026-07-28", "HTTP_MCP_METHOD": "tools/call", "HTTP_MCP_NAME": "echo",
+            "wsgi.input": io.BytesIO(body)}
+
+
+def test_a_request_runs_on_the_loop_as_its_one_task() -> None:
+    # The lean path: the head check is a callback, the request one task; the handler's cancel
+    # scope is that task's own and a departure is told by the pipe, with no watcher task.
+    wsgi = WsgiApp(echo_app())
+    made: list[str] = []
+    try:
+        loop = wsgi.loop.running()
+
+        def counting(loop: asyncio.AbstractEventLoop, coro: Any, **options: Any) -> asyncio.Task[Any]:
+            made.append(coro.__qualname__)
+            return asyncio.Task(coro, loop=loop, **options)
+
+        installed = threading.Event()
+
+        def install() -> None:
+            loop.set_task_factory(counting)
+            installed.set()
+
+        wsgi.loop.wake(install)
+        assert installed.wait(10)
+        for number in range(1, 4):
+            status, body = call(wsgi, call_environ(number))
+            assert status == "200 OK" and json.loads(body)["result"]["content"] == [{"type": "text", "text": "hi"}]
+        refused = {**call_environ(), "CONTENT_TYPE": "text/plain", "wsgi.input": Untouchable()}
+        assert call(wsgi, refused)[0] == "415 Unsupported Media Type"
+        assert made == ["WsgiApp._serve"] * 3  # the refused head made none
+    finally:
+        wsgi.close(grace=0.5)
+
+
+def test_a_request_whose_loop_died_is_answered_503() -> None:
+    wsgi = WsgiApp(echo_app())
+    assert call(wsgi, call_environ())[0] == "200 OK"
+
+    def die() -> None:
+        raise SystemExit("the loop thread ends here")
+
+    wsgi.loop.wake(die)
+    deadline = time.monotonic() + 10
+    while wsgi.loop.alive and time.monotonic() < deadline:
+        time.sleep(0.01)
+    answered: list[tuple[str, bytes]] = []
+    caller = threading.Thread(target=lambda: answered.append(call(wsgi, call_environ())), daemon=True)
+    caller.start()
+    caller.join(15)  # never left waiting for a loop that is gone
+    try:
+        assert answered and answered[0][0] == "503 Service Unavailable", answered
+        assert json.loads(answered[0][1])["error"]["code"] == -32603
+    finally:
+        wsgi.close(grace=0.5)

@@ -234,7 +234,7 @@ def http_get(url: str, headers: dict[str, str]) -> http.client.HTTPConnection:
 
 
 def test_stopping_the_server_ends_a_listen_stream_with_its_result(tmp_path: Path) -> None:
-    # gunicorn's SIGTERM (serve.py chains WsgiApp.close_streams in front of the worker's own
+    # gunicorn's SIGTERM (wsgi_serve.py chains WsgiApp.close_streams in front of the worker's own
     # handler, as docs/wsgi.md shows): the stream gets its listen result, then ends cleanly.
     with served("gunicorn-gthread", "site_app", tmp_path) as url:
         conn, response = open_post(url, "/mcp", listen_body(), headers_for("subscriptions/listen"))

@@ -1,8 +1,9 @@
-"""Run one of the test sites under a real WSGI server, on 127.0.0.1 and a port the OS picks:
+"""Run a test site under a real WSGI server, on 127.0.0.1 and a port the OS picks:
 
-    python serve.py gunicorn-sync|gunicorn-gthread|waitress MODULE [--workers N] [--threads N]
+    python wsgi_serve.py gunicorn-sync|gunicorn-gthread|waitress MODULE [--workers N] [--threads N]
 
-``MODULE`` (``site_app``, ``flask_site``, ``django_wsgi``) names the WSGI application
+``MODULE``, imported from the working directory (the WSGI tests' ``site_app``, ``flask_site``,
+``django_wsgi``; the middleware tests' ``middleware_wsgi``), names the WSGI application
 (``MODULE.application``) and its :class:`WsgiApp` (``MODULE.wsgi``). Prints one line
 ``{"url": "http://127.0.0.1:PORT"}`` once the socket listens, and serves until its stdin
 ends (the test that started it is done, or gone), then stops: gunicorn as on SIGTERM (its
@@ -19,10 +20,9 @@ import signal
 import socket
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, os.getcwd())  # the test folder of MODULE (_wsgi_servers.served runs this there)
 
 
 def _until_stdin_ends(then: Any) -> None:

@@ -1,8 +1,9 @@
-"""Real WSGI servers for the WSGI tests: :func:`served` runs ``serve.py`` (gunicorn with its sync
-or gthread worker, or waitress) in a process of its own on 127.0.0.1 and a port the OS picks,
-and stops it when the test is done (its stdin closed: it stops by itself, and is killed after
-10 s); and the raw HTTP the tests speak to them (``http.client``, every read under a socket
-timeout)."""
+"""Real WSGI servers for the tests of ``WsgiApp`` (``tests/adapters/serve/wsgi``) and of the App's
+middleware under every driver (``tests/adapters/app``): :func:`served` runs ``wsgi_serve.py``
+(gunicorn with its sync or gthread worker, or waitress) in a process of its own on 127.0.0.1
+and a port the OS picks, serving a module of a test folder, and stops it when the test is done
+(its stdin closed: it stops by itself, and is killed after 10 s); and the raw HTTP the tests
+speak to them (``http.client``, every read under a socket timeout)."""
 
 from __future__ import annotations
 
@@ -21,12 +22,13 @@ from urllib.parse import urlsplit
 from _lines import LineQueue
 
 __all__ = [
-    "GUNICORN", "SERVERS", "THREADED", "TIMEOUT", "call_body", "headers_for", "open_post", "post", "served", "sse_events",
-    "wait_for_file",
+    "GUNICORN", "SERVERS", "THREADED", "TIMEOUT", "WSGI_SITES", "call_body", "headers_for", "open_post", "post", "served",
+    "sse_events", "wait_for_file",
 ]
 
-HERE = Path(__file__).resolve().parent
-SERVE = HERE / "serve.py"
+SERVE = Path(__file__).resolve().parent / "wsgi_serve.py"
+WSGI_SITES = Path(__file__).resolve().parent / "adapters" / "serve" / "wsgi"
+"""The folder of the WSGI tests' sites (``site_app``, ``flask_site``, ``django_wsgi``)."""
 SERVERS = ("gunicorn-sync", "gunicorn-gthread", "waitress")
 GUNICORN = ("gunicorn-sync", "gunicorn-gthread")
 THREADED = ("gunicorn-gthread", "waitress")  # wsgi.multithread: long-lived streams are served
@@ -37,13 +39,13 @@ META = {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprot
 
 @contextlib.contextmanager
 def served(server: str, module: str, folder: Path, *, env: dict[str, str] | None = None, workers: int = 1,
-           threads: int = 8) -> Iterator[str]:
-    """Run ``module``'s application under ``server``; yield its base URL (``http://127.0.0.1:PORT``).
-    Its stderr goes to ``folder / "<server>-<module>.log"``."""
+           threads: int = 8, where: Path = WSGI_SITES) -> Iterator[str]:
+    """Run ``module``'s application (a module of the folder ``where``) under ``server``; yield its
+    base URL (``http://127.0.0.1:PORT``). Its stderr goes to ``folder / "<server>-<module>.log"``."""
     command = [sys.executable, str(SERVE), server, module, "--workers", str(workers), "--threads", str(threads)]
     with (folder / f"{server}-{module}.log").open("w") as log:
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-                                   env={**os.environ, **(env or {})}, cwd=HERE)
+                                   env={**os.environ, **(env or {})}, cwd=where)
     assert process.stdout is not None and process.stdin is not None
     try:
         ready = LineQueue(process.stdout, timeout=30).wait_for(r'^\{.*"url".*\}$')
