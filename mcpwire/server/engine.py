@@ -1,13 +1,16 @@
-"""The server engine: admission of every request, and the answers it can give by itself.
+"""The server engine: :class:`Server`, assembled from its halves, and the admission of every request.
 
-Owns (specification: Basic; Basic > Transports > Streamable HTTP; Server > Utilities >
-Pagination and Caching; Basic > Patterns > Multi round-trip requests and Subscriptions): the order in which a
-request is checked after transport admission — envelope, MCP-Protocol-Version header against
-the body (-32020/-32022), Mcp-Method/Mcp-Name/Mcp-Param-* (-32020), method lookup (-32601,
-also for methods whose capability is not advertised), ``_meta`` (in the order of ``wire/meta.py``), params;
-answering ``server/discover`` and the four list methods from the declared catalog (with signed
-cursors and cache fields); and handing everything that needs application logic to the host
-as an :class:`~mcpwire.Exchange` carrying a typed event.
+Owns (specification: Basic; Basic > Transports > Streamable HTTP; Basic > Patterns > Multi
+round-trip requests and Subscriptions): the order in which a request is checked after
+transport admission — envelope, MCP-Protocol-Version header against the body
+(-32020/-32022), Mcp-Method/Mcp-Name/Mcp-Param-* (-32020), method lookup (-32601, also for
+methods whose capability is not advertised), ``_meta`` (in the order of ``wire/meta.py``),
+params; the request head decided before the body (``check_head``) and the call fast path's
+use of it; and handing everything that needs application logic to the host as an
+:class:`~mcpwire.Exchange` carrying a typed event. :class:`Server` is assembled from halves:
+what is declared and the answers given from it (``server/discover``, the four lists:
+``catalog_engine.py``), the handler requests (``handler_requests.py``), the initialize era
+(``initialize_era.py``), subscriptions (``listen_engine.py``) and tasks (``task_engine.py``).
 
 The engine never calls host code and keeps no per-request state after it answers: every
 request stands alone (the stateless revision). Time comes in as ``now``, keys as a Keyring.
@@ -21,25 +24,23 @@ from typing import Any, Callable, Collection, Final, Iterator, Mapping
 import msgspec
 from msgspec import UNSET, Raw
 
-from ..types import Implementation, Prompt, Resource, ResourceTemplate, Tool
+from ..types import Implementation, Resource
 from ..wire.envelope import (
-    Request, UnansweredMessage, decode_message, decode_request_as, encode_error, encode_result,
+    Request, UnansweredMessage, decode_message, decode_request_as, encode_error,
 )
 from ..wire.capabilities import TASKS_EXTENSION, declares_extension, extension_required
 from ..wire.errors import ErrorCode, LocalProtocolError, MissingCapability, ProtocolError, RemoteProtocolError
 from ..wire.headers import (
     MCP_SESSION_ID, HeaderMismatch, HeaderView, check_request_headers, index_headers, protocol_version_header,
 )
-from ..wire.meta import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, RequestMeta, parse_request_meta
-from ..wire.methods import CACHEABLE_METHODS, GENERIC_DECODER, LIST_METHODS, METHODS, MethodSpec
-from ..wire.params import check_cursor, decode_params, is_object
+from ..wire.meta import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, parse_request_meta
+from ..wire.methods import CACHEABLE_METHODS, GENERIC_DECODER, METHODS, MethodSpec
+from ..wire.params import decode_params, is_object
 from ..wire.versions import INITIALIZE_ERA, PROTOCOL_VERSION, REVISIONS
-from .catalog import (
-    TaskSupport, Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, prepare_prompt, prepare_template, prepare_tool, resource_key, struct_schema,
-)
+from .catalog import Listing, PromptEntry, TemplateEntry, ToolEntry, ValidatorFactory, resource_key
 from .context import CachePolicy, ServerContext
 from .initialize_era_results import listing_shapes
-from .events import ListRequest, TaskChanged, ToolCall
+from .events import TaskChanged, ToolCall
 from .exchange import HttpExchange, StdioExchange, http_exchange
 from .http import (
     HeaderInput, HttpPolicy, HttpReply, HttpRequest, admit, admit_body, admit_target, answer_reply, as_text,
@@ -52,31 +53,20 @@ from .listen import (
 from .session import EventStore, MemoryEventStore, MemorySessionStore, Session, SessionStore
 from .listeners import Listeners
 from .tasks import Tasks
-from .tokens import CursorCodec, ExpiredCursor, Keyring, RequestStateCodec, check_now
-from .validation import MISSING_VALIDATOR, UNCHECKED, jsonschema_validator
+from .tokens import CursorCodec, Keyring, RequestStateCodec, check_now
 from .admission import Admitted, Handler, HttpAnswer, Listen, refuse
 from .initialize_era import InitializeEraEngine
 from .handler_requests import HandlerRequests, may_be_task
 from .call_fast_path import CallFastPath, Key, FastCall
 from .listen_engine import ListenEngine
 from .task_engine import TasksEngine
+from .catalog_engine import CatalogEngine
 
 __all__ = ["Server"]
 
 _encoder: Final = msgspec.json.Encoder()
 _dict_decoder: Final = msgspec.json.Decoder(dict[str, Any])
 _UNREAD: Final = Accepts.BOTH  # what check_head keeps for a head it did not admit: never read
-# A list's page as a ListRequest carries it (Server.hand_over_lists): its result type, by method.
-_page_decoders: Final = {method: msgspec.json.Decoder(METHODS[method].result) for method in LIST_METHODS}
-
-
-def _disagree(tool: str, member: str, derive: str, option: str, given: type[Any]) -> str:
-    type_name = getattr(given, "__name__", repr(given))
-    return (
-        f"Tool {tool!r}: the {member} given disagrees with {option}={type_name}, so every correct call would"
-        f" fail. Pass {derive} to derive it from the type, or exactly Server.tool_schema({type_name})"
-    )
-
 
 
 def _listed(versions: tuple[str, ...]) -> str:
@@ -84,7 +74,7 @@ def _listed(versions: tuple[str, ...]) -> str:
     return versions[0] if len(versions) == 1 else f"{', '.join(versions[:-1])} or {versions[-1]}"
 
 
-class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
+class Server(CatalogEngine, HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
     """A sans-IO MCP 2026-07-28 server engine.
 
     Declare what the server offers (``add_tool``, ``add_resource``, ``add_template``,
@@ -235,20 +225,6 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
         }
         self._handed: frozenset[str] = frozenset()  # the lists the host answers (hand_over_lists)
 
-    def hand_over_lists(self, methods: Collection[str]) -> None:
-        """From now on hand the list requests of ``methods`` (``tools/list``, ``resources/list``,
-        ``resources/templates/list``, ``prompts/list``) to the host as exchanges instead of
-        answering them: each comes as a :class:`~mcpwire.ListRequest` carrying the page the
-        engine would have sent, on every revision, for the host to complete with that page or
-        one that lists less. ``methods`` replaces the previous choice; empty: the engine answers
-        every list again. Raises :class:`LocalProtocolError` for any other method."""
-        chosen = frozenset(methods)
-        if isinstance(methods, str) or not chosen <= set(LIST_METHODS):
-            raise LocalProtocolError(f"hand_over_lists takes a collection of {', '.join(LIST_METHODS)}")
-        self._handed = chosen
-        for method in LIST_METHODS:
-            self._handlers[method] = self._on_list_handed if method in chosen else self._on_list
-
     def set_keyring(self, keyring: Keyring) -> None:
         """Sign ``requestState`` and cursors with ``keyring`` from now on, and verify with it: for
         a host that loads the keys shared by its processes after the server was built (``mcpwire
@@ -256,142 +232,6 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
         self._state_codec = RequestStateCodec(keyring, ttl_seconds=self._request_state_ttl)
         self._cursor_codec = CursorCodec(keyring)
         self._context.state_codec = self._state_codec
-
-    # -- declaration ------------------------------------------------------------------------------
-    def add_tool(
-        self,
-        tool: Tool,
-        *,
-        arguments_type: type[msgspec.Struct] | None = None,
-        output_type: type[Any] | None = None,
-        task_support: TaskSupport = "forbidden",
-    ) -> None:
-        """Register (or replace) a tool.
-
-        With ``arguments_type`` the arguments are decoded into that Struct, and the listed
-        inputSchema is derived from it: give the tool ``input_schema={}`` (or exactly
-        ``Server.tool_schema(arguments_type)``); any other inputSchema disagrees with the
-        Struct and is refused. With ``output_type`` structuredContent is checked against it,
-        and the outputSchema is derived from it the same way (leave it unset, or give exactly
-        ``Server.tool_schema(output_type)``).
-
-        Without them the schemas are raw JSON Schema, checked by the server's ``validator``.
-        One that accepts every object (``"type": "object"``, at most an empty ``"properties"``,
-        otherwise only annotations such as ``title``/``description``) needs no validator.
-        The inputSchema must be an object schema.
-
-        ``task_support`` (tasks extension; needs ``Server(tasks=...)``): ``"optional"`` lets the
-        host turn a call into a task when the request declares the extension
-        (``ToolCall.task_allowed``), ``"required"`` also refuses a request that does not with
-        -32021. Raises :class:`LocalProtocolError`.
-        """
-        name = tool.name
-        if task_support not in ("forbidden", "optional", "required"):
-            raise LocalProtocolError(f"Tool {name!r}: task_support is 'forbidden', 'optional' or 'required'")
-        if task_support != "forbidden" and self.tasks is None:
-            raise LocalProtocolError(f"Tool {name!r}: task_support needs a server with tasks (Server(tasks=...))")
-        changes: dict[str, Any] = {}
-        if arguments_type is not None:
-            derived = struct_schema(arguments_type)
-            if not tool.input_schema:
-                changes["input_schema"] = derived
-            elif tool.input_schema != derived:
-                raise LocalProtocolError(_disagree(name, "inputSchema", "input_schema={}", "arguments_type", arguments_type))
-        if output_type is not None:
-            derived = struct_schema(output_type)
-            if tool.output_schema is UNSET:
-                changes["output_schema"] = derived
-            elif tool.output_schema != derived:
-                raise LocalProtocolError(_disagree(name, "outputSchema", "no output_schema", "output_type", output_type))
-        if changes:
-            tool = msgspec.structs.replace(tool, **changes)
-        schema = tool.input_schema
-        if not isinstance(schema, dict) or schema.get("type") != "object":
-            raise LocalProtocolError(f"Tool {name!r}: inputSchema must be a JSON Schema with \"type\": \"object\"")
-        entry = prepare_tool(
-            tool, arguments_type=arguments_type, output_type=output_type, validator=lambda: self._schema_validator(name),
-            task_support=task_support,
-        )
-        # 2025-11-25 lists a tool's task support (Tasks: Tool-Level Negotiation); the other
-        # revisions' shapes have no such member and drop it.
-        era_item = None if task_support == "forbidden" else {
-            **msgspec.to_builtins(tool), "execution": {"taskSupport": task_support}}
-        self._tools.put(entry, tool, era_item)
-
-    def _schema_validator(self, tool_name: str) -> ValidatorFactory | None:
-        """The factory for raw JSON Schemas (``None`` when the host chose UNCHECKED); the
-        default is resolved, and jsonschema imported, on first need."""
-        factory = self._validator
-        if factory is None:
-            factory = jsonschema_validator()
-            if factory is None:
-                raise LocalProtocolError(f"Tool {tool_name!r} {MISSING_VALIDATOR}")
-            self._validator = factory
-        return None if factory is UNCHECKED else factory
-
-    def remove_tool(self, name: str) -> None:
-        self._tools.remove(name)
-
-    def add_resource(self, resource: Resource) -> None:
-        self._resources.put(resource, resource)
-
-    def remove_resource(self, uri: str) -> None:
-        self._resources.remove(uri)
-
-    def add_template(self, template: ResourceTemplate) -> None:
-        self._templates.put(prepare_template(template), template)
-
-    def remove_template(self, uri_template: str) -> None:
-        self._templates.remove(uri_template)
-
-    def add_prompt(self, prompt: Prompt) -> None:
-        self._prompts.put(prepare_prompt(prompt), prompt)
-
-    def remove_prompt(self, name: str) -> None:
-        self._prompts.remove(name)
-
-    # -- what is registered, in list order -------------------------------------------------------
-    def tools(self) -> list[Tool]:
-        """The registered tools as tools/list gives them (sorted by name; derived schemas in)."""
-        return [entry.tool for entry in self._tools.values()]
-
-    def resources(self) -> list[Resource]:
-        """The registered resources as resources/list gives them (sorted by URI)."""
-        return self._resources.values()
-
-    def templates(self) -> list[ResourceTemplate]:
-        """The registered resource templates as resources/templates/list gives them (sorted by
-        template; resources/read matches a URI against them in this order)."""
-        return [entry.template for entry in self._templates.values()]
-
-    def prompts(self) -> list[Prompt]:
-        """The registered prompts as prompts/list gives them (sorted by name)."""
-        return [entry.prompt for entry in self._prompts.values()]
-
-    @staticmethod
-    def tool_schema(arguments_type: type[msgspec.Struct]) -> dict[str, Any]:
-        """The inputSchema for a Struct-typed tool (``"type": "object"`` at the top)."""
-        return struct_schema(arguments_type)
-
-    def capabilities(self) -> dict[str, Any]:
-        """The ServerCapabilities object advertised by server/discover."""
-        caps: dict[str, Any] = {}
-        def changed(kind: str) -> dict[str, Any]:
-            return {"listChanged": True} if kind in self._list_changed else {}
-
-        if self._enabled["tools"]:
-            caps["tools"] = changed("tools")
-        if self._enabled["resources"]:
-            caps["resources"] = {**changed("resources"), **({"subscribe": True} if self._subscribe else {})}
-        if self._enabled["prompts"]:
-            caps["prompts"] = changed("prompts")
-        if self._enabled["completions"]:
-            caps["completions"] = {}
-        if self._logging:
-            caps["logging"] = {}
-        if self.tasks is not None:
-            caps["extensions"] = {TASKS_EXTENSION: {}}
-        return caps
 
     # -- input verbs ------------------------------------------------------------------------------
     def receive_http(self, request: HttpRequest, *, now: float) -> HttpAnswer:
@@ -685,60 +525,3 @@ class Server(HandlerRequests, InitializeEraEngine, ListenEngine, TasksEngine):
         if spec.extension is not None and not declares_extension(meta.client_capabilities, spec.extension):
             raise MissingCapability(extension_required(spec.extension))
         return self._handlers[method](message, params, meta, now, principal)
-
-    # -- answers the engine gives itself ------------------------------------------------------------
-    def _policy(self, method: str) -> CachePolicy:
-        return self._context.policy(method)
-
-    def _on_discover(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> bytes:
-        if self._discover is None:
-            policy = self._policy("server/discover")
-            result: dict[str, Any] = {
-                "resultType": "complete",
-                "supportedVersions": list(self._stateless_versions),
-                "capabilities": self.capabilities(),
-                "ttlMs": policy.ttl_ms,
-                "cacheScope": policy.scope,
-            }
-            if self.instructions is not None:
-                result["instructions"] = self.instructions
-            result["_meta"] = {SERVER_INFO_META_KEY: self._info_builtins}
-            self._discover = _encoder.encode(result)
-        return encode_result(message.id, Raw(self._discover))
-
-    def _on_list(self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None) -> bytes:
-        return encode_result(message.id, Raw(self._list_page(message.method, params)))
-
-    def _on_list_handed(
-        self, message: Request, params: Any, meta: RequestMeta, now: float, principal: str | None,
-    ) -> tuple[ListRequest, Any]:
-        return self._list_request(message, params, meta, self._list_page(message.method, params)), message.params
-
-    def _list_request(self, message: Request, params: Any, meta: RequestMeta, page: bytes) -> ListRequest:
-        """The :class:`ListRequest` of a list handed to the host, ``page`` its result object as
-        the engine would have sent it (JSON)."""
-        method = message.method
-        cursor = params.cursor
-        return ListRequest(method=method, request_id=message.id, cursor=cursor if type(cursor) is str else None,
-                           meta=meta, page=_page_decoders[method].decode(page))
-
-    def _list_page(self, method: str, params: Any) -> bytes:
-        """The result object of a stateless list request: the page its cursor names."""
-        key = METHODS[method].list_key
-        listing = self._lists[method]
-        cursor = check_cursor(params.cursor)
-        version = listing.version
-        offset = 0
-        if cursor is not None:
-            offset = self._cursor_codec.verify(cursor, method=method, catalog_version=version)
-            if offset > len(listing):
-                raise ExpiredCursor("offset past end")
-        items, nxt = listing.page(offset, self.page_size)
-        policy = self._policy(method)
-        parts = [b'{"resultType":"complete","', str(key).encode(), b'":', bytes(items)]
-        parts.append(b',"ttlMs":%d,"cacheScope":"%s"' % (policy.ttl_ms, policy.scope.encode()))
-        if nxt is not None:
-            token = self._cursor_codec.issue(method=method, offset=nxt, catalog_version=version)
-            parts.append(b',"nextCursor":"' + token.encode() + b'"')
-        parts.append(b',"_meta":' + self._meta_json + b"}")
-        return b"".join(parts)

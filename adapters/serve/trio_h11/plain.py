@@ -5,7 +5,7 @@ h11 frames every other response. For this one it would validate again, with regu
 expressions, headers the engine built from constants and checked values, and run its state
 machine three times (head, data, end): about half the driver's own cost of a small call. The
 connection then starts its next cycle on a fresh ``h11.Connection`` fed the bytes the client
-already sent (``server._Connection._next_cycle``).
+already sent (``connection.Connection._next_cycle``).
 """
 
 from __future__ import annotations

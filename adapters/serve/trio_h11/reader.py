@@ -1,4 +1,4 @@
-"""Who reads a trio/h11 server connection's socket, and when (the base of ``server._Connection``).
+"""Who reads a trio/h11 server connection's socket, and when (the base of ``connection.Connection``).
 
 Exactly one task reads a connection at a time, and an idle connection costs one task:
 
@@ -84,7 +84,7 @@ class ConnectionReading:
     @property
     def h11(self) -> h11.Connection:
         """The connection's h11 state machine, made when first needed: a connection holds none
-        while it waits for the first byte of a request (see ``_Connection._next_cycle``)."""
+        while it waits for the first byte of a request (see ``Connection._next_cycle``)."""
         conn = self._h11
         if conn is None:
             conn = self._h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=self.max_header_bytes)

@@ -212,7 +212,7 @@ def test_a_watched_disconnect_ends_the_stream() -> None:
 
 
 def test_every_server_driver_forwards_through_the_app() -> None:
-    for name in ("serve/trio_h11/server.py", "serve/asgi/app.py", "serve/stdio.py"):
+    for name in ("serve/trio_h11/connection.py", "serve/asgi/app.py", "serve/stdio.py"):
         source = (ADAPTERS / name).read_text()
         assert ".forward_listen(" in source, name
         assert ".open_stream(" not in source and "def _forward" not in source, name
