@@ -75,6 +75,7 @@ from .terminal import (
     table,
     trio_run,
 )
+from .deadline import CallDeadline
 from .keys import keys
 from .fuzz import add_fuzz_parser, run_fuzz
 from .probe import add_probe_parser, run_probe
@@ -166,7 +167,8 @@ def _session(args: argparse.Namespace, capabilities: Mapping[str, Any] | None = 
             raise CliError("--stdio needs a command that starts the server", EXIT_USAGE)
         # The server's stderr is ours: its diagnostics show where ours do. Its environment is
         # the safe default set plus what --env gives (no secret it was not given).
-        return StdioClient(command, client, probe_timeout=min(args.timeout, 10.0), env=_env(args.env), cwd=args.cwd)
+        return StdioClient(command, client, probe_timeout=min(args.timeout, 10.0), read_timeout=args.timeout,
+                           env=_env(args.env), cwd=args.cwd)
     try:
         return HttpClient(_url(args.url), client, read_timeout=args.timeout, connect_timeout=min(args.timeout, 10.0),
                           extra_headers=_headers(args.header), auth=auth)
@@ -308,16 +310,17 @@ async def call_tool(args: argparse.Namespace, term: Terminal) -> int:
             pass  # no tools/list: call anyway, the server has the last word
         # A 2025-11-25 server runs a call as a task only when the client asks (params.task).
         task: dict[str, Any] | None = {} if args.task and session.protocol_version == "2025-11-25" else None
-        try:
-            result = await session.call_tool(
-                args.tool, arguments, on_input=None if args.no_input else answerer,
-                on_progress=lambda p: term.progress(p.progress, p.total, p.message),
-                on_log=on_log, log_level=args.log_level, on_task=term.task, task=task,
-            )
-        except InvalidResult as invalid:  # shown anyway, with what is wrong with it
-            term.end_progress()
-            term.say(f"warning: {clean(str(invalid))}")
-            result = invalid.result
+        with CallDeadline(args.timeout, f"tools/call {clean(args.tool)!r}") as deadline:  # the whole call
+            try:
+                result = await session.call_tool(
+                    args.tool, arguments, on_input=None if args.no_input else deadline.off_the_clock(answerer),
+                    on_progress=lambda p: term.progress(p.progress, p.total, p.message),
+                    on_log=on_log, log_level=args.log_level, on_task=term.task, task=task,
+                )
+            except InvalidResult as invalid:  # shown anyway, with what is wrong with it
+                term.end_progress()
+                term.say(f"warning: {clean(str(invalid))}")
+                result = invalid.result
     term.end_progress()
     data = result.data
     if args.json:
@@ -549,7 +552,8 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
                              help="an extra HTTP header (repeatable), e.g. 'Authorization: Bearer ...'")
         command.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
-                             help="longest wait for the server (default 60)")
+                             help="longest wait for the server (default 60): for each answer and, with call, for "
+                                  "the whole tool call (time spent answering its questions aside)")
         command.add_argument("--json", action="store_true", help="print the raw JSON results")
         command.add_argument("--protocol-version", choices=_REVISIONS, metavar="VERSION",
                              help="speak this revision (default: the newest the server speaks; "

@@ -345,20 +345,38 @@ class Session(SessionVerbs):
         on_progress: EventHandler | None = None,
         on_log: EventHandler | None = None,
     ) -> ResultReceived:
+        # The server's requests for input on this request's stream (initialize era) are its
+        # rounds of input, bounded by max_rounds as input_required rounds are (_follow). Past
+        # the bound the request is cancelled the transport's way (the scope), then fails.
+        asked = 0
+        refused: ServerError | None = None
+        stop = anyio.CancelScope()
+
         async def on_event(event: ClientEvent) -> None:
+            nonlocal asked, refused
             if isinstance(event, Progress) and on_progress is not None:
                 await maybe_await(on_progress(event))
             elif isinstance(event, LogMessage) and on_log is not None:
                 await maybe_await(on_log(event))
             elif isinstance(event, ServerRequest):
-                await self._answer_server(event, on_input)
+                if event.request is not None:  # elicitation, sampling, roots; not a ping
+                    asked += 1
+                if asked <= self.max_rounds:
+                    await self._answer_server(event, on_input)
+                    return
+                refused = refused or _input_refused(request.id, request.method, f"more than {self.max_rounds} input rounds")
+                await self._deliver(self.client.answer_error(event, ErrorCode.INTERNAL_ERROR, refused.error.message))
+                stop.cancel()
 
         call = (on_input, on_log)
         self._calls.append(call)
         try:
-            if self.tracing is not None:
-                return await self.tracing.send(self, request, lambda traced: self._follow(traced, on_input, on_event))
-            return await self._follow(request, on_input, on_event)
+            with stop:
+                if self.tracing is not None:
+                    return await self.tracing.send(self, request, lambda traced: self._follow(traced, on_input, on_event))
+                return await self._follow(request, on_input, on_event)
+            assert refused is not None  # only on_event cancels the scope
+            raise refused
         finally:
             self._calls.remove(call)
 
@@ -403,8 +421,7 @@ class Session(SessionVerbs):
             rounds += 1
             if on_input is None or rounds > self.max_rounds:
                 why = "no input handler" if on_input is None else f"more than {self.max_rounds} input rounds"
-                raise ServerError(ErrorResult(request_id=final.request_id, code=ErrorCode.INTERNAL_ERROR,
-                                              message=f"input required for {request.method}: {why}", data=final.data))
+                raise _input_refused(final.request_id, request.method, why, final.data)
             answers = await maybe_await(on_input(final.input_requests))
             request = self.client.retry(final, answers)
 
@@ -487,3 +504,9 @@ class Session(SessionVerbs):
     def _session_listen(self, notifications: Mapping[str, Any]) -> Subscription:
         raise NotImplementedError
 
+
+def _input_refused(request_id: Any, method: str, why: str, data: Any = msgspec.UNSET) -> ServerError:
+    """The -32603 a request fails with when the client gives no more input: no handler, or past
+    ``max_rounds`` (input_required rounds, or the server's requests for input on its stream)."""
+    return ServerError(ErrorResult(request_id=request_id, code=ErrorCode.INTERNAL_ERROR,
+                                   message=f"input required for {method}: {why}", data=data))

@@ -28,9 +28,20 @@ routed by subscription id); leaving its ``async with`` writes ``notifications/ca
 Initialize-era servers (specification 2026-07-28: Basic > Transports > stdio, Backward
 Compatibility): the first request is preceded by the ``server/discover`` probe; an answer no
 modern server gives, or none within ``probe_timeout`` seconds, means ``initialize``. The
-server's requests are lines like any other: one arriving while a single call is in flight is
-answered with that call's ``on_input``, otherwise with the client's; ``listen`` then reads the
-server's notification lines.
+server's requests are lines like any other: one arriving while a single request is in flight
+is that request's, answered as if it came on its response stream (its ``on_input``, counted
+against ``max_rounds``, its ``read_timeout`` paused meanwhile); otherwise the client's
+``on_input`` answers it. ``listen`` then reads the server's notification lines.
+
+Timeouts and limits (specification: Basic > Patterns > Cancellation, Timeouts). A request that
+hears nothing of its own (no answer, progress or log line for it) for ``read_timeout`` seconds
+fails with :class:`MaybeDelivered`, as over HTTP, and ``notifications/cancelled`` is written for
+it. A line from the server past ``max_line_bytes`` cannot be read, and stdio cannot tell which
+request it answered: every request in flight fails with :class:`TransportError` (as an HTTP
+response past its limit does), each cancelled the same way; the rest of that line is skipped
+unbuffered and the connection goes on. A line that is not JSON, or answers no request in flight,
+is logged (``mcpwire.client``, the first 16) and skipped; the requests in flight wait on, within
+``read_timeout``.
 
 A server that exits (or closes its stdout) fails every request in flight, and every later one,
 with :class:`TransportError`, whose message says how it ended: the exit status, or the signal
@@ -42,6 +53,7 @@ as :class:`ServerError`, which is for errors the server chose to send.)
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import subprocess
@@ -55,21 +67,25 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from mcpwire.types import Implementation
 from mcpwire import (
-    Client, ClientEvent, ClientStdioConnection, ErrorCode, ErrorResult, InputRequired, ListChanged, LogMessage,
+    Client, ClientEvent, ClientStdioConnection, ErrorResult, InputRequired, ListChanged, LogMessage,
     OutgoingMessage, OutgoingRequest, ResourceUpdated, ResultReceived, ServerRequest, jsonschema_validator,
 )
 
 from .cache import ResponseCache, stdio_where
 from .session_feed import FeedListen, SessionFeed, receive_one
 from .session import (
-    ElicitationHandler, EventHandler, InputHandler, RootsHandler, SamplingHandler, Session, Subscription, TransportError,
+    ElicitationHandler, EventHandler, InputHandler, MaybeDelivered, RootsHandler, SamplingHandler, Session, Subscription,
+    TransportError,
 )
 
 __all__ = ["DEFAULT_ENV_KEYS", "StdioClient", "default_environment"]
 
-_EOF_MESSAGE = "server closed stdout"
-"""The message of the -32000 ErrorResult ``ClientStdioConnection.receive_eof`` gives each request
-still in flight when the server's stdout ends; the client raises TransportError for those instead."""
+_log = logging.getLogger("mcpwire.client")
+
+_SKIPPED_LOGGED = 16
+"""How many skipped lines (not JSON, not a message, answering no request in flight) are logged
+per connection; the rest are only counted (``StdioClient.skipped_lines``): a server cannot
+flood the log."""
 
 _EXIT_STATUS_WAIT = 1.0
 """How long, once the server's stdout has ended, the reader waits for the process's exit status
@@ -111,6 +127,7 @@ class StdioClient(Session):
         stderr: int | None = None,
         max_rounds: int = 8,
         max_line_bytes: int = 4 * 1024 * 1024,
+        read_timeout: float = 60.0,
         exit_timeout: float = 5.0,
         on_input: InputHandler | None = None,
         on_log: EventHandler | None = None,
@@ -131,7 +148,12 @@ class StdioClient(Session):
         self._stderr = stderr
         self._conn = ClientStdioConnection(self.client, max_line_bytes=max_line_bytes)
         self._exit_timeout = exit_timeout
+        self.read_timeout = read_timeout
+        """Seconds a request may hear nothing of its own before it fails with MaybeDelivered."""
+        self.skipped_lines = 0
+        """Lines from the server skipped so far: not JSON, not a message, or answering no request in flight."""
         self._waiters: dict[tuple[type, Any], MemoryObjectSendStream[ClientEvent]] = {}
+        self._requests: set[tuple[type, Any]] = set()  # the waiters of _exchange (the others: listen streams)
         self._write_lock = anyio.Lock()
         self._process: anyio.abc.Process | None = None
         self._stack = contextlib.AsyncExitStack()
@@ -176,9 +198,9 @@ class StdioClient(Session):
                 self._route(self._conn.receive_data(chunk))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # as EOF: the server is gone
-        # What the last, unterminated line held; not the engine's -32000 for each request in
-        # flight: their waiters hear the end of the server as TransportError (channels closed below).
-        self._route([event for event in self._conn.receive_eof() if not _for_eof(event)])
+        # What the last, unterminated line held; not the connection's own -32000 for each request
+        # in flight: their waiters hear the end of the server as TransportError (channels closed below).
+        self._route([event for event in self._conn.receive_eof() if not self._lost(event)])
         self._closed = True
         try:
             with anyio.move_on_after(_EXIT_STATUS_WAIT):  # for the exit status the error names
@@ -203,11 +225,24 @@ class StdioClient(Session):
             return TransportError("the server process is not running (use `async with StdioClient(...)`)")
         return TransportError(f"the server process is not running: it {self._how_it_ended()}")
 
+    def _lost(self, event: ClientEvent) -> str | None:
+        """Why the connection ended a request itself, when ``event`` is that request's end."""
+        if isinstance(event, ErrorResult) and event.request_id is not None:
+            return self._conn.lost(event.request_id)
+        return None
+
     def _route(self, events: list[ClientEvent]) -> None:
         for event in events:
             if isinstance(event, ServerRequest):
-                if self._tasks is not None:
-                    self._tasks.start_soon(self._answer_quietly, event)
+                # The engine names the request when it is the only one in flight: that request's,
+                # as on its HTTP response stream. Otherwise (or for a listen) the client answers.
+                owner = event.for_request
+                key = (type(owner), owner)
+                if owner is None or key not in self._requests or not _give(self._waiters[key], event):
+                    self._answer_later(event)
+                continue
+            if isinstance(event, ErrorResult) and event.request_id is None:
+                self._skipped(event)
                 continue
             if isinstance(event, (ListChanged, ResourceUpdated)) and event.subscription_id is None:
                 self._feed.publish(event)
@@ -221,11 +256,22 @@ class StdioClient(Session):
                 request_id = getattr(event, "subscription_id", None)
             channel = self._waiters.get((type(request_id), request_id)) if request_id is not None else None
             if channel is not None:
-                try:
-                    channel.send_nowait(event)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    pass
-            # Events for no waiter (a log line on a busy connection, a server request) are dropped.
+                _give(channel, event)
+            # Events for no waiter (a log line on a busy connection) are dropped.
+
+    def _answer_later(self, event: ServerRequest) -> None:
+        if self._tasks is not None:
+            self._tasks.start_soon(self._answer_quietly, event)
+
+    def _skipped(self, event: ErrorResult) -> None:
+        # JSON-RPC gives a client no way to answer a line it cannot read, nor to tell which request
+        # it was meant for: skipped, and the requests in flight wait on (within read_timeout).
+        self.skipped_lines += 1
+        if self.skipped_lines <= _SKIPPED_LOGGED:
+            more = " (later ones are not logged)" if self.skipped_lines == _SKIPPED_LOGGED else ""
+            # The message may be the server's own (an error with id null): quoted, control
+            # characters escaped, cut short, so that a server cannot drive a terminal nor flood it.
+            _log.warning("skipped a line from the server: %r (%s)%s", event.message[:200], event.code, more)
 
     async def _answer_quietly(self, event: ServerRequest) -> None:
         # A line names no request: the one call in flight answers (its on_input), else the client.
@@ -242,9 +288,12 @@ class StdioClient(Session):
 
     async def _probe(self) -> ResultReceived | None:
         # An initialize-era server may ignore requests sent before initialize: no answer in
-        # probe_timeout means the handshake.
+        # probe_timeout (or in a shorter read_timeout) means the handshake.
         with anyio.move_on_after(self.probe_timeout):
-            return await super()._probe()
+            try:
+                return await super()._probe()
+            except MaybeDelivered:
+                return None
         return None
 
     async def _write(self, data: bytes) -> None:
@@ -263,20 +312,36 @@ class StdioClient(Session):
         key = (type(request.id), request.id)
         send, receive = anyio.create_memory_object_stream[ClientEvent](math.inf)
         self._waiters[key] = send
-        finished = False
+        self._requests.add(key)
+        finished = False  # else (cancelled, timed out, lost) notifications/cancelled is written
         try:
             await self._write(self._conn.send(request))
-            async for event in receive:
+            while True:
+                try:
+                    with anyio.fail_after(self.read_timeout):  # not while on_event runs: a person may be answering
+                        event = await receive.receive()
+                except anyio.EndOfStream:
+                    finished = True  # the reader closed the channel: the server is gone
+                    raise TransportError(f"the server process {self._how_it_ended()} before answering "
+                                         f"{request.method} (id {request.id!r})") from None
+                except TimeoutError as exc:
+                    raise MaybeDelivered(f"nothing from the server for {request.method} (id {request.id!r}) in "
+                                         f"{self.read_timeout} s; it may have been processed by the server, and was "
+                                         "not sent again", request.method, request.id) from exc
+                lost = self._lost(event)
+                if lost is not None:
+                    raise TransportError(f"{lost} ({request.method}, id {request.id!r}, was in flight)")
                 if isinstance(event, (ResultReceived, ErrorResult, InputRequired)):
                     finished = True
                     return event
                 await on_event(event)
-            finished = True  # the reader closed the channel: the server is gone
-            raise TransportError(f"the server process {self._how_it_ended()} before answering {request.method} "
-                                 f"(id {request.id!r})")
         finally:
             del self._waiters[key]
+            self._requests.discard(key)
             send.close()
+            for left in _drain(receive):  # the server's requests routed here once it had ended
+                if isinstance(left, ServerRequest):
+                    self._answer_later(left)
             receive.close()
             if not finished and not self._closed:
                 with anyio.CancelScope(shield=True):
@@ -340,10 +405,13 @@ class _StdioSubscription(Subscription):
 
     async def _receive(self) -> list[ClientEvent] | None:
         events = await receive_one(self._channel)
+        assert self.request is not None
         if events is None and self._channel is not None and self._stdio._closed:  # not ended by the server
-            assert self.request is not None
             raise TransportError(f"the server process {self._stdio._how_it_ended()} while listening "
                                  f"({self.request.method}, id {self.request.id!r})")
+        lost = self._stdio._lost(events[0]) if events else None
+        if lost is not None:  # a line past max_line_bytes: the stream lost what it carried
+            raise TransportError(f"{lost} (while listening: {self.request.method}, id {self.request.id!r})")
         return events
 
     async def _stop(self) -> None:
@@ -354,7 +422,19 @@ class _StdioSubscription(Subscription):
         await self._stdio.close_listen_stream(self.request, channel, cancel=not self._ended)
 
 
-def _for_eof(event: ClientEvent) -> bool:
-    """Whether ``event`` is the engine's -32000 for a request left in flight at the end of stdout."""
-    return (isinstance(event, ErrorResult) and event.request_id is not None and event.code == ErrorCode.TRANSPORT_ERROR
-            and event.message == _EOF_MESSAGE)
+def _give(channel: MemoryObjectSendStream[ClientEvent], event: ClientEvent) -> bool:
+    """Hand ``event`` to a waiter's channel; ``False`` when that waiter is gone."""
+    try:
+        channel.send_nowait(event)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        return False
+    return True
+
+
+def _drain(channel: MemoryObjectReceiveStream[ClientEvent]) -> list[ClientEvent]:
+    """What is left unread in a waiter's channel (its writer closed)."""
+    left: list[ClientEvent] = []
+    with contextlib.suppress(anyio.EndOfStream, anyio.WouldBlock, anyio.ClosedResourceError):
+        while True:
+            left.append(channel.receive_nowait())
+    return left

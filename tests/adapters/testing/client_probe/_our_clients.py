@@ -26,7 +26,9 @@ def _text(result: Any) -> str:
 
 
 async def _async(kind: str, target: list[str]) -> str:
-    client = HttpClient(target[0], read_timeout=5.0) if kind == "http" else StdioClient(target)
+    # stdio: a read timeout under the probe's deadline (4 s in the tests), so a call the server
+    # never answers ends in the client's own error, not at the deadline.
+    client = HttpClient(target[0], read_timeout=5.0) if kind == "http" else StdioClient(target, read_timeout=2.0)
     async with client as c:
         await c.list_tools()
         return _text(await c.call_tool("echo", {"text": "hi"}))

@@ -1,7 +1,9 @@
 """``mcpwire probe --client`` against real client processes: mcpwire's own clients (the CLI, an
 HttpClient script, a BlockingClient script, StdioClient through ``--stdio``) break no MUST and
-no SHOULD in any scenario; a deliberately broken client is failed with the sentence it breaks;
-the command line's report, JSON and exit status."""
+no SHOULD in any scenario, and never hang: each ends within the probe's deadline by its own
+bounds (a read timeout, the CLI's ``--timeout`` over the whole call, ``max_rounds``, the size
+limits); a deliberately broken client is failed with the sentence it breaks; the command
+line's report, JSON and exit status."""
 
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ PY = shlex.quote(sys.executable)
 OURS = f"{PY} {shlex.quote(str(HERE / '_our_clients.py'))}"
 BROKEN = f"{PY} {shlex.quote(str(HERE / '_broken_client.py'))}"
 CLI = f"{PY} -m mcpwire_adapters.cli"
-TIMEOUT = 4.0  # a client still running past it is stopped: the endless scenarios end there
+TIMEOUT = 4.0  # a client still running past it is stopped, and reported as a hang (robust.hang)
+HOSTILE = ["invalid-json", "malformed-sse", "wrong-id", "cut-stream", "oversized", "endless-rounds", "endless-requests"]
 
 
 def probe(command: str, patterns: Sequence[str] = (), *, stdio: bool = False) -> dict[str, ClientFinding]:
@@ -42,32 +45,52 @@ def no_must_nor_should(findings: dict[str, ClientFinding]) -> None:
     assert not broken
 
 
+def no_hang(findings: dict[str, ClientFinding]) -> None:
+    hung = {name: f.subject.process.stderr[-400:] for name, f in findings.items() if "robust.hang" in rules(f)}
+    assert not hung
+
+
 def test_the_mcpwire_command_line_passes_every_http_scenario(tmp_path: Path) -> None:
     store = shlex.quote(str(tmp_path / "tokens.json"))
     findings = probe(f"{CLI} call {{url}} echo --timeout 3 --oauth --token-store {store}")
     no_must_nor_should(findings)
+    no_hang(findings)
     applicable = {name for name, f in findings.items() if f.status != "n/a"}
     assert applicable == {s.name for s in select_scenarios([], stdio=False)}  # it speaks both revisions, and OAuth
-    assert findings["endless-requests"].status == "advice" and rules(findings["endless-requests"]) == {"robust.hang"}
+    assert {f.status for f in findings.values()} == {"pass"}  # no advice either: no hang, no memory growth
     assert findings["oauth"].status == "pass" and findings["oauth-issuer-mismatch"].status == "pass"
     resumed = findings["cut-stream-resumable"].subject.records
     assert any(r.method == "GET" and r.header("last-event-id") for r in resumed)
 
 
 def test_an_httpclient_script_and_a_blockingclient_script_pass() -> None:
-    http = probe(f"{OURS} http {{url}}", ["basic*", "session-404", "cut-stream-resumable", "endless-rounds", "wrong-id"])
-    blocking = probe(f"{OURS} blocking {{url}}", ["basic", "basic-2025"])
+    http = probe(f"{OURS} http {{url}}", ["basic*", "session-404", "cut-stream-resumable", *HOSTILE])
+    blocking = probe(f"{OURS} blocking {{url}}", ["basic", "basic-2025", "endless-requests"])
     no_must_nor_should(http)
     no_must_nor_should(blocking)
+    no_hang({**http, **{f"blocking {name}": f for name, f in blocking.items()}})
     assert {f.status for f in (*http.values(), *blocking.values())} == {"pass"}
 
 
 def test_stdioclient_through_stdio_passes() -> None:
-    findings = probe(f"{OURS} stdio {{server}}", ["basic*", "malformed-sse", "wrong-id", "endless-rounds",
-                                                "list-changed", "tool-gone"], stdio=True)
+    findings = probe(f"{OURS} stdio {{server}}", ["basic*", "list-changed", "tool-gone", *HOSTILE], stdio=True)
     no_must_nor_should(findings)
+    no_hang(findings)
+    assert {f.status for f in findings.values()} == {"pass"}
     assert findings["basic-2025"].status == "pass"  # the server's ping, a line on stdout, was answered
     assert all(f.subject.transport == "stdio" and f.subject.records for f in findings.values())
+    # Unreadable or oversized, the answer ends the call in the client's own error, not the deadline.
+    for name in ("invalid-json", "oversized", "endless-requests"):
+        process = findings[name].subject.process
+        assert process.exit_code == 3 and not process.timed_out, (name, process.stderr)
+
+
+def test_the_mcpwire_command_line_through_stdio_never_hangs() -> None:
+    findings = probe(f"{CLI} call echo --timeout 2 -- {{server}}", [], stdio=True)
+    no_must_nor_should(findings)
+    no_hang(findings)
+    assert {f.status for f in findings.values()} == {"pass"}
+    assert {s.name for s in select_scenarios([], stdio=True)} <= set(findings)
 
 
 def test_a_client_that_omits_the_version_header_fails_with_the_sentence(capsys: pytest.CaptureFixture[str]) -> None:
