@@ -8,9 +8,11 @@ events (for resumption with ``Last-Event-ID``) in what ``event_store=MemoryEvent
 
 :data:`INITIALIZE_ERA` names the revisions served on sessions; :class:`Response` is a client's
 answer as ``receive_answer`` takes it (a host of several processes passes one on). Client side: :class:`Resume`, how a client resumes a response stream that ended early
-(``HttpResponseParser.resume`` and ``.interrupted()``).
+(``HttpResponseParser.resume`` and ``.interrupted()``), and :class:`InvalidMessage`, a message
+of the server's that the client answers with an error (``Client.reject``).
 """
 
+from .client.events import InvalidMessage
 from .client.stream import Resume
 from .server.events import HttpBatch
 from .server.listen import ResumedStream, SessionStream, StdioSessionStream
@@ -20,5 +22,5 @@ from .wire.versions import INITIALIZE_ERA
 
 __all__ = [
     "Session", "SessionStore", "MemorySessionStore", "EventStore", "MemoryEventStore", "SessionStream",
-    "StdioSessionStream", "ResumedStream", "HttpBatch", "Resume", "INITIALIZE_ERA", "Response", "STANDALONE",
+    "StdioSessionStream", "ResumedStream", "HttpBatch", "Resume", "InvalidMessage", "INITIALIZE_ERA", "Response", "STANDALONE",
 ]

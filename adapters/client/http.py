@@ -37,8 +37,9 @@ written. Every failure of h11, anyio or the socket reaches the caller as a
 
 Initialize-era servers (specification 2025-11-25: Basic > Transports > Streamable HTTP):
 :meth:`Session.connect` probes and falls back to ``initialize``; the ``Mcp-Session-Id`` of the
-answer is kept and sent; the server's requests on a response stream are answered with a POST
-on a connection of their own (the response stream keeps the main one); a response stream that
+answer is kept and sent; the server's requests on a response stream (and its invalid messages,
+with the JSON-RPC error the server engine would give) are answered with a POST on a connection
+of their own (the response stream keeps the main one); a response stream that
 ends early after an event id is resumed with a GET carrying ``Last-Event-ID`` after the
 stream's ``retry`` delay (at most ``max_resumptions`` times per request); a 404 on the session
 raises :class:`SessionExpired` to the session layer, which starts a new session; closing the
@@ -78,7 +79,7 @@ from mcpwire import (
     Client, ClientEvent, ErrorCode, ErrorResult, HttpResponseParser, InputRequired, OutgoingMessage, OutgoingRequest,
     Progress, ResultReceived, jsonschema_validator,
 )
-from mcpwire.sessions import Resume
+from mcpwire.sessions import InvalidMessage, Resume
 from mcpwire.types import Implementation
 
 # The transport-neutral half lives in .session (no h11 there); re-exported here, where it was.
@@ -325,6 +326,9 @@ class HttpClient(Session):
         if not 200 <= status < 300:
             raise TransportError(f"{self.url} refused a message with HTTP {status}")
 
+    async def _reject(self, event: InvalidMessage) -> None:
+        await self._deliver(self.client.reject(event))
+
     def _issued_session(self) -> str | None:
         return self._issued
 
@@ -360,7 +364,7 @@ class HttpClient(Session):
         assert self._tasks is not None
         stream = self._session_stream = SessionStreamReader(
             self, self._tasks, self._feed, self._answer_server, self._unrelated_log, self._stream_progress,
-            self._session_gone)
+            self._session_gone, self._reject)
         self._tasks.start_soon(stream.run)
         with anyio.move_on_after(self.connect_timeout):
             await stream.opened.wait()
@@ -555,12 +559,13 @@ class HttpClient(Session):
         return MaybeDelivered(f"{what}; {request.method} (id {request.id!r}) may have been processed by the server, "
                               "and was not sent again", request.method, request.id)
 
-    @staticmethod
-    async def _dispatch(events: list[ClientEvent], final: ClientEvent | None,
+    async def _dispatch(self, events: list[ClientEvent], final: ClientEvent | None,
                         on_event: Callable[[ClientEvent], Awaitable[None]]) -> ClientEvent | None:
         for event in events:
             if isinstance(event, (ResultReceived, ErrorResult, InputRequired)):
                 final = event
+            elif isinstance(event, InvalidMessage):  # initialize era: answered, as JSON-RPC says
+                await self._reject(event)
             else:
                 await on_event(event)
         return final

@@ -5,7 +5,8 @@ Resumability and Redelivery; the same in 2025-06-18 and 2025-03-26).
 Opened on a connection of its own once the session is initialized, and read by one task of
 the client's task group for as long as the session lasts. What arrives on it goes where the same
 messages on a call's response stream go: the server's requests are answered (each in a task of
-its own, the answer POSTed); log messages and progress are handed on in the order they came;
+its own, the answer POSTed), and so are its invalid messages (with the JSON-RPC error the
+server engine would give, id null when none can be read); log messages and progress are handed on in the order they came;
 list changes and resource updates go to the session's feed. The stream is reopened when it
 ends or breaks, after its ``retry`` and with ``Last-Event-ID`` once it carried event ids; rounds
 that bring nothing back off, bounded; and it stops for good when the server offers no stream
@@ -28,6 +29,7 @@ from mcpwire import (
     Client, ClientEvent, ListChanged, LogMessage, ProtocolError, Progress, ResourceUpdated, ServerRequest,
     SessionStreamParser,
 )
+from mcpwire.sessions import InvalidMessage
 
 from ..errors import McpwireAdapterError, TransportError
 from .port import InputHandler
@@ -70,7 +72,8 @@ class SessionStreamReader:
     client's task group until the session ends: the client cancels :attr:`scope` (a new
     session, ``aclose``), or the stream stops by itself (see the module). ``answer`` answers a
     server's request; ``log`` and ``progress`` take a log message and a progress notification;
-    ``gone(session_id)`` hears that the server answered 404 for the session.
+    ``gone(session_id)`` hears that the server answered 404 for the session; ``reject`` answers
+    an :class:`~mcpwire.sessions.InvalidMessage` (``client.reject``, POSTed).
 
     Between two rounds (one GET each) it waits the stream's ``retry`` (``DEFAULT_RETRY_MS``
     when the server named none). A round that failed (no connection, a refusal other than 404
@@ -84,7 +87,8 @@ class SessionStreamReader:
                  answer: Callable[[ServerRequest, InputHandler | None], Awaitable[None]],
                  log: Callable[[LogMessage], Awaitable[None]],
                  progress: Callable[[Progress], Awaitable[None]],
-                 gone: Callable[[str], None]) -> None:
+                 gone: Callable[[str], None],
+                 reject: Callable[[InvalidMessage], Awaitable[None]]) -> None:
         # The client hands over what the stream's events go to: its feed, and the session's
         # answering, logging and progress of what names no request.
         self._http = http
@@ -94,6 +98,7 @@ class SessionStreamReader:
         self._log = log
         self._progress = progress
         self._gone = gone
+        self._reject = reject
         self._delivered = 0  # messages handed on, over all rounds
         self.scope = anyio.CancelScope()
         self.running = True
@@ -210,6 +215,8 @@ class SessionStreamReader:
             self._delivered += 1
             if isinstance(event, ServerRequest):
                 self._tasks.start_soon(self._answer, event)
+            elif isinstance(event, InvalidMessage):
+                self._tasks.start_soon(self._answer_invalid, event)
             elif isinstance(event, (ListChanged, ResourceUpdated)):
                 self._feed.publish(event)
             elif isinstance(event, (LogMessage, Progress)):
@@ -228,6 +235,13 @@ class SessionStreamReader:
             await self._answer_server(event, None)
         except TransportError as exc:  # SessionExpired included: the next request starts anew
             _log.info("could not answer %s from the session stream: %s", event.method, exc)
+
+
+    async def _answer_invalid(self, event: InvalidMessage) -> None:
+        try:
+            await self._reject(event)
+        except TransportError as exc:
+            _log.info("could not answer an invalid message from the session stream: %s", exc)
 
 
 def _wait_ms(retry_ms: int | None, quiet: int) -> float:

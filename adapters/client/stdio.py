@@ -41,7 +41,9 @@ request it answered: every request in flight fails with :class:`TransportError` 
 response past its limit does), each cancelled the same way; the rest of that line is skipped
 unbuffered and the connection goes on. A line that is not JSON, or answers no request in flight,
 is logged (``mcpwire.client``, the first 16) and skipped; the requests in flight wait on, within
-``read_timeout``.
+``read_timeout``. On an initialize-era session a line that is neither a valid message nor a
+malformed notification or response is also answered, as JSON-RPC 2.0 says and as the server
+engine does: -32700 or -32600, with its id, or ``null`` when none can be read.
 
 A server that exits (or closes its stdout) fails every request in flight, and every later one,
 with :class:`TransportError`, whose message says how it ended: the exit status, or the signal
@@ -65,6 +67,7 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpwire.sessions import InvalidMessage
 from mcpwire.types import Implementation
 from mcpwire import (
     Client, ClientEvent, ClientStdioConnection, ErrorResult, InputRequired, ListChanged, LogMessage,
@@ -241,6 +244,11 @@ class StdioClient(Session):
                 if owner is None or key not in self._requests or not _give(self._waiters[key], event):
                     self._answer_later(event)
                 continue
+            if isinstance(event, InvalidMessage):  # initialize era: answered, as JSON-RPC says
+                self._skipped(event)
+                if self._tasks is not None:
+                    self._tasks.start_soon(self._reject_quietly, event)
+                continue
             if isinstance(event, ErrorResult) and event.request_id is None:
                 self._skipped(event)
                 continue
@@ -263,9 +271,10 @@ class StdioClient(Session):
         if self._tasks is not None:
             self._tasks.start_soon(self._answer_quietly, event)
 
-    def _skipped(self, event: ErrorResult) -> None:
-        # JSON-RPC gives a client no way to answer a line it cannot read, nor to tell which request
-        # it was meant for: skipped, and the requests in flight wait on (within read_timeout).
+    def _skipped(self, event: ErrorResult | InvalidMessage) -> None:
+        # A line the client cannot read is meant for no request of ours: skipped (an invalid
+        # one of an initialize-era server answered too), and the requests in flight wait on
+        # (within read_timeout).
         self.skipped_lines += 1
         if self.skipped_lines <= _SKIPPED_LOGGED:
             more = " (later ones are not logged)" if self.skipped_lines == _SKIPPED_LOGGED else ""
@@ -277,6 +286,12 @@ class StdioClient(Session):
         # A line names no request: the one call in flight answers (its on_input), else the client.
         try:
             await self._answer_server(event, None)
+        except TransportError:
+            pass  # the server is gone
+
+    async def _reject_quietly(self, event: InvalidMessage) -> None:
+        try:
+            await self._deliver(self.client.reject(event))
         except TransportError:
             pass  # the server is gone
 

@@ -30,7 +30,8 @@ says; :meth:`Client.initialize` builds the handshake, :meth:`Client.accept_initi
 the server's answer, keeps the session id and gives ``notifications/initialized``. From then on
 every request is built for the negotiated revision (no per-request ``_meta`` fields, the
 ``MCP-Protocol-Version`` and ``Mcp-Session-Id`` headers instead of ``Mcp-Method``), and the
-server's own requests are answered with :meth:`Client.answer`.
+server's own requests are answered with :meth:`Client.answer` (an invalid one with
+:meth:`Client.reject`).
 
 Reading responses is ``_client_stream``'s. Tool schemas are kept exactly as received; a
 ``$ref`` is never resolved, remote or not (SEP-2106).
@@ -44,7 +45,7 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .events import ErrorResult, InputRequired, OutgoingMessage, OutgoingRequest, ResultReceived, ServerRequest
+from .events import ErrorResult, InputRequired, InvalidMessage, OutgoingMessage, OutgoingRequest, ResultReceived, ServerRequest
 from .learned import Learned
 from .stream import _Tracker
 from ..wire.envelope import RequestId, encode_error_object, encode_notification, encode_request, encode_result
@@ -470,6 +471,13 @@ class Client:
         """An error response to a server's request (-32601 when the client has no handler for
         it, -32602 for params it cannot read)."""
         body = encode_error_object(request.request_id, code, message, data)
+        return OutgoingMessage(body=body, headers=_BASE_HEADERS + tuple(self._session_headers(None)))
+
+    def reject(self, event: InvalidMessage) -> OutgoingMessage:
+        """The error response to a message the server sent that is not a valid JSON-RPC message
+        (an :class:`InvalidMessage`): its code and message, and the id it carried, or ``null``
+        when none could be read (JSON-RPC 2.0 section 5), as the server engine answers one."""
+        body = encode_error_object(event.request_id, event.code, event.message, event.data)
         return OutgoingMessage(body=body, headers=_BASE_HEADERS + tuple(self._session_headers(None)))
 
     def set_log_level(self, level: str) -> OutgoingRequest:

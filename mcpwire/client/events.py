@@ -15,7 +15,9 @@ On an initialize-era session (the client fell back to ``initialize``) the server
 requests of its own, on a response stream or the session's GET stream: each is a
 :class:`ServerRequest`, which the host answers with ``Client.answer`` and sends as an
 :class:`OutgoingMessage`; list_changed and resources/updated notifications then come from the
-GET stream with ``subscription_id=None``.
+GET stream with ``subscription_id=None``. A message from such a server that JSON-RPC 2.0 answers
+with an error (an invalid request, or text that is not a message) is an :class:`InvalidMessage`,
+which the host answers with ``Client.reject``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ __all__ = [
     "ResourceUpdated",
     "ResultReceived",
     "ServerRequest",
+    "InvalidMessage",
 ]
 
 #: The Struct each method's complete result decodes into (schema $defs.*Result).
@@ -118,6 +121,23 @@ class ServerRequest(msgspec.Struct, frozen=True, kw_only=True):
     request: InputRequest | None
     params: dict[str, Any]
     for_request: RequestId | None = None
+
+
+class InvalidMessage(msgspec.Struct, frozen=True, kw_only=True):
+    """A message from an initialize-era server that is not a valid request, notification or
+    response, and that JSON-RPC 2.0 answers (section 5: a call gets a Response; 5.1: -32600
+    Invalid Request, -32700 Parse error): the same messages the server engine answers, with the
+    same error. ``request_id`` is the message's id when it could be read, else ``None`` (the
+    answer then carries ``"id": null``, as JSON-RPC says). Send ``client.reject(event)`` (POST
+    it, or write its ``line``). A malformed notification or response is never answered
+    (JSON-RPC 2.0 section 4.1; a response answers nothing): it is reported as any other
+    protocol error.
+    """
+
+    request_id: RequestId | None
+    code: int
+    message: str
+    data: Any | UnsetType = UNSET
 
 
 class Progress(msgspec.Struct, frozen=True, kw_only=True):
@@ -249,5 +269,5 @@ class ResourceUpdated(msgspec.Struct, frozen=True, kw_only=True):
 
 ClientEvent = Union[
     Progress, LogMessage, ResultReceived, ErrorResult, InputRequired, ListenAck, ListChanged, ResourceUpdated, ServerRequest,
-    TaskNotification,
+    TaskNotification, InvalidMessage,
 ]

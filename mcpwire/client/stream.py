@@ -21,6 +21,8 @@ Streamable HTTP, Receiving Messages; stdio, Receiving Messages): over HTTP it ra
 official conformance runner's wording; on stdio, where the framing and the
 other requests survive, the line becomes an :class:`ErrorResult` with ``request_id=None``.
 Unknown notifications are ignored; malformed ones are dropped (notifications are never answered).
+On an initialize-era session a message the server engine would answer with an error (the
+envelope's rule: anything but a notification or a response) is an :class:`InvalidMessage`.
 
 On an initialize-era session (``client.initialize_era``) the same readers serve the older
 revisions (specification 2025-11-25: Basic > Transports > Streamable HTTP and stdio): a server
@@ -41,20 +43,11 @@ import msgspec
 from msgspec import UNSET
 
 from .events import (
-    ClientEvent,
-    ErrorResult,
-    InputRequired,
-    ListChanged,
-    ListenAck,
-    LogMessage,
-    OutgoingRequest,
-    Progress,
-    ResourceUpdated,
-    ResultReceived,
-    ServerRequest,
+    ClientEvent, ErrorResult, InputRequired, InvalidMessage, ListChanged, ListenAck, LogMessage, OutgoingRequest,
+    Progress, ResourceUpdated, ResultReceived, ServerRequest,
 )
 from ..wire.validators import ValidatorFactory
-from ..wire.envelope import Notification, Request, RequestId, Response, decode_message
+from ..wire.envelope import Notification, Request, RequestId, Response, UnansweredMessage, decode_message
 from ..wire.errors import ErrorCode, RemoteProtocolError
 from ..wire.meta import SUBSCRIPTION_ID_META_KEY
 from ..wire.tasks import Task
@@ -151,7 +144,15 @@ class _Tracker:
         self.ended[key] = state
 
     def message(self, data: bytes | str) -> list[ClientEvent]:
-        message = decode_message(data.encode("utf-8") if isinstance(data, str) else data)
+        try:
+            message = decode_message(data.encode("utf-8") if isinstance(data, str) else data)
+        except UnansweredMessage:
+            raise
+        except RemoteProtocolError as exc:
+            if not self.client.initialize_era:
+                raise  # 2026-07-28: the client sends no responses (stdio; HTTP carries requests only)
+            # JSON-RPC 2.0 section 5: a call is answered, with id null when the id cannot be read.
+            return [InvalidMessage(request_id=exc.request_id, code=exc.code, message=exc.message, data=exc.data)]
         if isinstance(message, Request):
             if self.client.initialize_era:
                 return [self._server_request(message)]

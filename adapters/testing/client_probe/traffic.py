@@ -287,23 +287,38 @@ def _answer_problems(records: Sequence[Record], *, ended_at: float) -> list[Prob
     for _, message, at in asked:
         answer = next(((i, m) for i, (r, m) in enumerate(responses)
                        if i not in used and r.at >= at and same_id(m.get("id"), message["id"])), None)
+        # A call that is not a valid Request object (JSON-RPC 2.0 section 4: "jsonrpc" MUST be
+        # exactly "2.0"; MCP: params an object) is still answered, by section 5, but with an
+        # error (5.1: -32600 Invalid Request): the MCP rules of its method do not apply to it.
+        ping = message["method"] == "ping" and _valid_request(message)
         if answer is None:
             if ended_at - at >= ANSWER_GRACE:
-                rule = "ping" if message["method"] == "ping" else "jsonrpc.reply"
+                rule = "ping" if ping else "jsonrpc.reply"
                 out.append(problem(f"no response to the server's {message['method']} (id {message['id']!r})", rule,
                                    ERA if rule == "ping" else None))
             continue
         used.append(answer[0])
-        if message["method"] == "ping" and answer[1].get("result") != {}:
+        if ping and answer[1].get("result") != {}:
             out.append(problem(f"the answer to ping (id {message['id']!r}) is {_short(answer[1])}, not an empty "
                                "result", "ping", ERA))
     known = [m["id"] for r in records if r.era == ERA for m in r.sent[:len(r.delivered)]
              if isinstance(m, dict) and "method" in m and "id" in m]  # an invalid id echoed is no mismatch
     for index, (record, message) in enumerate(responses):
-        if index not in used and record.era == ERA and not any(same_id(message.get("id"), k) for k in known):
+        # JSON-RPC 2.0 section 5, id: "If there was an error in detecting the id in the Request
+        # object (e.g. Parse error/Invalid Request), it MUST be Null." An error with id null is
+        # such an answer (to a message that was no request with an id), not a stray response.
+        unattributed = message.get("id") is None and isinstance(message.get("error"), dict)
+        if index not in used and record.era == ERA and not unattributed \
+                and not any(same_id(message.get("id"), k) for k in known):
             out.append(problem(f"a response with id {message.get('id')!r}, which no request of the server's had",
                                "jsonrpc.response-id"))
     return out
+
+
+def _valid_request(message: dict[str, Any]) -> bool:
+    """A request whose envelope JSON-RPC 2.0 and MCP accept: ``jsonrpc`` "2.0" and ``params``, if
+    present, an object (its id is checked by the caller)."""
+    return message.get("jsonrpc") == "2.0" and isinstance(message.get("params", {}), dict)
 
 
 def _short(value: Any, width: int = 120) -> str:
