@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["LineQueue", "fixture_served", "serving"]
+__all__ = ["LineQueue", "fixture_served", "serving", "stop_by_stdin"]
 
 FIXTURE = Path(__file__).resolve().parents[1] / "conformance" / "fixture.py"
 
@@ -47,6 +47,17 @@ class LineQueue:
                 return found
 
 
+def stop_by_stdin(process: subprocess.Popen[str]) -> None:
+    """Close a server's stdin (which stops it) and wait for it to exit; kill it after 10 s."""
+    assert process.stdin is not None
+    process.stdin.close()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextlib.contextmanager
 def serving(command: list[str], ready: str) -> Iterator[re.Match[str]]:
     """Run a server that stops at the end of its stdin; yield the stdout line matching ``ready``;
@@ -57,12 +68,7 @@ def serving(command: list[str], ready: str) -> Iterator[re.Match[str]]:
     try:
         yield LineQueue(process.stdout).wait_for(ready)
     finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_by_stdin(process)
 
 
 @contextlib.contextmanager

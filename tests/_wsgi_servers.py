@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from _lines import LineQueue
+from _lines import LineQueue, stop_by_stdin
 
 __all__ = [
     "GUNICORN", "SERVERS", "THREADED", "TIMEOUT", "WSGI_SITES", "call_body", "headers_for", "open_post", "post", "served",
@@ -53,12 +53,7 @@ def served(server: str, module: str, folder: Path, *, env: dict[str, str] | None
         _wait_until_answering(url)
         yield url
     finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_by_stdin(process)
 
 
 def _wait_until_answering(url: str) -> None:

@@ -38,6 +38,18 @@ MAX_SESSION_TASKS = 10_000
 _CANCELLED, _TASK = ExchangeState.CANCELLED, ExchangeState.TASK
 
 
+
+def plain_round(requests: Mapping[str, Any], state: Any) -> dict[str, Any]:
+    """A round of input requests as plain JSON, checked: requests and state encode as JSON, and
+    every request is of a kind the protocol has. LocalProtocolError otherwise."""
+    try:
+        plain = {k: msgspec.to_builtins(v) for k, v in requests.items()}
+        msgspec.json.encode(state)
+    except (TypeError, ValueError, msgspec.EncodeError) as exc:
+        raise LocalProtocolError(f"Input requests or state cannot be encoded as JSON: {exc}") from exc
+    round_data(plain, None)
+    return plain
+
 class ExchangeTasks(Generic[O]):
     """The tasks-extension verbs of :class:`~mcpwire.Exchange` (see the module docstring)."""
 
@@ -121,12 +133,7 @@ class ExchangeTasks(Generic[O]):
 
     def _task_ask(self, requests: Mapping[str, Any], state: Any, now: float | None) -> O:
         tasks, task_id, at = self._task(now)
-        try:
-            plain = {k: msgspec.to_builtins(v) for k, v in requests.items()}
-            msgspec.json.encode(state)
-        except (TypeError, ValueError, msgspec.EncodeError) as exc:
-            raise LocalProtocolError(f"Input requests or state cannot be encoded as JSON: {exc}") from exc
-        round_data(plain, None)  # every request is of a kind the protocol has
+        plain = plain_round(requests, state)
         missing = missing_capabilities(plain, self.event.meta.client_capabilities)
         if missing:
             return self.fail(MissingCapability(missing), now=now)

@@ -40,7 +40,7 @@ from .initialize_era_results import session_result, shape_request
 from .mrtr import ANSWER_TYPES, round_data
 from .session import Session
 from .results import error_object, shape_result
-from .exchange_tasks import ExchangeTasks
+from .exchange_tasks import ExchangeTasks, plain_round
 from .tokens import request_scope
 
 __all__ = ["Exchange", "MAX_PROGRESS_MESSAGE", "MAX_PROGRESS_UPDATES", "resource_not_found"]
@@ -355,12 +355,7 @@ class Exchange(ExchangeTasks[O]):
         assert session is not None
         if not requests:
             raise LocalProtocolError("Input requests are needed to ask the client for input")
-        try:
-            plain = {k: msgspec.to_builtins(v) for k, v in requests.items()}
-            msgspec.json.encode(state)
-        except (TypeError, ValueError, msgspec.EncodeError) as exc:
-            raise LocalProtocolError(f"Input requests or state cannot be encoded as JSON: {exc}") from exc
-        round_data(plain, None)  # every request is of a kind the protocol has
+        plain = plain_round(requests, state)
         return plain, missing_capabilities(plain, session.client_capabilities)
 
     def _send_round(self, plain: dict[str, Any], state: Any, meta: dict[str, Any]) -> dict[int, bytes]:
