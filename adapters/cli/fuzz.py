@@ -54,6 +54,9 @@ def add_fuzz_parser(commands: Any) -> None:
                          help="also report advice: this project's conventions beyond the official text (never a "
                               "failure: the exit status counts MUST failures only)")
     command.add_argument("--replay", metavar="FILE", help="send a failure file again and check it again")
+    command.add_argument("--revision", metavar="REVISION",
+                         help="fuzz this revision (an initialize-era one: a session is opened first); default: "
+                              "2026-07-28 if served, else the newest the server negotiates")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     command.add_argument("--client", metavar="COMMAND",
                          help="fuzz an MCP client instead: COMMAND runs it, {url} replaced by the hostile server's URL "
@@ -103,7 +106,7 @@ def run_fuzz(args: argparse.Namespace, term: Terminal) -> int:
                                    database=args.database, out_dir=args.out, rate=args.rate, tools=args.tool,
                                    all_tools=args.all_tools, timeout=args.timeout, sequences=not args.no_sequences,
                                    progress=None if args.quiet else _Progress(term, args.max_examples),
-                                   strict=args.strict)
+                                   strict=args.strict, revision=args.revision)
     term.say(f"mcpwire fuzz {clean(args.url)}: seed {seed}, up to {args.max_examples} cases"
              + (f" or {args.time_budget:g} s" if args.time_budget else "")
              + (f", calling {', '.join(args.tool) or 'every tool'}" if args.tool or args.all_tools

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .terminal import EXIT_OK, EXIT_USAGE, CliError, Terminal, trio_run
-from ..testing.probe.runner import Finding, json_report, junit_report, probe, probe_stdio, select, text_report
+from ..testing.probe.runner import Finding, Tokens, json_report, junit_report, probe, probe_stdio, select, text_report
 
 __all__ = ["add_probe_parser", "run_probe"]
 
@@ -48,6 +48,15 @@ def add_probe_parser(commands: Any) -> None:
                          help="probe an MCP client instead: COMMAND runs it, {url} replaced by the hostile server's "
                               "URL (with --stdio: {server} by the command that starts it); docs/probing-clients.md")
     command.add_argument("--replay", metavar="FILE", help="with --client: run one replay file (mcpwire fuzz --client)")
+    command.add_argument("--revision", action="append", metavar="REVISION",
+                         help="probe only this revision, negotiated or not (repeatable; default: every revision the "
+                              "server negotiates), e.g. 2025-06-18")
+    command.add_argument("--token", metavar="TOKEN", help="a bearer token sent with every request (a server that asks "
+                         "for authorization)")
+    command.add_argument("--insufficient-scope-token", metavar="TOKEN",
+                         help="a valid token with too small a scope (the auth.insufficient-scope check)")
+    command.add_argument("--wrong-audience-token", metavar="TOKEN",
+                         help="a valid token issued for another resource (the auth.wrong-audience check)")
 
 
 def _write(where: str, text: str, term: Terminal) -> None:
@@ -78,12 +87,17 @@ def run_probe(args: argparse.Namespace, term: Terminal) -> int:
         raise CliError(f"no check matches {' '.join(args.only)!r}", EXIT_USAGE)
 
     async def go() -> list[Finding]:
-        options = dict(rate=args.rate, call_tools=args.call_tools, timeout=args.timeout, strict=args.strict)
+        options = dict(rate=args.rate, call_tools=args.call_tools, timeout=args.timeout, strict=args.strict,
+                       revisions=args.revision)
         if command:
             return await probe_stdio(command, checks, **options)
-        return await probe(args.url, checks, **options)
+        return await probe(args.url, checks, **options, tokens=Tokens(args.token, args.insufficient_scope_token,
+                                                                      args.wrong_audience_token))
 
-    findings = trio_run(go)  # TransportError (no reply to server/discover at all): exit 3 in cli.run
+    try:
+        findings = trio_run(go)  # TransportError (no reply to server/discover at all): exit 3 in cli.run
+    except ValueError as exc:  # a --revision that is none
+        raise CliError(str(exc), EXIT_USAGE) from None
     text = text_report(args.url, findings, verbose=args.verbose)
     if args.json_file == "-" or args.junit == "-":
         sys.stderr.write(text)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .era_rules import era_rule
 from .judge import (
     ECHO_OR_NULL,
     NULL,
@@ -32,6 +33,7 @@ from .judge import (
     allow_rule,
     cited,
     id_rule,
+    id_rules,
     jsonrpc_fault,
     listed,
     problem,
@@ -44,7 +46,7 @@ from .judge import (
     valid_id,
     validity,
 )
-from .rawwire import SUB_KEY, Reply, Request, media_type, sent_id, timed_out
+from .rawwire import SUB_KEY, VERSION, Reply, Request, media_type, sent_id, timed_out
 from .verdict import STRENGTHS, Problem
 
 __all__ = ["ACCEPTED_OR_REFUSED", "STEP_KINDS", "Demand", "Fault", "fault_rule", "judge_answer", "judge_step",
@@ -83,7 +85,7 @@ class Demand:
     result or any error); ``id``: ECHO (the request's), NULL, ECHO_OR_NULL or None (not looked
     at; NULL breaks JSON-RPC's rule); ``why``: the rules behind it, for the report;
     ``refusable``: on HTTP a 4xx refusal conforms as well (an Accept the client should have
-    sent otherwise)."""
+    sent otherwise); ``batch``: the ids of a batch's requests, each to be answered (2025-03-26)."""
 
     silent: bool = False
     faults: tuple[Fault, ...] = ()
@@ -92,6 +94,7 @@ class Demand:
     rule: str = "jsonrpc.reply"
     why: tuple[str, ...] = field(default_factory=tuple)
     refusable: bool = False  # HTTP: a 4xx refusal conforms too (its body not judged but as JSON-RPC)
+    batch: tuple[Any, ...] = ()  # a batch: the ids of its requests, each answered (breaking ``rule`` otherwise)
 
     @property
     def reason(self) -> str | None:
@@ -127,10 +130,12 @@ ACCEPTED_OR_REFUSED = frozenset({202, *range(400, 500)})
 
 
 def fault_rule(answer: dict[str, Any], faults: Sequence[Fault], status: int, *, stdio: bool,
-               why: str | None = None) -> list[Problem]:
+               why: str | None = None, code_statuses: bool = True) -> list[Problem]:
     """The answer to a request with ``faults`` is an error reporting one of them (its code, and
     on HTTP its status); a problem breaks the strongest rule it leaves unreported. Then, if no
-    fault it reports is reported the way this project's conventions say, that advice."""
+    fault it reports is reported the way this project's conventions say, that advice.
+    ``code_statuses``: where a fault names no status, the status its code goes with
+    (:data:`STATUS_OF`, 2026-07-28's) is held too."""
     if not faults:
         return []
     strongest = min(faults, key=lambda f: _RANK[rule(f.rule).strength])
@@ -149,7 +154,7 @@ def fault_rule(answer: dict[str, Any], faults: Sequence[Fault], status: int, *, 
             worst = min(reporting, key=lambda f: _RANK[rule(f.rule).strength])
             problems.append(problem(worst.rule, f"error {code} with HTTP {status}, expected "
                                            f"{listed({s for f in reporting for s in f.statuses or ()})}" + cited(why)))
-    elif not stdio:
+    elif not stdio and code_statuses:
         problems += status_of_code_rule(code, status)
     strict = [f.advice or f for f in reporting]
     advice = next((f.advice for f in reporting if f.advice is not None), None)
@@ -182,9 +187,21 @@ def sequence_rules(kind: str, messages: Sequence[Any]) -> list[Problem]:
     return []
 
 
-def judge_answer(request: Request, reply: Reply, demand: Demand, *, stdio: bool) -> list[Problem]:
+def _era_rules(revision: str) -> tuple[str, str]:
+    """The rules of an answer's Content-Type and of a 202's body, as ``revision`` states them."""
+    if revision == VERSION:
+        return "mcp.request-content-type", "mcp.notification-202"
+    return era_rule("era.request-content-type", revision), era_rule("era.notification-202", revision)
+
+
+def judge_answer(request: Request, reply: Reply, demand: Demand, *, stdio: bool,
+                 revision: str = VERSION) -> list[Problem]:
     """The problems with ``reply`` to ``request`` (empty: it conforms), which ``demand``s
-    ``demand``; every message is held to :func:`jsonrpc_fault` too."""
+    ``demand``; every message is held to :func:`jsonrpc_fault` too. ``revision``: the one the
+    request was sent in (an initialize-era session: its rows of the table; no 2026-07-28 result
+    types, statuses of codes or ban on requests from the server)."""
+    era = revision != VERSION
+    content_rule, accepted_rule = _era_rules(revision)
     problems: list[Problem] = []
     kind = media_type(reply.header("content-type") or "")
     wants_answer = not demand.silent and demand.refusal is None and demand.id is not None
@@ -192,21 +209,22 @@ def judge_answer(request: Request, reply: Reply, demand: Demand, *, stdio: bool)
         if demand.refusal is not None and demand.refusal.statuses is not None:
             problems += status_rule(reply.status, demand.refusal.statuses, rule_id=demand.refusal.rule, why=demand.reason)
         if reply.status == 200 and kind not in ("application/json", "text/event-stream"):
-            problems.append(problem("mcp.request-content-type", f"a 200 with Content-Type {kind or 'none'!r}, expected "
-                                                           "application/json or text/event-stream"))
+            problems.append(problem(content_rule, f"a 200 with Content-Type {kind or 'none'!r}, expected "
+                                                  "application/json or text/event-stream"))
         if reply.status == 202 and reply.body:
-            problems.append(problem("mcp.notification-202", f"a 202 with a body of {len(reply.body)} bytes"))
+            problems.append(problem(accepted_rule, f"a 202 with a body of {len(reply.body)} bytes"))
         problems += allow_rule(reply, "POST") if reply.status == 405 and request.method != "POST" else []
         if demand.refusable and 400 <= reply.status < 500:
-            return problems + validity(reply) if kind == "application/json" else problems
+            return problems + validity(reply, revision=revision) if kind == "application/json" else problems
         if reply.status >= 300 and kind != "application/json":
-            if wants_answer and kind != "text/event-stream":  # a request answered with no JSON-RPC response at all
-                problems.append(problem("jsonrpc.reply", f"no JSON-RPC response: HTTP {reply.status} with Content-Type "
-                                                    f"{kind or 'none'!r}"))
+            if (wants_answer or demand.batch) and kind != "text/event-stream":  # no JSON-RPC response at all
+                problems.append(problem(demand.rule if demand.batch else "jsonrpc.reply",
+                                        f"no JSON-RPC response: HTTP {reply.status} with Content-Type {kind or 'none'!r}"))
             return problems  # a refusal's body need not be JSON-RPC
     responses = []
     for message in _flat(reply.messages() if reply.body else []):
-        fault = jsonrpc_fault(message)
+        fault = jsonrpc_fault(message, server_requests=era,
+                              jsonrpc_rule=era_rule("era.jsonrpc", revision) if era else "mcp.jsonrpc")
         if fault:
             problems.append(fault)
         elif "method" not in message:
@@ -214,6 +232,10 @@ def judge_answer(request: Request, reply: Reply, demand: Demand, *, stdio: bool)
     if demand.silent:
         return problems + unanswered_rule(responses, refused=not stdio and reply.status >= 400, rule_id=demand.rule,
                                           why=demand.reason)
+    if demand.batch:
+        missing = [i for i in demand.batch if not any(same_id(r.get("id"), i) for r in responses)]
+        return problems + [problem(demand.rule, f"no response with id {i!r} to a batch" + cited(demand.reason))
+                           for i in missing]
     sent = sent_id(request)
     if stdio:
         # Requests may run concurrently on stdio (basic/transports/stdio): a line may answer an earlier
@@ -226,17 +248,18 @@ def judge_answer(request: Request, reply: Reply, demand: Demand, *, stdio: bool)
             shown = "" if stdio else f" (HTTP {reply.status})"
             problems.append(problem("jsonrpc.reply", "no response to a request" + shown))
         return problems
-    if len(responses) > 1 and not stdio:  # on stdio an earlier line's late answer may share the id
+    if len(responses) > 1 and not stdio and not request.body.lstrip().startswith(b"["):
+        # (on stdio an earlier line's late answer may share the id; an array may be a batch, answered by several)
         problems.append(problem("jsonrpc.reply", f"{len(responses)} responses to one request"))
     answer = responses[-1]
-    problems += id_rule(answer, demand.id, sent, why=demand.reason)
+    problems += id_rule(answer, demand.id, sent, why=demand.reason, echo=id_rules(revision))
     error = answer.get("error")
     if demand.faults:
         problems += fault_rule(answer, demand.faults, reply.status, stdio=stdio or kind != "application/json",
-                               why=demand.reason)
-    elif not stdio and kind == "application/json":
+                               why=demand.reason, code_statuses=not era)
+    elif not stdio and kind == "application/json" and not era:
         problems += status_of_code_rule(error.get("code") if isinstance(error, dict) else None, reply.status)
-    if "result" in answer:
+    if "result" in answer and not era:
         problems += schema_rule(request, answer["result"])
     if not stdio and kind == "application/json" and "result" in answer and reply.status != 200:
         problems.append(problem("mcpwire.error-status", f"a result with HTTP {reply.status}"))
@@ -249,7 +272,7 @@ def _flat(messages: Iterable[Any]) -> list[Any]:
 
 
 def judge_step(kind: str, request: Request, reply: Reply | None, error: str | None,
-               demand: Callable[[], Demand], *, stdio: bool) -> list[Problem]:
+               demand: Callable[[], Demand], *, stdio: bool, revision: str = VERSION) -> list[Problem]:
     """Every problem with the answer to one step of a fuzz case, judged as its ``kind`` (one of
     :data:`STEP_KINDS`) says; ``demand`` gives what the request demands (the oracle). No answer
     within the time allowed is no problem (the request may take that long: the runner reports it
@@ -261,8 +284,8 @@ def judge_step(kind: str, request: Request, reply: Reply | None, error: str | No
     if error is not None:  # some lines, then the end of the output
         return [problem("jsonrpc.reply", f"no complete answer: {error}")]
     if kind == "lines":
-        return validity(reply)
-    problems = judge_answer(request, reply, demand(), stdio=stdio)
+        return validity(reply, revision=revision)
+    problems = judge_answer(request, reply, demand(), stdio=stdio, revision=revision)
     if kind == "listen":  # only the stream's first event was read
         problems = [p for p in problems if not p.startswith("no response")]
     return problems + sequence_rules(kind, reply.messages() if reply.body else [])

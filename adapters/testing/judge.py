@@ -8,7 +8,9 @@ else, this project's own stricter conventions among them: advice, shown with ``-
 sentence and the page. A check never fails a server for behaviour the official text allows:
 where a rule is this project's choice, its row is advice.
 
-The rules a conforming answer keeps are written here, each once, as a function returning the
+The rows of the initialize-era revisions (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05) are
+:data:`mcpwire_adapters.testing.era_rules.ERA_RULES`, one per revision that states the rule, merged
+in here. The rules a conforming answer keeps are written here, each once, as a function returning the
 problems it finds (none: the answer keeps it), each a
 :class:`~mcpwire_adapters.testing.verdict.Problem` naming its rule: the HTTP status
 (:func:`status_rule`), the ``Allow`` header of a 405, no body at all or no response (a
@@ -52,12 +54,13 @@ from mcpwire.types import (
     ReadResourceResult,
 )
 
-from .rawwire import BOM, NOT_JSON, Reply, Request
+from .era_rules import ERA_RULES, era_rule
+from .rawwire import BOM, NOT_JSON, VERSION, Reply, Request
 from .verdict import ADVICE, MUST, SHOULD, STRENGTHS, Problem, Rule
 
 __all__ = [
-    "ECHO", "ECHO_OR_NULL", "NULL", "RULES", "STATUS_OF", "Expect", "TargetFacts", "allow_rule", "cited", "code_rule",
-    "empty_rule", "error_rule", "id_rule", "jsonrpc_fault", "judge", "listed", "problem", "refusal_rule",
+    "ECHO", "ECHO_OR_NULL", "ECHO_RULES", "NULL", "RULES", "STATUS_OF", "Expect", "TargetFacts", "allow_rule", "cited",
+    "code_rule", "empty_rule", "error_rule", "id_rule", "id_rules", "jsonrpc_fault", "judge", "listed", "problem", "refusal_rule",
     "result_rule", "rule", "same_id", "schema_rule", "status_of_code_rule", "status_rule", "unanswered_rule",
     "valid_id", "validity", "within_bounds",
 ]
@@ -66,10 +69,10 @@ __all__ = [
 # Each page below is one of SPEC_ANCHORS' (tests/integration/test_docs.py): docs/probing.md lists these
 # rules, links and all, and is held to that list.
 _SPEC = "https://modelcontextprotocol.io" + "/specification/"
-_MCP, _ERA = _SPEC + "2026-07-28/", _SPEC + "2025-11-25/"
-_HTTP, _ERA_HTTP = _MCP + "basic/transports/streamable-http", _ERA + "basic/transports"
+_MCP = _SPEC + "2026-07-28/"
+_HTTP = _MCP + "basic/transports/streamable-http"
 _RPC, _RFC9110 = "https://www.jsonrpc.org/specification", "https://www.rfc-editor.org/rfc/rfc9110"
-_M26, _M25, _J, _US = "MCP 2026-07-28", "MCP 2025-11-25", "JSON-RPC 2.0", "mcpwire"
+_M26, _J, _US = "MCP 2026-07-28", "JSON-RPC 2.0", "mcpwire"
 RULES: Final[dict[str, Rule]] = {r.id: r for r in (
     # JSON-RPC 2.0, which every MCP message follows
     Rule("jsonrpc.reply", MUST, _J, "When a rpc call is made, the Server MUST reply with a Response, except for in "
@@ -174,28 +177,6 @@ RULES: Final[dict[str, Rule]] = {r.id: r for r in (
     Rule("http.allow-on-405", MUST, "RFC 9110", "The origin server MUST generate an Allow header field in a 405 "
          "response containing a list of the target resource's currently supported methods.",
          _RFC9110 + "#section-15.5.6"),
-    # MCP 2025-11-25, the initialize era
-    Rule("era.version-negotiation", MUST, _M25, "If the server supports the requested protocol version, it MUST "
-         "respond with the same version. Otherwise, the server MUST respond with another protocol version it "
-         "supports.", _ERA + "basic/lifecycle#version-negotiation"),
-    Rule("era.ping", MUST, _M25, "The receiver MUST respond promptly with an empty response",
-         _ERA + "basic/utilities/ping#behavior-requirements"),
-    Rule("era.session-required", SHOULD, _M25, "Servers that require a session ID SHOULD respond to requests without "
-         "an MCP-Session-Id header (other than initialization) with HTTP 400 Bad Request.",
-         _ERA_HTTP + "#session-management"),
-    Rule("era.session-ended", MUST, _M25, "The server MAY terminate the session at any time, after which it MUST "
-         "respond to requests containing that session ID with HTTP 404 Not Found. (A session it does not hold, it "
-         "cannot tell from one it ended.)", _ERA_HTTP + "#session-management"),
-    Rule("era.version-header", MUST, _M25, "If the server receives a request with an invalid or unsupported "
-         "MCP-Protocol-Version, it MUST respond with 400 Bad Request.", _ERA_HTTP + "#protocol-version-header"),
-    Rule("era.notification-202", MUST, _M25, "If the server accepts the input, the server MUST return HTTP status code "
-         "202 Accepted with no body. If the server cannot accept the input, it MUST return an HTTP error status "
-         "code", _ERA_HTTP + "#sending-messages-to-the-server"),
-    Rule("era.get-stream", MUST, _M25, "The server MUST either return Content-Type: text/event-stream in response to "
-         "this HTTP GET, or else return HTTP 405 Method Not Allowed", _ERA_HTTP + "#listening-for-messages-from-the-server"),
-    Rule("era.tasks-unknown", MUST, _M25, "Receivers MUST return standard JSON-RPC errors for the following protocol "
-         "error cases: Invalid or nonexistent taskId in tasks/get, tasks/result, or tasks/cancel: -32602 (Invalid "
-         "params)", _ERA + "basic/utilities/tasks#protocol-errors"),
     # This project's own conventions, stricter than the official text: advice (--strict)
     Rule("mcpwire.parse-error", ADVICE, _US, "A body that is not JSON is answered -32700 (JSON-RPC 2.0 names it Parse "
          "error) with HTTP 400."),
@@ -240,6 +221,8 @@ RULES: Final[dict[str, Rule]] = {r.id: r for r in (
          "capability its request does not declare: -32021 reports that, whatever else the request breaks."),
     Rule("mcpwire.param-headers", ADVICE, _US, "A tools/call whose arguments were mutated may have Mcp-Param-* "
          "headers that no longer match them: -32020 reports that."),
+    # The initialize-era revisions, one row per revision (era_rules)
+    *ERA_RULES,
 )}
 
 
@@ -250,13 +233,17 @@ def rule(rule_id: str) -> Rule:
 
 class TargetFacts(Protocol):
     """What the judge reads of a probe's target (a
-    :class:`mcpwire_adapters.testing.probe.checks.Target`): stdio or HTTP, and its discover result."""
+    :class:`mcpwire_adapters.testing.probe.checks.Target`): stdio or HTTP, its discover result,
+    and the revision the check runs in (which rules an id, or a request from the server, breaks)."""
 
     @property
     def stdio(self) -> bool: ...
 
     @property
     def discover(self) -> dict[str, Any] | None: ...
+
+    @property
+    def revision(self) -> str: ...
 
 
 ECHO: Final = "echo"  # the response carries the request's id
@@ -410,8 +397,16 @@ def code_rule(answer: dict[str, Any], codes: Collection[int], *, rule_id: str, w
     return [problem(rule_id, f"error code {code!r}, expected {listed(codes)}" + cited(why))]
 
 
+ECHO_RULES: Final = ("mcp.result-id", "mcp.error-id")  # what a wrong echo breaks in 2026-07-28
+
+
+def id_rules(revision: str) -> tuple[str, str]:
+    """The rules a wrong echo of the request's id breaks (a result's, an error's) in ``revision``."""
+    return ECHO_RULES if revision == VERSION else (era_rule("era.result-id", revision), era_rule("era.error-id", revision))
+
+
 def id_rule(answer: dict[str, Any], expected: str | None, sent: Any, *, null_rule: str = "jsonrpc.response-id",
-            why: str | None = None) -> list[Problem]:
+            why: str | None = None, echo: tuple[str, str] = ECHO_RULES) -> list[Problem]:
     """The response's id. ECHO: exactly ``sent`` (:func:`same_id`); ECHO_OR_NULL: a result
     carries exactly ``sent``, an error ``sent`` or null (the basic page lets an error carry null
     when the id could not be read from a malformed request); NULL: null (breaking
@@ -429,26 +424,29 @@ def id_rule(answer: dict[str, Any], expected: str | None, sent: Any, *, null_rul
     if "result" not in answer and expected == ECHO_OR_NULL:
         if got is None:
             return []
-        return [problem("mcp.error-id", f"id {_shown(got)}, expected the request's id {_shown(sent)} or null")]
-    return [problem("mcp.result-id" if "result" in answer else "mcp.error-id",
-                    f"id {_shown(got)}, expected the request's id {_shown(sent)}")]
+        return [problem(echo[1], f"id {_shown(got)}, expected the request's id {_shown(sent)} or null")]
+    return [problem(echo[0] if "result" in answer else echo[1], f"id {_shown(got)}, expected the request's id {_shown(sent)}")]
 
 
-def jsonrpc_fault(message: Any) -> Problem | None:
+def jsonrpc_fault(message: Any, *, server_requests: bool = False, jsonrpc_rule: str = "mcp.jsonrpc") -> Problem | None:
     """Why ``message`` is not a JSON-RPC 2.0 message a server may send (None: it is). A batch
-    (an array of responses) is one, as JSON-RPC 2.0 allows."""
+    (an array of responses) is one, as JSON-RPC 2.0 allows. ``server_requests``: the server may
+    send requests of its own (the initialize era: sampling, roots, elicitation); 2026-07-28 has
+    none (basic/patterns/mrtr). ``jsonrpc_rule``: the revision's rule that every message follows
+    JSON-RPC 2.0."""
     if isinstance(message, list) and message:
-        return next((f for f in map(jsonrpc_fault, message) if f), None)
+        return next((f for f in (jsonrpc_fault(m, server_requests=server_requests, jsonrpc_rule=jsonrpc_rule)
+                                 for m in message) if f), None)
     if not isinstance(message, dict):
-        return problem("mcp.jsonrpc", f"not a JSON-RPC message: {_short(message, 160)}")
+        return problem(jsonrpc_rule, f"not a JSON-RPC message: {_short(message, 160)}")
     if message.get(NOT_JSON) == "not JSON":
-        return problem("mcp.jsonrpc", f"not JSON: {message.get('text', '')[:160]!r}")
+        return problem(jsonrpc_rule, f"not JSON: {message.get('text', '')[:160]!r}")
     if message.get("jsonrpc") != "2.0":
         return problem("jsonrpc.version", f"jsonrpc {message.get('jsonrpc')!r}, expected '2.0': {_short(message, 160)}")
     if "method" in message:
         if not isinstance(message["method"], str):
-            return problem("mcp.jsonrpc", f"a method that is not a string: {_short(message, 160)}")
-        if "id" in message:
+            return problem(jsonrpc_rule, f"a method that is not a string: {_short(message, 160)}")
+        if "id" in message and not server_requests:
             return problem("mcp.no-server-requests", f"a request to the client (none in this revision: basic/patterns/mrtr): "
                                                 f"{_short(message, 160)}")
         return None
@@ -463,13 +461,16 @@ def jsonrpc_fault(message: Any) -> Problem | None:
             return problem("jsonrpc.error-object",
                            f"an error needs an integer code and a string message: {_short(message, 160)}")
     elif not isinstance(message["result"], dict):
-        return problem("mcp.result-object", f"a result must be an object: {_short(message, 160)}")
+        return problem("jsonrpc.result-by-method", f"a result must be an object: {_short(message, 160)}")
     return None
 
 
-def validity(reply: Reply) -> list[Problem]:
-    """Only the rule every message keeps: it is JSON-RPC a server may send."""
-    return [p for p in map(jsonrpc_fault, reply.messages() if reply.body else []) if p]
+def validity(reply: Reply, *, revision: str = VERSION) -> list[Problem]:
+    """Only the rule every message keeps: it is JSON-RPC a server of ``revision`` may send."""
+    era = revision != VERSION
+    jsonrpc_rule = era_rule("era.jsonrpc", revision) if era else "mcp.jsonrpc"
+    return [p for p in (jsonrpc_fault(m, server_requests=era, jsonrpc_rule=jsonrpc_rule)
+                        for m in (reply.messages() if reply.body else [])) if p]
 
 
 def status_of_code_rule(code: Any, status: int) -> list[Problem]:
@@ -546,7 +547,7 @@ def _judge_tier(expect: Expect, request: Request, reply: Reply, target: TargetFa
     elif not expect.any_answer:
         kind = result_rule(answer, rule_id=expect.rule)
     problems += kind
-    problems += id_rule(answer, expect.id, request.rpc_id, null_rule=expect.id_rule)
+    problems += id_rule(answer, expect.id, request.rpc_id, null_rule=expect.id_rule, echo=id_rules(target.revision))
     if expect.more is not None and not kind:  # the shape of a result or error of the kind expected
         problems += expect.more(answer, target)
     return problems

@@ -75,6 +75,8 @@ class Request:
     first_event_only: bool = False  # an SSE stream: stop after its first event (subscriptions/listen)
     head_only: bool = False  # stop at the response head (a stream that may stay silent)
     answered: bool | None = None  # stdio: whether the server answers it (None: read from the body)
+    sentinel: bool = True  # stdio: follow it with a sentinel (False: a request answered, read up to its answer)
+    grace: float | None = None  # stdio: once the sentinel is answered, wait at most this long for its answer
 
 
 def media_type(value: str) -> str:
@@ -93,9 +95,10 @@ class Reply:
 
     def messages(self, *, whole_events_only: bool = False) -> list[Any]:
         """The JSON-RPC messages in the body: one JSON value, each NDJSON line, or each SSE
-        ``data:`` event (``whole_events_only``: only SSE events already ended, for a stream
-        still being read; nothing for other types). Text that is not JSON stands as
-        ``{NOT_JSON: "not JSON", "text": ...}``."""
+        ``data:`` event but one whose data is empty, which is not dispatched (WHATWG HTML,
+        event stream interpretation: a priming event); ``whole_events_only``: only SSE events
+        already ended, for a stream still being read; nothing for other types. Text that is not
+        JSON stands as ``{NOT_JSON: "not JSON", "text": ...}``."""
         kind = media_type(self.header("content-type") or "")
         if whole_events_only and kind != "text/event-stream":
             return []
@@ -107,9 +110,10 @@ class Reply:
                 if line.startswith("data:"):
                     data.append(line[5:].removeprefix(" "))
                 elif not line and data:
-                    out.append(_loads("\n".join(data)))
+                    if "\n".join(data):  # an event whose data is empty (a priming event) is no message
+                        out.append(_loads("\n".join(data)))
                     data = []
-            if data and not whole_events_only:
+            if data and "\n".join(data) and not whole_events_only:
                 out.append(_loads("\n".join(data)))
             return out
         return [_loads(self.body.decode("utf-8", "replace"))] if self.body else []

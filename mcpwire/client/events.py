@@ -125,7 +125,7 @@ class ServerRequest(msgspec.Struct, frozen=True, kw_only=True):
 
 class InvalidMessage(msgspec.Struct, frozen=True, kw_only=True):
     """A message from an initialize-era server that is not a valid request, notification or
-    response, and that JSON-RPC 2.0 answers (section 5: a call gets a Response; 5.1: -32600
+    response, and that JSON-RPC 2.0 answers (JSON-RPC 2.0 section 5: a call gets a Response; 5.1: -32600
     Invalid Request, -32700 Parse error): the same messages the server engine answers, with the
     same error. ``request_id`` is the message's id when it could be read, else ``None`` (the
     answer then carries ``"id": null``, as JSON-RPC says). Send ``client.reject(event)`` (POST

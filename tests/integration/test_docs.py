@@ -145,11 +145,38 @@ SPEC_ANCHORS: dict[str, frozenset[str]] = {
     # source (docs/specification/2025-11-25 of modelcontextprotocol/modelcontextprotocol).
     "2025-11-25/basic/transports": frozenset({
         "session-management", "protocol-version-header", "sending-messages-to-the-server",
-        "listening-for-messages-from-the-server"}),
-    "2025-11-25/basic/lifecycle": frozenset({"version-negotiation"}),
+        "listening-for-messages-from-the-server", "resumability-and-redelivery", "security-warning", "stdio",
+        "streamable-http", "backwards-compatibility"}),
+    "2025-11-25/basic/lifecycle": frozenset({"version-negotiation", "initialization"}),
     "2025-11-25/basic/security_best_practices": frozenset({"session-hijacking"}),
     "2025-11-25/basic/utilities/ping": frozenset({"behavior-requirements"}),
     "2025-11-25/basic/utilities/tasks": frozenset({"protocol-errors", "input-required-status", "result-retrieval"}),
+    "2025-11-25/basic": frozenset({"messages", "notifications", "responses", "result-responses", "error-responses"}),
+    "2025-11-25/basic/authorization": frozenset({
+        "authorization-server-location", "error-handling", "protected-resource-metadata-discovery-requirements",
+        "runtime-insufficient-scope-errors", "token-handling"}),
+    # The older initialize-era revisions the probe checks (mcpwire probe and fuzz: docs/probing.md), each
+    # page and anchor checked in docs/specification/<revision> of the same repository.
+    "2025-06-18/basic": frozenset({"messages", "notifications", "responses"}),
+    "2025-06-18/basic/authorization": frozenset({"authorization-server-location", "error-handling", "token-handling"}),
+    "2025-06-18/basic/lifecycle": frozenset({"initialization", "version-negotiation"}),
+    "2025-06-18/basic/transports": frozenset({
+        "listening-for-messages-from-the-server", "protocol-version-header", "resumability-and-redelivery",
+        "security-warning", "sending-messages-to-the-server", "session-management", "stdio", "streamable-http",
+        "backwards-compatibility"}),
+    "2025-06-18/basic/utilities/ping": frozenset({"behavior-requirements"}),
+    "2025-03-26/basic": frozenset({"batching", "messages", "notifications", "responses"}),
+    "2025-03-26/basic/authorization": frozenset({"error-handling", "token-handling"}),
+    "2025-03-26/basic/lifecycle": frozenset({"initialization", "version-negotiation"}),
+    "2025-03-26/basic/transports": frozenset({
+        "listening-for-messages-from-the-server", "resumability-and-redelivery", "security-warning",
+        "sending-messages-to-the-server", "session-management", "stdio", "streamable-http", "backwards-compatibility"}),
+    "2025-03-26/basic/utilities/ping": frozenset({"behavior-requirements"}),
+    "2024-11-05/basic": frozenset(),
+    "2024-11-05/basic/messages": frozenset({"responses"}),
+    "2024-11-05/basic/lifecycle": frozenset({"initialization", "version-negotiation"}),
+    "2024-11-05/basic/transports": frozenset({"http-with-sse", "security-warning", "stdio"}),
+    "2024-11-05/basic/utilities/ping": frozenset({"behavior-requirements"}),
     "basic": frozenset({"error-codes", "ref-resolution", "responses", "messages", "json-schema-usage"}),
     "basic/authorization": frozenset(),
     "basic/versioning": frozenset({"protocol-version-negotiation", "extension-negotiation",
@@ -208,12 +235,12 @@ def test_protocol_rules_are_cited_from_public_sources(page: Path) -> None:
 
 def spec_link_problems(text: str) -> list[str]:
     """What is wrong with the specification links in ``text``: a version other than 2026-07-28
-    and 2025-11-25, a page or an anchor not in SPEC_ANCHORS (the one list of checked pages and
-    anchors; 2025-11-25's pages are keyed with that prefix)."""
+    and the initialize-era revisions, a page or an anchor not in SPEC_ANCHORS (the one list of
+    checked pages and anchors; another revision's pages are keyed with its prefix)."""
     problems = []
     for version, path, anchor in _SPEC_LINK.findall(text):
         path = path.rstrip("/")
-        if version not in ("2026-07-28", "2025-11-25"):
+        if version not in ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"):
             problems.append(f"specification link to version {version!r}")
             continue
         if version != "2026-07-28":

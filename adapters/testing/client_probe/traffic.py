@@ -288,8 +288,8 @@ def _answer_problems(records: Sequence[Record], *, ended_at: float) -> list[Prob
         answer = next(((i, m) for i, (r, m) in enumerate(responses)
                        if i not in used and r.at >= at and same_id(m.get("id"), message["id"])), None)
         # A call that is not a valid Request object (JSON-RPC 2.0 section 4: "jsonrpc" MUST be
-        # exactly "2.0"; MCP: params an object) is still answered, by section 5, but with an
-        # error (5.1: -32600 Invalid Request): the MCP rules of its method do not apply to it.
+        # exactly "2.0"; MCP: params an object) is still answered, by JSON-RPC 2.0 section 5, but
+        # with an error (5.1: -32600 Invalid Request): the MCP rules of its method do not apply to it.
         ping = message["method"] == "ping" and _valid_request(message)
         if answer is None:
             if ended_at - at >= ANSWER_GRACE:

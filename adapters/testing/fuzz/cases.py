@@ -23,6 +23,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..demand import STEP_KINDS
+from ..era_wire import EraSession
 from ..rawwire import CAPS_KEY, VERSION, Request, meta
 from . import strategies as mst
 
@@ -46,10 +47,14 @@ class Info:
     resources: list[str] = field(default_factory=list)
     prompts: list[dict[str, Any]] = field(default_factory=list)
     initialize_era: bool = False  # it also serves clients older than 2025-06-18 (HTTP: an initialize naming 2025-03-26)
+    revision: str = VERSION  # the revision fuzzed
+    session: EraSession | None = None  # the initialize era on HTTP: the session the run opened
+    initialized: dict[str, Any] | None = None  # the initialize era: the InitializeResult
 
     @property
     def capabilities(self) -> dict[str, Any]:
-        caps = (self.discover or {}).get("capabilities")
+        source = self.initialized if self.revision != VERSION else self.discover
+        caps = (source or {}).get("capabilities")
         return caps if isinstance(caps, dict) else {}
 
     def header_tools(self) -> frozenset[str]:
@@ -264,7 +269,7 @@ def encode_step(step: Step) -> dict[str, Any]:
     except UnicodeDecodeError:
         out["bodyBase64"] = base64.b64encode(request.body).decode()
     if request.rpc_id is not None:
-        out["id"] = request.rpc_id
+        out["id"] = list(request.rpc_id) if isinstance(request.rpc_id, tuple) else request.rpc_id  # a batch's ids
     if request.first_event_only:
         out["firstEventOnly"] = True
     if request.answered is not None:
@@ -278,7 +283,8 @@ def decode_step(data: Mapping[str, Any]) -> Step:
     if judge not in STEP_KINDS:
         raise ValueError(f"unknown judge {judge!r}")
     return Step(Request(str(data.get("method", "POST")), tuple((str(k), str(v)) for k, v in data.get("headers", [])),
-                        body, rpc_id=data.get("id"), first_event_only=bool(data.get("firstEventOnly")),
+                        body, rpc_id=tuple(data["id"]) if isinstance(data.get("id"), list) else data.get("id"),
+                        first_event_only=bool(data.get("firstEventOnly")),
                         answered=data.get("answered")), judge, str(data.get("label", "replayed")))
 
 

@@ -1,5 +1,8 @@
 """``mcpwire fuzz``: hypothesis-driven fuzzing of any MCP server, over Streamable HTTP or stdio,
-with every failure shrunk and written as a replayable file (docs/fuzzing.md). This module owns
+in revision 2026-07-28 or in one of the initialize era (``revision``: a session is opened first,
+and every case is sent on it; :mod:`mcpwire_adapters.testing.fuzz.era_cases` and
+:mod:`mcpwire_adapters.testing.fuzz.era_oracle`), with every failure shrunk and written as a
+replayable file (docs/fuzzing.md). This module owns
 the public entry points (:func:`fuzz`, :func:`fuzz_stdio`, :func:`replay`), the run itself
 (hypothesis in a worker thread, shrinking, one failure per bug), the report
 (:class:`FuzzReport`) and the reproducers (replay files, :func:`curl_command`).
@@ -60,9 +63,12 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from ...client.session import TransportError
 from ...errors import McpwireAdapterError, UsageError
 from ..demand import judge_step
+from ..era_rules import ERA_REVISIONS, SESSION_REVISIONS
+from ..era_wire import ERA_BASE, EraSession, initialize, notification, open_session, request, response_of
 from ..judge import ECHO, NULL, rule
 from ..rawwire import (
     UNSENDABLE,
+    VERSION,
     Exchange,
     Reply,
     Request,
@@ -76,9 +82,10 @@ from ..rawwire import (
     sent_id,
     timed_out,
 )
-from ..rawwire_stdio import stdio_sender
+from ..rawwire_stdio import discover_sentinel, ping_sentinel, stdio_sender
 from ..verdict import FAIL, Finding, Problem, status_of, visible
 from .cases import Info, Step, decode_step, encode_step, run_sequence, single_steps
+from .era_cases import era_single_steps, run_era_sequence
 from .oracle import Context, expect_for
 from .shrink import shortest
 
@@ -153,36 +160,47 @@ class _Options:
     timeout: float = 10.0
 
 
-async def _gather(send: Send, stdio: bool, tools: Sequence[str], all_tools: bool, unreachable: str) -> Info:
-    """What the target offers, asked with well-formed requests before the run."""
-    first = await send(rpc("server/discover", rpc_id="fuzz-discover"))
-    if first[1] is None:
-        raise TransportError(f"{unreachable}: {first[2]}")
-    info = Info(stdio=stdio, discover=first_result(first[1]))
-    caps = info.capabilities
-
-    async def listed(method: str, key: str) -> list[Any]:
+async def _listed(send: Send, info: Info, method: str, key: str) -> list[Any]:
+    """The items of one list request (2026-07-28: with its _meta; the initialize era: on the session)."""
+    if info.revision == VERSION:
         got = first_result((await send(rpc(method, {"_meta": meta()}, rpc_id=f"fuzz-{key}")))[1])
-        items = (got or {}).get(key)
-        return items if isinstance(items, list) else []
+    else:
+        body = request(method, f"fuzz-{key}", {})
+        got = (response_of((await send(_era_request(info, body)))[1]) or {}).get("result")
+    items = (got or {}).get(key) if isinstance(got, dict) else None
+    return items if isinstance(items, list) else []
 
+
+def _era_request(info: Info, message: Any, **kw: Any) -> Request:
+    """``message`` as sent on the run's initialize-era connection (HTTP: with the session's headers)."""
+    if info.session is not None:
+        return info.session.post(message, **kw)
+    return Request("POST", (), json.dumps(message).encode(), rpc_id=message.get("id"), **kw)
+
+
+async def _gather(send: Send, info: Info, tools: Sequence[str], all_tools: bool, unreachable: str) -> Info:
+    """What the target offers, asked with well-formed requests before the run (``info`` says
+    the revision; for the initialize era its InitializeResult is already in)."""
+    if info.revision == VERSION:
+        first = await send(rpc("server/discover", rpc_id="fuzz-discover"))
+        if first[1] is None:
+            raise TransportError(f"{unreachable}: {first[2]}")
+        info.discover = first_result(first[1])
+    caps = info.capabilities
     if "tools" in caps:
-        info.tools = [t for t in await listed("tools/list", "tools") if isinstance(t, dict)]
+        info.tools = [t for t in await _listed(send, info, "tools/list", "tools") if isinstance(t, dict)]
     unknown = sorted(set(tools) - {str(t.get("name")) for t in info.tools})
     if unknown:
         raise UsageError(f"the server lists no tool named {', '.join(unknown)}")
     info.allowed_tools = [t for t in info.tools if all_tools or t.get("name") in tools]
     if "resources" in caps:
-        info.resources = [str(r["uri"]) for r in await listed("resources/list", "resources")
+        info.resources = [str(r["uri"]) for r in await _listed(send, info, "resources/list", "resources")
                           if isinstance(r, dict) and isinstance(r.get("uri"), str)][:20]
     if "prompts" in caps:
-        info.prompts = [p for p in await listed("prompts/list", "prompts") if isinstance(p, dict)][:20]
-    if not stdio:  # does it serve clients older than 2025-06-18 (no MCP-Protocol-Version header)?
-        older = await send(Request("POST", (("Content-Type", "application/json"),
-                                            ("Accept", "application/json, text/event-stream")), json.dumps(
-            {"jsonrpc": "2.0", "id": "fuzz-older", "method": "initialize", "params": {
-                "protocolVersion": "2025-03-26", "capabilities": {},
-                "clientInfo": {"name": "mcpwire-fuzz", "version": "1"}}}).encode(), rpc_id="fuzz-older"))
+        info.prompts = [p for p in await _listed(send, info, "prompts/list", "prompts") if isinstance(p, dict)][:20]
+    if not info.stdio and info.revision == VERSION:  # does it serve clients older than 2025-06-18 (no MCP-Protocol-Version header)?
+        older = await send(Request("POST", ERA_BASE, json.dumps(initialize("2025-03-26", "fuzz-older")).encode(),
+                                   rpc_id="fuzz-older"))
         info.initialize_era = (first_result(older[1]) or {}).get("protocolVersion") == "2025-03-26"
     return info
 
@@ -190,19 +208,41 @@ async def _gather(send: Send, stdio: bool, tools: Sequence[str], all_tools: bool
 def _judge(step: Step, reply: Reply | None, error: str | None, context: Context) -> list[Problem]:
     """Every problem with the answer to one step (no answer at all is one; no answer in time is none)."""
     return judge_step(step.judge, step.request, reply, error, lambda: expect_for(step.request, context),
-                      stdio=context.stdio)
+                      stdio=context.stdio, revision=context.revision)
 
 
 def _context(info: Info, loopback: bool) -> Context:
-    caps = info.capabilities if info.discover is not None else None
+    known = info.discover if info.revision == VERSION else info.initialized
+    caps = info.capabilities if known is not None else None
     return Context(stdio=info.stdio, loopback=loopback, capabilities=frozenset(caps) if caps is not None else None,
-                   header_tools=info.header_tools(), initialize_era=info.initialize_era)
+                   header_tools=info.header_tools(), initialize_era=info.initialize_era, revision=info.revision,
+                   session_id=info.session.session_id if info.session is not None else None)
+
+
+def _barrier(info: Info) -> Request:
+    """A request whose answer shows every earlier line was read (stdio): a ping in the initialize era."""
+    if info.revision != VERSION:
+        return replace(_era_request(info, request("ping", "fuzz-barrier")), answered=True)
+    return replace(rpc("server/discover", rpc_id="fuzz-barrier"), answered=True)
+
+
+def _alive_name(info: Info) -> str:
+    return "server/discover" if info.revision == VERSION else "ping"
+
+
+def _alive(info: Info) -> Request:
+    """A well-formed request the target must still answer after a case."""
+    if info.revision != VERSION:
+        return _era_request(info, request("ping", "fuzz-alive"))
+    return rpc("server/discover", rpc_id="fuzz-alive")
 
 
 def _for_stdio(step: Step, context: Context) -> Step:
     """Tell the stdio sender which answer to wait for: none, the one with the id the body carries
     (a body mutation may leave it readable), a null one, or either."""
     expect, rpc_id = expect_for(step.request, context), sent_id(step.request)
+    if expect.batch:  # a batch: wait for the answer to each of its requests
+        return replace(step, request=replace(step.request, answered=True, rpc_id=tuple(expect.batch)))
     if expect.silent or expect.id is None:  # nothing, or not settled (a blank line, say): the sentinel only
         return replace(step, request=replace(step.request, answered=False))
     if expect.id == NULL or (expect.id == ECHO and rpc_id is not None):
@@ -267,19 +307,19 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
         return sent[1].messages() if sent[1] is not None and sent[1].body else []
 
     def alive() -> None:
-        probe = Step(rpc("server/discover", rpc_id="fuzz-alive"), label="alive")
+        probe = Step(_alive(info), label="alive")
         sent = anyio.from_thread.run(send_one, probe.request)
         if first_result(sent[1]) is None and not timed_out(sent[2]):  # busy past the time allowed is not gone
             case["steps"].append(probe)
             case["evidence"].append(sent)
-            raise _CaseFailed([Problem(f"the target no longer answers a well-formed server/discover after the case "
-                                       f"({sent[2] or f'HTTP {sent[1].status if sent[1] else 0}'})",
+            raise _CaseFailed([Problem(f"the target no longer answers a well-formed {_alive_name(info)} after the "
+                                       f"case ({sent[2] or f'HTTP {sent[1].status if sent[1] else 0}'})",
                                        rule("jsonrpc.reply"))])
 
     def replayed(steps: list[Step], signature: str) -> Failure | None:
         """``steps`` sent again in order: the failure they end in, if it is one of ``signature``."""
         if info.stdio:
-            anyio.from_thread.run(send_one, replace(rpc("server/discover", rpc_id="fuzz-barrier"), answered=True))
+            anyio.from_thread.run(send_one, _barrier(info))
         evidence: list[Exchange] = []
         for number, step in enumerate(steps, 1):
             sent = anyio.from_thread.run(send_one, step.request)
@@ -288,7 +328,7 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
                 if first_result(sent[1]) is not None or timed_out(sent[2]):
                     return None
                 last = steps[-2] if len(steps) > 1 else step
-                gone = [Problem("the target no longer answers a well-formed server/discover after the case "
+                gone = [Problem(f"the target no longer answers a well-formed {_alive_name(info)} after the case "
                                 f"({sent[2] or f'HTTP {sent[1].status if sent[1] else 0}'})", rule("jsonrpc.reply"))]
                 return Failure.judged(steps, gone, evidence) if _signature(last, gone) == signature else None
             problems = visible(_judge(step, sent[1], sent[2], context), strict=options.strict)
@@ -303,12 +343,13 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
             return
         case.update(steps=[], evidence=[])
         if info.stdio:  # a barrier: late answers to the last case's lines are read and dropped here
-            anyio.from_thread.run(send_one, replace(rpc("server/discover", rpc_id="fuzz-barrier"), answered=True))
+            anyio.from_thread.run(send_one, _barrier(info))
+        era = info.revision != VERSION
         try:
             if options.sequences and data.draw(st.integers(0, 3), label="kind") == 3:  # 0, the simplest: one request
-                run_sequence(data, info, call)
+                (run_era_sequence if era else run_sequence)(data, info, call)
             else:
-                call(data.draw(single_steps(info), label="case"))
+                call(data.draw(era_single_steps(info) if era else single_steps(info), label="case"))
             if not info.stdio:
                 alive()
         except _CaseFailed as failed:
@@ -386,33 +427,94 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
 async def fuzz(url: str, *, max_examples: int = 100, time_budget: float | None = None, seed: int = 0,
                database: str | None = None, out_dir: str | None = None, rate: float = 0.0,
                tools: Sequence[str] = (), all_tools: bool = False, timeout: float = 10.0,
-               sequences: bool = True, progress: Progress | None = None, strict: bool = False) -> FuzzReport:
+               sequences: bool = True, progress: Progress | None = None, strict: bool = False,
+               revision: str | None = None) -> FuzzReport:
     """Fuzz the Streamable HTTP endpoint ``url``: up to ``max_examples`` cases (and at most
     ``time_budget`` seconds), from ``seed``; hypothesis' examples kept in ``database`` (a
     directory) when given; findings written to ``out_dir`` when given; ``strict``: this
     project's conventions beyond the official text are findings too (advice). A request with
-    no answer within ``timeout`` seconds is slow, not a failure. :class:`TransportError` when
-    the first server/discover gets no answer; ``ValueError`` for a tool that is not listed."""
+    no answer within ``timeout`` seconds is slow, not a failure. ``revision``: the revision to
+    fuzz (an initialize-era one: a session is opened first, and every request carries its
+    headers); by default 2026-07-28 if the server answers server/discover, else the newest
+    initialize-era revision it negotiates. :class:`TransportError` when the first request gets
+    no answer (or no revision is negotiated); ``ValueError`` for a tool that is not listed."""
     host = urlsplit(url).hostname or ""
     send = http_sender(url, rate, timeout)
-
-    info = await _gather(send, False, tools, all_tools, f"cannot reach {url}")
+    info = await _open_http(send, url, revision)
+    info = await _gather(send, info, tools, all_tools, f"cannot reach {url}")
     return await _engine(send, info, is_loopback_host(host), _Options(max_examples, time_budget, seed, database, out_dir,
                                                               progress, sequences, url, strict, timeout))
+
+
+async def _open_http(send: Send, url: str, revision: str | None) -> Info:
+    """The revision to fuzz over HTTP, and for the initialize era the session opened for the run."""
+    if revision in (None, VERSION):
+        first = await send(rpc("server/discover", rpc_id="fuzz-discover"))
+        if first[1] is None:
+            raise TransportError(f"cannot reach {url}: {first[2]}")
+        if revision == VERSION or first_result(first[1]) is not None:
+            return Info(stdio=False)
+    for candidate in (revision,) if revision is not None else SESSION_REVISIONS:
+        assert candidate is not None
+        if candidate not in SESSION_REVISIONS:
+            raise UsageError(f"cannot fuzz {candidate} over Streamable HTTP: one of {', '.join(SESSION_REVISIONS)}")
+        evidence: list[Exchange] = []
+        session = await open_session(send, candidate, evidence, rpc_id="fuzz-init")
+        if isinstance(session, EraSession):
+            return Info(stdio=False, revision=candidate, session=session, initialized=session.result)
+        if revision is not None:
+            raise TransportError(f"{url}: {session}")
+    raise TransportError(f"{url} negotiates no revision: server/discover and initialize got no result")
 
 
 async def fuzz_stdio(command: Sequence[str], *, max_examples: int = 100, time_budget: float | None = None,
                      seed: int = 0, database: str | None = None, out_dir: str | None = None, rate: float = 0.0,
                      tools: Sequence[str] = (), all_tools: bool = False, timeout: float = 10.0,
-                     sequences: bool = True, progress: Progress | None = None, strict: bool = False) -> FuzzReport:
+                     sequences: bool = True, progress: Progress | None = None, strict: bool = False,
+                     revision: str | None = None) -> FuzzReport:
     """Fuzz a server started as ``command`` speaking NDJSON on stdio (one process for the run;
-    every message is followed by a server/discover whose answer shows it is still alive)."""
-    async with stdio_sender(command, timeout=timeout) as raw_send:
-        send = paced(raw_send, rate)
-        target = shlex.join(command)
-        info = await _gather(send, True, tools, all_tools, f"no answer from {target}")
-        return await _engine(send, info, False, _Options(max_examples, time_budget, seed, database, out_dir,
-                                                         progress, sequences, target, strict, timeout))
+    every message is followed by a request whose answer shows it is still alive:
+    server/discover, or in the initialize era a ping, after the ``initialize`` that opened the
+    connection). ``revision`` as in :func:`fuzz` (the default picks it with a process per try)."""
+    target = shlex.join(command)
+    options = _Options(max_examples, time_budget, seed, database, out_dir, progress, sequences, target, strict, timeout)
+    chosen = revision or await _stdio_revision(command, timeout)
+    era = chosen != VERSION
+    async with stdio_sender(command, timeout=timeout, sentinel=ping_sentinel if era else discover_sentinel) as raw:
+        send = paced(raw, rate)
+        info = Info(stdio=True, revision=chosen)
+        if era:
+            result = await _stdio_initialize(send, chosen)
+            if result is None:
+                raise TransportError(f"{target}: initialize naming {chosen} was not answered with {chosen}")
+            info.initialized = result
+        info = await _gather(send, info, tools, all_tools, f"no answer from {target}")
+        return await _engine(send, info, False, options)
+
+
+async def _stdio_initialize(send: Send, revision: str) -> dict[str, Any] | None:
+    """``initialize`` naming ``revision`` and ``notifications/initialized``: the InitializeResult,
+    or None when the server answered another revision (or nothing)."""
+    sent = await send(Request("POST", (), json.dumps(initialize(revision, "fuzz-init")).encode(), rpc_id="fuzz-init",
+                              sentinel=False))
+    result = (response_of(sent[1]) or {}).get("result")
+    if not isinstance(result, dict) or result.get("protocolVersion") != revision:
+        return None
+    await send(Request("POST", (), json.dumps(notification("notifications/initialized")).encode(), answered=False))
+    return result
+
+
+async def _stdio_revision(command: Sequence[str], timeout: float) -> str:
+    """The newest revision a stdio server negotiates (a process per try)."""
+    async with stdio_sender(command, timeout=timeout) as raw:
+        first = await raw(rpc("server/discover", rpc_id="fuzz-discover"))
+        if first_result(first[1]) is not None:
+            return VERSION
+    for revision in ERA_REVISIONS:
+        async with stdio_sender(command, timeout=timeout, sentinel=ping_sentinel) as raw:
+            if await _stdio_initialize(raw, revision) is not None:
+                return revision
+    raise TransportError(f"{shlex.join(command)} negotiates no revision: server/discover and initialize got no result")
 
 
 # -- reproducers ---------------------------------------------------------------------------------------------
@@ -450,7 +552,8 @@ def write_failure(out_dir: Path, number: int, failure: Failure, info: Info, cont
         "rules": [_rule_json(p) for p in failure.problems], "strict": strict,
         "context": {"capabilities": sorted(context.capabilities) if context.capabilities is not None else None,
                     "loopback": context.loopback, "headerTools": sorted(context.header_tools),
-                    "initializeEra": context.initialize_era},
+                    "initializeEra": context.initialize_era, "revision": context.revision,
+                    "session": context.session_id},
         "steps": [encode_step(s) for s in failure.subject],
         "answers": [_answer_json(e) for e in failure.evidence],
     }
@@ -521,26 +624,46 @@ async def replay(path: str | Path, *, timeout: float = 10.0, target: str | None 
     where = target or str(document["target"]["url" if kind == "http" else "command"])
     recorded = document.get("context", {})
     caps = recorded.get("capabilities")
+    revision = str(recorded.get("revision", VERSION))
     context = Context(stdio=kind == "stdio", loopback=bool(recorded.get("loopback", True)),
                       capabilities=frozenset(caps) if isinstance(caps, list) else None,
                       header_tools=frozenset(recorded.get("headerTools", [])),
-                      initialize_era=bool(recorded.get("initializeEra", False)))
+                      initialize_era=bool(recorded.get("initializeEra", False)), revision=revision)
     shown = bool(document.get("strict", False)) if strict is None else strict
     steps = [decode_step(s) for s in document["steps"]]
     out: list[tuple[Step, Exchange, list[str]]] = []
+    alive = "server/discover" if revision == VERSION else "ping"
     if kind == "stdio":
-        async with stdio_sender(shlex.split(where), timeout=timeout) as send:
+        era = revision != VERSION
+        async with stdio_sender(shlex.split(where), timeout=timeout, sentinel=ping_sentinel if era else
+                                discover_sentinel) as send:
+            if era and await _stdio_initialize(send, revision) is None:
+                raise TransportError(f"{where}: initialize naming {revision} was not answered with {revision}")
             for step in steps:
                 sent: Exchange = await send(step.request)
                 out.append((step, sent, visible(_judge(step, sent[1], sent[2], context), strict=shown)))
         return ReplayResult(where, out)
     send_http = http_sender(where, 0, timeout)
+    if revision != VERSION:  # a session of its own; the steps' session id is replaced by the new one
+        session = await open_session(send_http, revision, [], rpc_id="fuzz-init")
+        if isinstance(session, str):
+            raise TransportError(f"{where}: {session}")
+        context = replace(context, session_id=session.session_id)
+        steps = [_in_session(step, recorded.get("session"), session.session_id) for step in steps]
     for step in steps:
         _, answer, error = await send_http(step.request)
         if step.label == "alive":
             problems: list[str] = [] if first_result(answer) is not None or timed_out(error) else [
-                Problem("the target does not answer a well-formed server/discover", rule("jsonrpc.reply"))]
+                Problem(f"the target does not answer a well-formed {alive}", rule("jsonrpc.reply"))]
         else:
             problems = visible(_judge(step, answer, error, context), strict=shown)
         out.append((step, (step.request, answer, error), problems))
     return ReplayResult(where, out)
+
+
+def _in_session(step: Step, old: Any, new: str | None) -> Step:
+    """``step`` with the recorded session id ``old`` replaced by the replay's session's ``new``."""
+    if old is None or new is None:
+        return step
+    headers = tuple((k, new if k.lower() == "mcp-session-id" and v == old else v) for k, v in step.request.headers)
+    return replace(step, request=replace(step.request, headers=headers))

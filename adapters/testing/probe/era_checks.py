@@ -1,12 +1,16 @@
-"""The probe's checks of the initialize era: :data:`ERA_CHECKS`, a Streamable HTTP server's
-sessions of revision 2025-11-25, each rule cited from that revision's specification; and the
-2026-07-28 checks that must tell the two eras apart: :func:`post_only` (GET and DELETE) and
-:func:`version_header_missing` (a request without MCP-Protocol-Version).
+"""The probe's checks of the initialize era that every transport shares (:data:`ERA_CHECKS`):
+version negotiation, the InitializeResult, ping, the ids, an unknown method, a parse error, a
+notification, tools/list, tasks, and batches (received in 2025-03-26; refused, as this project's
+convention, later). Each runs in every revision the server negotiated whose text states its rule,
+over Streamable HTTP (a session of its own), stdio (the process the runner initialized for the
+revision) and, for 2024-11-05, HTTP+SSE (a connection of its own):
+:mod:`mcpwire_adapters.testing.probe.era_channel` carries the messages, and each problem cites the
+sentence of the revision it ran in (:meth:`~mcpwire_adapters.testing.probe.checks.Target.rule`).
 
-Each check opens a session of its own (``initialize`` naming 2025-11-25, then
-``notifications/initialized``) and judges one rule of it. A server that answers ``initialize``
-with no session (an error, or a stateless server) makes them not applicable. HTTP only: on stdio
-an ``initialize`` would turn the probe's one connection into a session for the checks after it.
+The HTTP-only rules (sessions, the version header, the GET stream, resumption, the origin) are in
+:mod:`mcpwire_adapters.testing.probe.era_http`; stdio's framing in
+:mod:`mcpwire_adapters.testing.probe.era_stdio`; HTTP+SSE's own in
+:mod:`mcpwire_adapters.testing.probe.legacy_checks`.
 """
 
 from __future__ import annotations
@@ -15,267 +19,280 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..judge import ECHO_OR_NULL, Expect, empty_rule, judge, rule, status_rule
-from ..rawwire import Exchange, Reply, Request, Send, headers, media_type, meta
-from ..verdict import NOT_APPLICABLE, PASS, Outcome
-from .checks import Check, Target
+from ..era_rules import ERA_REVISIONS, SESSION_REVISIONS
+from ..era_wire import ERA_BASE, initialize, notification, request, response_of
+from ..judge import ECHO, ECHO_OR_NULL, NULL, Expect, id_rule, id_rules, judge, problem, rule, validity
+from ..rawwire import Exchange, Request, Send
+from ..rawwire_sse import legacy_link
+from ..rawwire_stdio import ping_sentinel, stdio_sender
+from ..verdict import NOT_APPLICABLE, PASS, Outcome, Problem
+from .checks import HTTP_SSE, STDIO, STREAMABLE_HTTP, Check, Target
+from .era_channel import Call, Channel, channel
+from .exact_ids import IDS
 
-__all__ = ["ERA_CHECKS", "post_only", "version_header_missing"]
+__all__ = ["ERA_CHECKS", "with_channel"]
 
-ERA = "2025-11-25"
-# The pages cited, spelled out so that the citation test can check them.
-SESSIONS = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management"
-VERSION_HEADER = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#protocol-version-header"
-SENDING = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server"
-LISTENING = ("https://modelcontextprotocol.io/specification/2025-11-25/basic/transports"
-             "#listening-for-messages-from-the-server")
-LIFECYCLE = "https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#version-negotiation"
-PING = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/ping#behavior-requirements"
-TASK_ERRORS = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#protocol-errors"
-
-_BASE = (("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"))
-
-
-def _post(message: dict[str, Any], session: tuple[tuple[str, str], ...] = (), *, version: str | None = ERA) -> Request:
-    extra = (("MCP-Protocol-Version", version),) if version is not None and session else ()
-    return Request("POST", _BASE + session + extra, json.dumps(message).encode(), rpc_id=message.get("id"))
+ALL = (STREAMABLE_HTTP, STDIO, HTTP_SSE)
+NOT_LEGACY = (STREAMABLE_HTTP, STDIO)
+LIFECYCLE, PING = "basic/lifecycle#version-negotiation", "basic/utilities/ping#behavior-requirements"
+INITIALIZATION, MESSAGES, BATCHING = "basic/lifecycle#initialization", "basic#responses", "basic#batching"
+TASKS = "basic/utilities/tasks#protocol-errors"
+Run = Callable[[Target, Channel, list[Exchange]], Awaitable[Outcome]]
 
 
-def _initialize(version: str = ERA, rpc_id: Any = "init") -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rpc_id, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "mcpwire-probe", "version": "1"}}}
-
-
-def _answer(reply: Reply | None) -> dict[str, Any] | None:
-    """The one JSON-RPC response in a reply, or None."""
-    found = [m for m in (reply.messages() if reply is not None else []) if isinstance(m, dict)
-             and ("result" in m or "error" in m)]
-    return found[0] if len(found) == 1 else None
-
-
-async def _open(send: Send, evidence: list[Exchange]) -> tuple[tuple[str, str], ...] | str:
-    """A new 2025-11-25 session: its ``Mcp-Session-Id`` header, or why there is none."""
-    sent = await send(_post(_initialize()))
-    evidence.append(sent)
-    answer = _answer(sent[1])
-    if sent[1] is None:
-        return f"no reply to initialize: {sent[2]}"
-    result = answer.get("result") if answer is not None else None
-    if not isinstance(result, dict) or result.get("protocolVersion") != ERA:
-        return f"initialize naming {ERA} opened no {ERA} session (HTTP {sent[1].status})"
-    session_id = sent[1].header("mcp-session-id")
-    if not session_id:
-        return "the server issues no Mcp-Session-Id: it keeps no sessions"
-    session = (("Mcp-Session-Id", session_id),)
-    note = await send(_post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session))
-    evidence.append(note)
-    return session
-
-
-def _session_check(run: Callable[[tuple[tuple[str, str], ...], Send, list[Exchange]], Awaitable[Outcome]],
-                   ) -> Callable[[Target, Send], Awaitable[Outcome]]:
+def with_channel(run: Run) -> Callable[[Target, Send], Awaitable[Outcome]]:
+    """A check's steps: ``run`` on a channel of the target's revision and transport (not
+    applicable when none opens: the server negotiated no such session)."""
     async def steps(target: Target, send: Send) -> Outcome:
         evidence: list[Exchange] = []
-        session = await _open(send, evidence)
-        if isinstance(session, str):
-            return Outcome(NOT_APPLICABLE, session, evidence)
-        return await run(session, send, evidence)
+        async with channel(target, send, evidence) as opened:
+            if isinstance(opened, str):
+                return Outcome(NOT_APPLICABLE, opened, evidence)
+            return await run(target, opened, evidence)
     return steps
 
 
-def _status(sent: Exchange, evidence: list[Exchange], allowed: tuple[int, ...], rule_id: str, *,
-            empty: bool = False) -> Outcome:
-    evidence.append(sent)
-    reply = sent[1]
-    if reply is None:
-        return Outcome.broken(rule(rule_id), f"no reply: {sent[2]}", evidence)
-    problems = status_rule(reply.status, allowed, rule_id=rule_id)
-    if not problems and empty and reply.status < 300:
-        problems = empty_rule(reply, stdio=False, rule_id=rule_id)
-    return Outcome.judged(problems, evidence)
+def judged(target: Target, call: Call, expects: Expect | tuple[Expect, ...], evidence: list[Exchange],
+           note: str = "") -> Outcome:
+    """``call``'s answer judged against ``expects`` (no reply at all breaks JSON-RPC's MUST)."""
+    evidence.extend(call.exchanges)
+    if call.reply is None:
+        return Outcome.broken(rule("jsonrpc.reply"), f"no reply: {call.error}", evidence)
+    return Outcome.judged(judge(expects, call.request, call.reply, target), evidence, note)
 
 
+# -- version negotiation and the InitializeResult ----------------------------------------------------------
 async def _negotiates(target: Target, send: Send) -> Outcome:
-    """An initialize naming a revision nobody has is answered with a revision the server speaks."""
-    sent = await send(_post(_initialize("1999-01-01", rpc_id="init-old")))
-    answer = _answer(sent[1])
-    if sent[1] is None:
-        return Outcome.broken(rule("jsonrpc.reply"), f"no reply to initialize: {sent[2]}", [sent])
+    """An initialize naming a revision nobody has gets another revision the server supports (or
+    an error, as the lifecycle page's example of an initialization error shows)."""
+    message = initialize("1999-01-01", "init-old")
+    evidence: list[Exchange] = []
+    if target.transport == STDIO:
+        async with stdio_sender(target.command, timeout=target.timeout, sentinel=ping_sentinel) as own:
+            sent = await own(Request("POST", (), json.dumps(message).encode(), rpc_id="init-old", answered=True))
+        evidence.append(sent)
+    elif target.transport == HTTP_SSE:
+        async with legacy_link(target.url, timeout=target.timeout, rate=target.rate,
+                                   headers=target.auth_headers()) as link:
+            evidence.append(link.stream.exchange())
+            evidence.append(await link.post(message))
+            sent = await link.answer("init-old")
+            evidence.append(sent)
+    else:
+        sent = await send(Request("POST", ERA_BASE, json.dumps(message).encode(), rpc_id="init-old"))
+        evidence.append(sent)
+    answer = response_of(sent[1])
     if answer is None:
-        return Outcome(NOT_APPLICABLE, "no JSON-RPC answer to initialize", [sent])
+        return Outcome.broken(rule("jsonrpc.reply"), f"no response to initialize: {sent[2] or 'none in the reply'}",
+                              evidence)
     result = answer.get("result")
     if not isinstance(result, dict):
-        error = answer.get("error")
-        return Outcome(NOT_APPLICABLE, f"initialize answered with an error {json.dumps(error)[:100]}: no initialize-era support",
-                       [sent])
+        return Outcome(PASS, "answered with an error (the lifecycle page's example of an initialization error)",
+                       evidence)
     version = result.get("protocolVersion")
     if not isinstance(version, str) or version == "1999-01-01":
-        return Outcome.broken(rule("era.version-negotiation"),
-                              f"protocolVersion {version!r}: expected another revision the server supports", [sent])
-    return Outcome(PASS, "", [sent])
+        return Outcome.broken(rule(target.rule("era.version-negotiation")),
+                              f"protocolVersion {version!r}: expected another revision the server supports", evidence)
+    return Outcome(PASS, f"answered {version}", evidence)
 
 
-async def _ping(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Outcome:
-    sent = await send(_post({"jsonrpc": "2.0", "id": "ping-1", "method": "ping"}, session))
-    evidence.append(sent)
-    answer = _answer(sent[1])
-    if answer is None or answer.get("id") != "ping-1":
-        return Outcome.broken(rule("era.ping"), "no response to ping with its id", evidence)
-    if answer.get("result") != {}:
-        return Outcome.broken(rule("era.ping"), f"ping answered {json.dumps(answer)[:120]}, expected an empty result",
-                              evidence)
-    return Outcome(PASS, "", evidence)
+async def _initialize_result(target: Target, opened: Channel, evidence: list[Exchange]) -> Outcome:
+    """The InitializeResult has the members the schema requires."""
+    evidence.extend(target.opening)
+    result = opened.initialized
+    problems: list[str] = []
+    info = result.get("serverInfo")
+    if not isinstance(result.get("capabilities"), dict):
+        problems.append(f"capabilities {json.dumps(result.get('capabilities'))[:80]}, expected an object")
+    if not isinstance(info, dict) or not isinstance(info.get("name"), str) or not isinstance(info.get("version"), str):
+        problems.append(f"serverInfo {json.dumps(info)[:80]}, expected an object with a string name and version")
+    broken = rule(target.rule("era.initialize-result"))
+    return Outcome.judged([Problem(p, broken) for p in problems], evidence)
 
 
-SessionHeaders = tuple[tuple[str, str], ...]
+# -- requests every revision has -------------------------------------------------------------------------------
+def _empty(rule_id: str) -> Callable[[Any, Any], list[Problem]]:
+    def more(answer: Any, facts: Any) -> list[Problem]:
+        result = answer.get("result")
+        if isinstance(result, dict) and not set(result) - {"_meta"}:  # _meta is reserved on every result
+            return []
+        return [problem(rule_id, f"ping answered {json.dumps(result)[:100]}, expected an empty result")]
+    return more
 
 
-def _ping_with(session_headers: Callable[[SessionHeaders], SessionHeaders], version: str | None, rpc_id: int,
-               allowed: tuple[int, ...], rule_id: str) -> Callable[[SessionHeaders, Send, list[Exchange]], Awaitable[Outcome]]:
-    """A ping sent with ``session_headers(session)`` (and ``version`` in MCP-Protocol-Version),
-    judged by its HTTP status alone."""
-    async def run(session: SessionHeaders, send: Send, evidence: list[Exchange]) -> Outcome:
-        ping = {"jsonrpc": "2.0", "id": rpc_id, "method": "ping"}
-        return _status(await send(_post(ping, session_headers(session), version=version)), evidence, allowed, rule_id)
-    return run
+async def _ping(target: Target, opened: Channel, evidence: list[Exchange]) -> Outcome:
+    call = await opened.call(request("ping", "ping-1"))
+    return judged(target, call, Expect(None, id=ECHO, more=_empty(target.rule("era.ping")),
+                                       rule=target.rule("era.ping")), evidence)
 
 
-_no_session_header = _ping_with(lambda session: (("MCP-Protocol-Version", ERA),), None, 2, (400,),
-                                "era.session-required")
-_unknown_session = _ping_with(lambda session: (("Mcp-Session-Id", "mcpwire-probe-no-such-session"),), ERA, 3, (404,),
-                              "era.session-ended")
-_bad_version = _ping_with(lambda session: session, "1999-01-01", 5, (400,), "era.version-header")
-_ping_gone = _ping_with(lambda session: session, ERA, 4, (404,), "era.session-ended")
-
-
-async def _deleted(session: SessionHeaders, send: Send, evidence: list[Exchange]) -> Outcome:
-    gone = await send(Request("DELETE", _BASE + session + (("MCP-Protocol-Version", ERA),)))
-    evidence.append(gone)
-    if gone[1] is not None and gone[1].status == 405:
-        return Outcome(NOT_APPLICABLE, "the server does not let clients end sessions (405)", evidence)
-    return await _ping_gone(session, send, evidence)
-
-
-async def _notification(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Outcome:
-    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "never-sent"}}
-    sent = await send(_post(note, session))
-    if sent[1] is not None and 400 <= sent[1].status < 500:  # it cannot accept it: an HTTP error is the rule then
-        evidence.append(sent)
-        return Outcome(PASS, f"refused with HTTP {sent[1].status}", evidence)
-    return _status(sent, evidence, (202,), "era.notification-202", empty=True)
-
-
-async def _get_stream(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Outcome:
-    headers = (("Accept", "text/event-stream"), *session, ("MCP-Protocol-Version", ERA))
-    sent = await send(Request("GET", headers, head_only=True))
-    outcome = _status(sent, evidence, (200, 405), "era.get-stream")
-    reply = sent[1]
-    if outcome.status == PASS and reply is not None and reply.status == 200:
-        kind = media_type(reply.header("content-type") or "")
-        if kind != "text/event-stream":
-            return Outcome.broken(rule("era.get-stream"), f"Content-Type {kind!r}, expected text/event-stream "
-                                                          "(or HTTP 405)", evidence)
-    return outcome
-
-
-async def _task_unknown(session: tuple[tuple[str, str], ...], send: Send, evidence: list[Exchange]) -> Outcome:
-    init = next((e for e in evidence if e[0].body and b'"initialize"' in e[0].body), None)
-    answer = _answer(init[1]) if init is not None else None
-    caps = (answer or {}).get("result", {}).get("capabilities", {})
-    if not isinstance(caps, dict) or not isinstance(caps.get("tasks"), dict):
-        return Outcome(NOT_APPLICABLE, "the server declares no tasks capability", evidence)
-    sent = await send(_post({"jsonrpc": "2.0", "id": 6, "method": "tasks/get",
-                             "params": {"taskId": "mcpwire-probe-no-such-task"}}, session))
-    evidence.append(sent)
-    answer = _answer(sent[1])
-    code = (answer or {}).get("error", {}).get("code") if isinstance((answer or {}).get("error"), dict) else None
-    if code != -32602:
-        return Outcome.broken(rule("era.tasks-unknown"), f"tasks/get of an unknown task answered "
-                                                         f"{json.dumps(answer)[:120]}, expected -32602", evidence)
-    return Outcome(PASS, "", evidence)
-
-
-def post_only(method: str) -> Callable[[Target, Send], Awaitable[Outcome]]:
-    """``method`` (GET or DELETE) without a session is 405 (a SHOULD of 2026-07-28 for a server
-    that supports only that revision) with ``Allow: POST`` (RFC 9110: a 405 MUST carry Allow); or
-    400 from a server that also keeps initialize-era sessions, where a request without
-    ``Mcp-Session-Id`` is 400 (2025-11-25, session management): a GET or DELETE names no
-    revision, so such a server cannot tell the eras apart. An initialize tells which."""
-    async def steps(target: Target, send: Send) -> Outcome:
-        evidence: list[Exchange] = []
-        sent = await send(Request(method, (("Accept", "application/json, text/event-stream"),)))
-        evidence.append(sent)
-        reply = sent[1]
-        if reply is None:
-            return Outcome.broken(rule("mcp.get-delete-405"), f"no reply: {sent[2]}", evidence)
-        if reply.status == 405:
-            return Outcome.judged(judge(Expect(405, id=None, allow="POST", rule="mcp.get-delete-405"), sent[0], reply,
-                                        target), evidence)
-        if reply.status == 400:
-            session = await _open(send, evidence)
-            if not isinstance(session, str):
-                return Outcome(PASS, "", evidence)
-            return Outcome.judged(status_rule(400, (405,), rule_id="mcp.get-delete-405",
-                                              why=f"{session}, so 400 is not the session rule"), evidence)
-        return Outcome.judged(status_rule(reply.status, (405,), rule_id="mcp.get-delete-405",
-                                          why="or 400 from a server keeping sessions"), evidence)
-    return steps
-
-
-OLDER = ("2025-03-26", "2024-11-05")  # the revisions before MCP-Protocol-Version was defined
-
-
-async def version_header_missing(target: Target, send: Send) -> Outcome:
-    """A 2026-07-28 request without MCP-Protocol-Version is 400 with -32020, unless the server
-    supports clients of revisions earlier than 2025-06-18, which did not send the header: such a
-    server MAY treat the request as 2025-03-26 (streamable-http, protocol version header). An
-    ``initialize`` naming 2025-03-26 (or 2024-11-05), as such a client sends it, tells whether
-    it does."""
-    body = json.dumps({"jsonrpc": "2.0", "id": 31, "method": "server/discover", "params": {"_meta": meta()}}).encode()
-    sent = await send(Request("POST", headers("server/discover", version=None), body, rpc_id=31))
-    evidence = [sent]
-    if sent[1] is None:
-        return Outcome.broken(rule("jsonrpc.reply"), f"no reply: {sent[2]}", evidence)
-    expected = Expect(400, -32020, rule="mcp.version-header-missing")
-    problems = judge(expected, sent[0], sent[1], target)
-    if not problems:
-        return Outcome(PASS, "", evidence)
-    for version in OLDER:
-        older = await send(Request("POST", _BASE, json.dumps(_initialize(version, "init-older")).encode(),
-                                   rpc_id="init-older"))
-        evidence.append(older)
-        result = (_answer(older[1]) or {}).get("result")
-        if isinstance(result, dict) and result.get("protocolVersion") == version:
-            # It may answer by that revision's rules; whatever it answers is still a JSON-RPC response.
-            answered = judge(Expect(None, id=ECHO_OR_NULL, any_answer=True, rule="jsonrpc.reply"), sent[0], sent[1],
-                             target)
-            return Outcome.judged(answered, evidence, f"the server serves {version} clients, so it may take a "
-                                                      "request without the header for one of theirs")
+async def _ids(target: Target, opened: Channel, evidence: list[Exchange]) -> Outcome:
+    """A ping per id of :data:`~mcpwire_adapters.testing.probe.exact_ids.IDS`, each answer
+    carrying that id exactly (an error may carry null)."""
+    problems: list[Problem] = []
+    for rpc_id in IDS:
+        call = await opened.call(request("ping", rpc_id), answered=None)
+        evidence.extend(call.exchanges)
+        answer = call.answer()
+        if answer is not None:
+            problems += [p for p in id_rule(answer, ECHO_OR_NULL, rpc_id, echo=id_rules(target.revision))
+                         if p not in problems]
     return Outcome.judged(problems, evidence)
 
 
-def _era(cid: str, title: str, cites: str, sends: str, run: Callable[..., Awaitable[Outcome]], rule_id: str) -> Check:
-    return Check(f"era.{cid}", title, cites, sends, steps=_session_check(run), http_only=True, enforces=(rule_id,))
+async def _unknown_method(target: Target, opened: Channel, evidence: list[Exchange]) -> Outcome:
+    call = await opened.call(request("mcpwire/no-such-method", "unknown-1"))
+    return judged(target, call, (Expect(None, id=ECHO, any_answer=True, rule="jsonrpc.reply"),
+                                 Expect(None, -32601, id=None, rule="mcpwire.era-method-not-found")), evidence)
+
+
+async def _null_id(target: Target, opened: Channel, evidence: list[Exchange]) -> Outcome:
+    """A request with ``"id": null`` is a request (JSON-RPC 2.0 section 4: only one without an id
+    is a notification), refused by MCP (its ids are never null): an answer comes, with a null id."""
+    call = await opened.call(request("ping", None), answered=None)
+    return judged(target, call, (Expect(None, id=NULL, any_answer=True, rule="jsonrpc.reply"),
+                                 Expect(None, -32600, id=None, rule="mcpwire.invalid-request")), evidence)
+
+
+async def _parse_error(target: Target, opened: Channel, evidence: list[Exchange]) -> Outcome:
+    call = await opened.call(raw=b'{"jsonrpc": "2.0", "id": 1,')
+    if opened.link is not None and call.status >= 400 and not (call.reply and call.reply.messages()):
+        # HTTP+SSE: the POST itself refused, so the message never became JSON-RPC; 2024-11-05 says
+        # nothing of how a POST is answered.
+        evidence.extend(call.exchanges)
+        return Outcome.judged([problem("mcpwire.parse-error", f"refused with HTTP {call.status} and no JSON-RPC "
+                                                              "error (-32700) on the stream")], evidence)
+    return judged(target, call, (Expect(None, id=NULL, any_error=True, rule="jsonrpc.error-member"),
+                                 Expect(None, -32700, id=None, rule="mcpwire.parse-error")), evidence)
+
+
+async def _notification(target: Target, opened: Channel, evidence: list[Exchange]) -> Outcome:
+    """A notification gets no response: on Streamable HTTP 202 with no body, or an HTTP error
+    when the server cannot accept it; on stdio and on the SSE stream, nothing."""
+    call = await opened.call(notification("notifications/cancelled", {"requestId": "never-sent"}), answered=False)
+    evidence.extend(call.exchanges)
+    if call.reply is None:
+        return Outcome.broken(rule("jsonrpc.reply"), f"no reply: {call.error}", evidence)
+    silent = target.rule("era.notification-silent") if target.revision in SESSION_REVISIONS else "jsonrpc.notification"
+    answered = [m for m in call.reply.messages() if isinstance(m, dict) and ("result" in m or "error" in m)]
+    if target.transport == STREAMABLE_HTTP:
+        if 400 <= call.status < 500:
+            answered = [m for m in answered if m.get("id") is not None]  # a refusal's body may be an error without id
+            return Outcome.judged([problem(target.rule("era.notification-202"), f"{len(answered)} response(s) with an "
+                                           "id in the refusal")] if answered else [], evidence,
+                                  f"refused with HTTP {call.status}")
+        problems = [] if call.status == 202 else [problem(target.rule("era.notification-202"),
+                                                           f"HTTP status {call.status}, expected 202")]
+        if call.reply.body:
+            problems.append(problem(target.rule("era.notification-202"), f"a body of {len(call.reply.body)} bytes, "
+                                                                          "expected none"))
+        return Outcome.judged(problems, evidence)
+    problems = [problem(silent, f"{len(answered)} response(s) to a notification")] if answered else []
+    if target.transport == HTTP_SSE and call.status != 202:
+        problems.append(problem("mcpwire.legacy-post-status", f"the POST was answered HTTP {call.status}"))
+    return Outcome.judged(problems, evidence)
+
+
+def _tools_shape(answer: Any, facts: Any) -> list[Problem]:
+    if "result" not in answer:
+        return []  # an error is an answer too (no text makes tools/list succeed)
+    result = answer.get("result")
+    tools = result.get("tools") if isinstance(result, dict) else None
+    if not isinstance(tools, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str)
+                                              and isinstance(t.get("inputSchema"), dict) for t in tools):
+        return [problem("jsonrpc.result-by-method", "the result is not a ListToolsResult (schema): a tools array, "
+                                                   "each with a string name and an inputSchema object")]
+    return []
+
+
+async def _tools_list(target: Target, opened: Channel, evidence: list[Exchange]) -> Outcome:
+    if not isinstance(opened.initialized.get("capabilities"), dict) or "tools" not in opened.initialized["capabilities"]:
+        return Outcome(NOT_APPLICABLE, "the server declares no tools capability", evidence)
+    call = await opened.call(request("tools/list", "tools-1", {}))
+    return judged(target, call, Expect(None, id=ECHO, any_answer=True, more=_tools_shape, rule="jsonrpc.reply"),
+                  evidence)
+
+
+async def _task_unknown(target: Target, opened: Channel, evidence: list[Exchange]) -> Outcome:
+    caps = opened.initialized.get("capabilities")
+    if not isinstance(caps, dict) or not isinstance(caps.get("tasks"), dict):
+        return Outcome(NOT_APPLICABLE, "the server declares no tasks capability", evidence)
+    call = await opened.call(request("tasks/get", 6, {"taskId": "mcpwire-probe-no-such-task"}))
+    return judged(target, call, Expect(None, -32602, rule=target.rule("era.tasks-unknown")), evidence)
+
+
+# -- batches ---------------------------------------------------------------------------------------------------
+_BATCH = [request("ping", "batch-1"), request("ping", "batch-2")]
+
+
+async def _batch_received(target: Target, opened: Channel, evidence: list[Exchange]) -> Outcome:
+    """2025-03-26: a batch of two pings gets a response for each (an array, or one message each)."""
+    call = await opened.call(_BATCH, rpc_id="batch-2")
+    evidence.extend(call.exchanges)
+    if call.reply is None:
+        return Outcome.broken(rule(target.rule("era.batch-receive")), f"no response to a batch of two pings: {call.error}",
+                              evidence)
+    # (on stdio every line is era.stdio-output's to judge)
+    problems: list[Problem] = [] if opened.stdio else validity(call.reply, revision=target.revision)
+    found = [m for message in call.reply.messages() for m in (message if isinstance(message, list) else [message])
+             if isinstance(m, dict) and ("result" in m or "error" in m)]
+    for sent in ("batch-1", "batch-2"):
+        if not any(m.get("id") == sent for m in found):
+            problems.append(problem(target.rule("era.batch-receive"), f"no response with id {sent!r} to a batch of "
+                                    f"two pings ({'HTTP ' + str(call.status) if call.status else 'stdio'})"))
+    return Outcome.judged(problems, evidence)
+
+
+async def _batch_refused(target: Target, opened: Channel, evidence: list[Exchange]) -> Outcome:
+    """2025-06-18 on: a batch is no message of the revision; whatever answers is still
+    JSON-RPC (MUST), and this project refuses it with -32600 and a null id (advice)."""
+    call = await opened.call(_BATCH, answered=False) if opened.stdio else await opened.call(_BATCH)
+    evidence.extend(call.exchanges)
+    if call.reply is None:
+        return Outcome.broken(rule("jsonrpc.reply"), f"no reply: {call.error}", evidence)
+    problems: list[Problem] = [] if opened.stdio else validity(call.reply, revision=target.revision)
+    answers = [m for m in call.reply.messages() if isinstance(m, dict) and "error" in m]
+    code = answers[0]["error"].get("code") if len(answers) == 1 and isinstance(answers[0]["error"], dict) else None
+    if code != -32600 or answers[0].get("id") is not None or (call.status not in (0, 400)):
+        problems.append(problem("mcpwire.era-no-batch", f"{'HTTP ' + str(call.status) + ' ' if call.status else ''}"
+                                f"{json.dumps(call.reply.messages())[:120]}, expected one error -32600 with a null id"))
+    return Outcome.judged(problems, evidence)
+
+
+def _era(cid: str, title: str, cites: str, sends: str, run: Run, enforces: tuple[str, ...], *,
+         revisions: tuple[str, ...] = ERA_REVISIONS, transports: tuple[str, ...] = ALL) -> Check:
+    return Check(f"era.{cid}", title, cites, sends, steps=with_channel(run), enforces=enforces, revisions=revisions,
+                 transports=transports)
 
 
 ERA_CHECKS: tuple[Check, ...] = (
     Check("era.version-negotiation", "initialize naming an unknown revision gets one the server supports", LIFECYCLE,
-          "initialize with protocolVersion \"1999-01-01\"", steps=_negotiates, http_only=True,
-          enforces=("era.version-negotiation",)),
-    _era("ping", "ping on a session answers an empty result", PING, "ping on a 2025-11-25 session", _ping, "era.ping"),
-    _era("session-required", "a request without Mcp-Session-Id after initialize is 400", SESSIONS,
-         "ping without the Mcp-Session-Id header", _no_session_header, "era.session-required"),
-    _era("session-unknown", "a request naming an unknown session is 404", SESSIONS,
-         "ping with an Mcp-Session-Id the server never issued", _unknown_session, "era.session-ended"),
-    _era("session-deleted", "a session ended by DELETE is 404 afterwards", SESSIONS,
-         "DELETE with the session id, then ping on it", _deleted, "era.session-ended"),
-    _era("version-header-unsupported", "an unsupported MCP-Protocol-Version on a session is 400", VERSION_HEADER,
-         "ping with MCP-Protocol-Version: 1999-01-01", _bad_version, "era.version-header"),
-    _era("notification-202", "a notification on a session is 202 with no body (or refused)", SENDING,
-         "notifications/cancelled on the session", _notification, "era.notification-202"),
-    _era("get-stream", "GET on a session opens an SSE stream or is 405", LISTENING,
-         "GET with Accept: text/event-stream and the session id (read up to the response head)", _get_stream,
-         "era.get-stream"),
-    _era("tasks-unknown", "tasks/get of an unknown task is -32602 (when tasks are declared)", TASK_ERRORS,
-         "tasks/get with a taskId the server never issued", _task_unknown, "era.tasks-unknown"),
+          "initialize with protocolVersion \"1999-01-01\" (on stdio, to a process of its own)", steps=_negotiates,
+          enforces=("era.version-negotiation",), revisions=ERA_REVISIONS, transports=ALL),
+    _era("initialize-result", "the InitializeResult has protocolVersion, capabilities and serverInfo", INITIALIZATION,
+         "initialize naming the revision", _initialize_result, ("era.initialize-result",)),
+    _era("ping", "ping answers an empty result with its id", PING, "ping", _ping, ("era.ping", "era.result-id")),
+    _era("ids-echoed", "every id comes back exactly as sent", MESSAGES, "ping with ids 0, -1, 7, 2**31, 2**53+1, "
+         "2**63-1, -2**63, 2**63, 10**20, \"\", \"7\", unicode, an escape, 256, 257 and 1024 bytes", _ids,
+         ("era.result-id", "era.error-id")),
+    _era("unknown-method", "an unknown method is answered, its id echoed (-32601)", MESSAGES,
+         "a request for mcpwire/no-such-method", _unknown_method, ("jsonrpc.reply", "mcpwire.era-method-not-found")),
+    _era("id-null-answered", "a request with \"id\": null is answered (-32600), not taken for a notification",
+         MESSAGES, "ping with \"id\": null", _null_id, ("jsonrpc.reply", "mcpwire.invalid-request")),
+    _era("parse-error", "a message that is not JSON is an error with a null id (-32700)", MESSAGES,
+         "the bytes '{\"jsonrpc\": \"2.0\", \"id\": 1,' (cut short)", _parse_error,
+         ("jsonrpc.error-member", "mcpwire.parse-error")),
+    _era("notification", "a notification gets no response (HTTP: 202 with no body, or refused)",
+         "basic/transports#sending-messages-to-the-server", "notifications/cancelled for a request never sent",
+         _notification, ("era.notification-202", "era.notification-silent", "jsonrpc.notification")),
+    _era("tools-list", "tools/list answers the tools, each with a name and an inputSchema", MESSAGES,
+         "tools/list (when tools are declared)", _tools_list, ("jsonrpc.reply", "jsonrpc.result-by-method")),
+    _era("tasks-unknown", "tasks/get of an unknown task is -32602 (when tasks are declared)", TASKS,
+         "tasks/get with a taskId the server never issued", _task_unknown, ("era.tasks-unknown",),
+         revisions=("2025-11-25",), transports=NOT_LEGACY),
+    _era("batch-received", "a batch of two pings gets both responses", BATCHING, "[ping, ping] as one message",
+         _batch_received, ("era.batch-receive",), revisions=("2025-03-26",), transports=NOT_LEGACY),
+    _era("batch-refused", "a batch, which the revision does not have, is refused (-32600)", MESSAGES,
+         "[ping, ping] as one message", _batch_refused, ("era.jsonrpc", "mcpwire.era-no-batch"),
+         revisions=("2025-11-25", "2025-06-18"), transports=NOT_LEGACY),
 )

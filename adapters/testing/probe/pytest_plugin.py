@@ -2,9 +2,10 @@
 against the server at URL as a test of its own (docs/probing.md).
 
 Each check is an item named ``mcp_probe[<check id>]``, marked ``mcp_probe`` (``-m mcp_probe``
-runs them alone, beside a project's own tests); it passes, fails with the request and the
-response as evidence (a MUST of the official text is broken), passes with a warning (a
-SHOULD; advice too with ``--mcp-strict``), or is skipped when it does not apply to the server. The checks run once,
+runs them alone, beside a project's own tests); it holds in every revision the server
+negotiated where the check applies: it passes, fails with the request and the response as
+evidence when any revision's MUST is broken (each revision's findings listed), passes with a
+warning (a SHOULD; advice too with ``--mcp-strict``), or is skipped when it applies to none. The checks run once,
 together, at the first item (``--mcp-rate`` requests per second, default 10); tools are called
 with generated arguments only with ``--mcp-call-tools``. The target may be an http(s) URL or a
 command line that starts a stdio server (``--mcp-target 'python server.py --stdio'``).
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ProbeItem", "ProbeWarning", "pytest_addoption", "pytest_collection_modifyitems", "pytest_configure"]
 
-_FINDINGS = pytest.StashKey["dict[str, Finding] | str"]()
+_FINDINGS = pytest.StashKey["dict[str, list[Finding]] | str"]()
+_RANK = {"fail": 0, "warn": 1, "advice": 2, "pass": 3, "n/a": 4}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -62,11 +64,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 class ProbeFailed(McpwireAdapterError):
-    """A check that failed: its finding."""
+    """A check that failed (in at least one revision): its findings, one per revision."""
 
-    def __init__(self, finding: Finding) -> None:
-        super().__init__(finding.detail)
-        self.finding = finding
+    def __init__(self, findings: list[Finding]) -> None:
+        super().__init__("; ".join(f.detail for f in findings if f.status == "fail"))
+        self.findings = findings
 
 
 class ProbeWarning(McpwireAdapterError, UserWarning):
@@ -82,16 +84,20 @@ class ProbeItem(pytest.Item):
         self.check = check
 
     def runtest(self) -> None:
-        findings = _findings(self.config)
-        if isinstance(findings, str):
-            pytest.fail(findings, pytrace=False)
-        finding = findings[self.check.id]
-        if finding.status == "n/a":
-            pytest.skip(f"not applicable: {finding.detail}")
-        if finding.status == "fail":
-            raise ProbeFailed(finding)
-        if finding.status in ("warn", "advice"):
-            warnings.warn(f"mcp_probe[{self.check.id}]: {finding.detail}", ProbeWarning, stacklevel=1)
+        found = _findings(self.config)
+        if isinstance(found, str):
+            pytest.fail(found, pytrace=False)
+        findings = found.get(self.check.id, [])
+        if not findings:
+            pytest.skip("not applicable: the server negotiated no revision or transport this check holds in")
+        worst = min(findings, key=lambda f: _RANK[f.status])
+        if worst.status == "n/a":
+            pytest.skip("not applicable: " + "; ".join(f"{f.subject.key}: {f.detail}" for f in findings))
+        if worst.status == "fail":
+            raise ProbeFailed(findings)
+        for finding in findings:
+            if finding.status in ("warn", "advice"):
+                warnings.warn(f"mcp_probe[{finding.subject.key}]: {finding.detail}", ProbeWarning, stacklevel=1)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str:
@@ -99,17 +105,19 @@ class ProbeItem(pytest.Item):
             return str(super().repr_failure(excinfo))
         from .runner import evidence_json, problem_json
 
-        finding = excinfo.value.finding
-        lines = [f"{self.check.id}: {self.check.title} ({self.check.cites})", f"  sends: {self.check.sends}",
-                 f"  FAIL: {finding.detail}"]
-        for problem in map(problem_json, finding.problems):
-            if "quote" in problem:
-                lines.append(_escaped(f"  {problem['strength']} ({problem['source']}): \"{problem['quote']}\" "
-                                      f"{problem['url'] or ''}".rstrip()))
-        for exchange in finding.evidence:
-            evidence = evidence_json(exchange)
-            lines.append(f"  request: {_request_text(evidence['request'])}")
-            lines.append(f"  reply:   {_reply_text(evidence.get('response'), evidence.get('error'))}")
+        lines = [f"{self.check.id}: {self.check.title} ({self.check.cites})", f"  sends: {self.check.sends}"]
+        for finding in excinfo.value.findings:
+            if finding.status != "fail":
+                continue
+            lines.append(f"  FAIL ({finding.subject.key}): {finding.detail}")
+            for problem in map(problem_json, finding.problems):
+                if "quote" in problem:
+                    lines.append(_escaped(f"  {problem['strength']} ({problem['source']}): \"{problem['quote']}\" "
+                                          f"{problem['url'] or ''}".rstrip()))
+            for exchange in finding.evidence:
+                evidence = evidence_json(exchange)
+                lines.append(f"  request: {_request_text(evidence['request'])}")
+                lines.append(f"  reply:   {_reply_text(evidence.get('response'), evidence.get('error'))}")
         return "\n".join(lines)
 
     def reportinfo(self) -> tuple[str, int | None, str]:
@@ -139,9 +147,9 @@ def _escaped(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def _findings(config: pytest.Config) -> dict[str, Finding] | str:
-    """Every check's finding, from one run of the probe (made at the first item); a string
-    saying why when the target could not be probed at all."""
+def _findings(config: pytest.Config) -> dict[str, list[Finding]] | str:
+    """Every check's findings (one per revision it ran in), from one run of the probe (made at
+    the first item); a string saying why when the target could not be probed at all."""
     cached = config.stash.get(_FINDINGS, None)
     if cached is None:
         import anyio
@@ -162,7 +170,10 @@ def _findings(config: pytest.Config) -> dict[str, Finding] | str:
         from ...client.session import TransportError
 
         try:
-            cached = {finding.subject.id: finding for finding in anyio.run(run)}
+            grouped: dict[str, list[Finding]] = {}
+            for finding in anyio.run(run):
+                grouped.setdefault(finding.subject.id, []).append(finding)
+            cached = grouped
         except (TransportError, OSError, ValueError) as exc:
             cached = f"cannot probe {target}: {exc}"
         config.stash[_FINDINGS] = cached

@@ -1,5 +1,11 @@
-"""The probe's table of checks: :data:`CHECKS`, one row per rule of Streamable HTTP, revision
-2026-07-28, then the initialize-era checks of :mod:`mcpwire_adapters.testing.probe.era_checks`.
+"""The probe's table of checks: :data:`CHECKS`, one row per rule of revision 2026-07-28 (over
+Streamable HTTP and stdio), then the initialize-era checks, each run in every revision the
+server negotiated whose text states its rule: those every transport shares
+(:mod:`~mcpwire_adapters.testing.probe.era_checks`), Streamable HTTP's sessions, headers and
+streams (:mod:`~mcpwire_adapters.testing.probe.era_http`), authorization
+(:mod:`~mcpwire_adapters.testing.probe.auth_checks`), 2024-11-05's HTTP+SSE
+(:mod:`~mcpwire_adapters.testing.probe.legacy_checks`) and stdio's framing
+(:mod:`~mcpwire_adapters.testing.probe.era_stdio`).
 
 Each row cites the public page that states its rule (the 2026-07-28 specification: a page and
 anchor, or the schema's ``$defs``; or JSON-RPC 2.0) and gives its expectations strongest first,
@@ -23,7 +29,12 @@ from ..rawwire import CAPS_KEY, INFO_KEY, PV_KEY, Exchange, Request, Send, heade
 from ..shapes import acknowledged_rule, cacheable, discover_shape, unsupported_version
 from ..verdict import NOT_APPLICABLE, PASS, Outcome
 from .checks import UNKNOWN_TOOL, UNKNOWN_URI, Check, Target, needs
-from .era_checks import ERA_CHECKS, post_only, version_header_missing
+from .auth_checks import AUTH_CHECKS
+from .era_checks import ERA_CHECKS
+from .era_http import ERA_HTTP_CHECKS
+from .era_stdio import ERA_STDIO_CHECKS
+from .eras_apart import post_only, version_header_missing
+from .legacy_checks import LEGACY_CHECKS
 from .exact_ids import ids_echoed
 
 __all__ = ["CHECKS"]
@@ -464,8 +475,9 @@ CHECKS: tuple[Check, ...] = (
     Check("capabilities.unadvertised-refused", "a method of a capability not advertised is -32601", VERSION_HEADER,
           "the first of tools/list, prompts/list, resources/list, completion/complete whose capability is absent",
           _unadvertised, Expect(404, -32601, rule="mcp.method-not-found")),
-    # -- the initialize era (2025-11-25 sessions) ------------------------------------------------------
-    *ERA_CHECKS,
+    # -- the initialize era: each check runs in every revision the server negotiated whose text states it
+    *ERA_CHECKS, *ERA_HTTP_CHECKS, *AUTH_CHECKS, *LEGACY_CHECKS,
+    *ERA_STDIO_CHECKS,  # last: it judges every line written on the connection
 )
 
 assert len({c.id for c in CHECKS}) == len(CHECKS), "check ids are unique"

@@ -33,8 +33,10 @@ from mcpwire_adapters.testing.judge import RULES
 from mcpwire_adapters.testing.probe.checks import UNKNOWN_TOOL, cite_url
 from mcpwire_adapters.testing.probe.runner import (
     CHECKS,
+    REVISIONS,
     Check,
     Finding,
+    Findings,
     evidence_json,
     json_report,
     junit_report,
@@ -113,8 +115,8 @@ def broken_url() -> Iterator[str]:
         yield url
 
 
-def run_probe(url: str, **options: Any) -> list[Finding]:
-    async def go() -> list[Finding]:
+def run_probe(url: str, **options: Any) -> Findings:
+    async def go() -> Findings:
         with trio.fail_after(TIMEOUT):
             return await probe(url, **options)
     return trio.run(go)
@@ -126,8 +128,9 @@ def test_checks_are_named_rows_citing_a_section() -> None:
     assert len({c.id for c in CHECKS}) == len(CHECKS)
     for check in CHECKS:
         assert re.fullmatch(r"[a-z]+(\.[a-z0-9-]+)+", check.id), check.id
-        assert re.fullmatch(r"(https://modelcontextprotocol\.io/specification/2025-11-25/)?[a-z/-]+(#[a-z-]+)?"
-                            r"|JSON-RPC 2\.0 section [\d.]+", check.cites), (check.id, check.cites)
+        assert re.fullmatch(r"[a-z/-]+(#[a-z-]+)?|JSON-RPC 2\.0 section [\d.]+", check.cites), (check.id, check.cites)
+        assert check.revisions and set(check.revisions) <= set(REVISIONS), check.id
+        assert check.transports and set(check.transports) <= {"streamable-http", "http+sse", "stdio"}, check.id
         assert check.title and check.sends
         assert (check.build is not None and check.expect is not None) != (check.steps is not None), check.id
 
@@ -150,15 +153,30 @@ def test_reply_messages_of_json_sse_and_ndjson() -> None:
 
 
 # -- against our fixture: nothing fails ---------------------------------------------------------------
+def _expected_keys(revisions: tuple[str, ...], transport: str) -> list[str]:
+    """The keys of the checks a run over ``transport`` makes in ``revisions`` (no auth.*: the
+    fixture asks for no authorization)."""
+    return [c.bound(r).key for r in revisions for c in CHECKS
+            if c.holds(r, transport) and not c.id.startswith("auth.")]
+
+
+SERVED = ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26")  # what the fixture negotiates
+NO_RESUMPTION = "the GET stream gave no event id within 0.5 s (HTTP 200): the server offers no resumption"
+
+
 def test_every_check_passes_or_is_not_applicable_on_the_fixture(fixture_url: str) -> None:
     findings = run_probe(fixture_url, rate=0, call_tools=True, strict=True)
-    assert [f.subject.id for f in findings] == [c.id for c in CHECKS]
-    not_passed = [(f.subject.id, f.status, f.detail) for f in findings if f.status != "pass"]
+    assert findings.negotiated is not None and findings.negotiated.revisions == list(SERVED)
+    assert [f.subject.key for f in findings] == _expected_keys(SERVED, "streamable-http")
+    not_passed = [(f.subject.key, f.status, f.detail) for f in findings if f.status != "pass"]
     # With --call-tools the fixture has something for every check but one: it lacks no capability.
+    # Its GET streams give event ids (for resumption) in 2025-11-25 only, whose streams start with a
+    # priming event.
     assert not_passed == [
         ("cancel.listen-no-late-response", "n/a", "on HTTP a stream ends when its connection closes; nothing comes "
                                                   "back to observe"),
         ("capabilities.unadvertised-refused", "n/a", "the server advertises tools, prompts, resources and completions"),
+        ("era.resume@2025-06-18", "n/a", NO_RESUMPTION), ("era.resume@2025-03-26", "n/a", NO_RESUMPTION),
     ], not_passed
     without_tools = run_probe(fixture_url, checks=select(["mrtr.*"]), rate=0)
     assert [(f.status, f.detail) for f in without_tools] == [
@@ -168,18 +186,24 @@ def test_every_check_passes_or_is_not_applicable_on_the_fixture(fixture_url: str
 # -- against a broken server: every check fails, warns or advises, with evidence -------------------------
 # What the official text only recommends (SHOULD): a warning; what it does not say at all (this
 # project's codes, statuses and id bounds): advice, shown with strict. Every other check fails.
-WARNED = {"http.get-refused", "http.delete-refused", "era.session-required"}
+ERA = ("2025-11-25", "2025-06-18", "2025-03-26")  # it opens a session of any revision asked for
+WARNED = {"http.get-refused", "http.delete-refused", *(f"era.session-required@{r}" for r in ERA)}
 ADVISED = {"envelope.batch-refused", "envelope.id-null-refused", "envelope.id-bool-refused", "envelope.id-object-refused",
-           "envelope.response-not-answered", "http.content-type-wrong"}
-PASSED = {"http.accept-missing", "http.accept-json-only"}  # served: RFC 9110 lets a server take these
+           "envelope.response-not-answered", "http.content-type-wrong", "era.batch-refused@2025-11-25",
+           "era.batch-refused@2025-06-18", *(f"era.id-null-answered@{r}" for r in ERA)}
+# served: RFC 9110 lets a server take these; its sessions' ids and its InitializeResult are right
+PASSED = {"http.accept-missing", "http.accept-json-only",
+          *(f"era.{c}@{r}" for r in ERA for c in ("initialize-result", "content-type", "session-id-visible"))}
 
 
 def test_every_check_fails_on_a_server_wrong_about_everything(broken_url: str) -> None:
     findings = run_probe(broken_url, rate=0, call_tools=True, strict=True)
     by_status: dict[str, set[str]] = {}
     for f in findings:
-        by_status.setdefault(f.status, set()).add(f.subject.id)
-    assert by_status.pop("n/a") == {"cancel.listen-no-late-response"}  # stdio only: shown to fail below
+        by_status.setdefault(f.status, set()).add(f.subject.key)
+    # stdio only (shown to fail below); it declares no tools in its InitializeResult; its GET gives no event id
+    assert by_status.pop("n/a") == {"cancel.listen-no-late-response",
+                                    *(f"era.{c}@{r}" for r in ERA for c in ("tools-list", "resume"))}
     assert by_status.pop("warn") == WARNED and by_status.pop("advice") == ADVISED and by_status.pop("pass") == PASSED
     assert set(by_status) == {"fail"}
     for finding in findings:
@@ -189,7 +213,7 @@ def test_every_check_fails_on_a_server_wrong_about_everything(broken_url: str) -
         request, reply, error = finding.evidence[-1]
         assert reply is not None and error is None, finding.subject.id
         assert reply.status == 200
-    by_id = {f.subject.id: f for f in findings}
+    by_id = {f.subject.key: f for f in findings}
     assert by_id["notification.cancelled-202"].detail == "HTTP status 200, expected 202; a body of 44 bytes, expected none"
     assert by_id["method.unknown"].detail == ("HTTP status 200, expected 404; a result, expected error -32601; "
                                               "id None, expected the request's id 'unknown-1'")
@@ -245,8 +269,8 @@ FIXTURE_STDIO = [sys.executable, str(REPO / "conformance" / "fixture.py"), "--tr
 BROKEN_STDIO = [sys.executable, str(Path(__file__).with_name("_probe_broken_stdio.py"))]
 
 
-def run_stdio(command: list[str], **options: Any) -> list[Finding]:
-    async def go() -> list[Finding]:
+def run_stdio(command: list[str], **options: Any) -> Findings:
+    async def go() -> Findings:
         with trio.fail_after(TIMEOUT):
             return await probe_stdio(command, rate=0, call_tools=True, timeout=3, strict=True, **options)
     return trio.run(go)
@@ -254,8 +278,9 @@ def run_stdio(command: list[str], **options: Any) -> list[Finding]:
 
 def test_over_stdio_the_fixture_passes_every_check_but_the_http_ones() -> None:
     findings = run_stdio(FIXTURE_STDIO)
-    assert [f.subject.id for f in findings] == [c.id for c in CHECKS]
-    not_passed = [(f.subject.id, f.status, f.detail) for f in findings if f.status != "pass"]
+    assert findings.negotiated is not None and findings.negotiated.revisions == list(SERVED)
+    assert [f.subject.key for f in findings] == _expected_keys(SERVED, "stdio")
+    not_passed = [(f.subject.key, f.status, f.detail) for f in findings if f.status != "pass"]
     unadvertised = ("capabilities.unadvertised-refused", "n/a",
                     "the server advertises tools, prompts, resources and completions")
     assert not_passed == [(c.id, "n/a", "a rule of HTTP; stdio has no statuses or headers") if c.http_only
@@ -391,15 +416,29 @@ def _cell(text: str) -> str:  # markdown: no table breaks, no emphasis
     return re.sub(r"([|_*\\`<>\[\]])", r"\\\1", text)
 
 
+_TRANSPORT_NAMES = {"streamable-http": "Streamable HTTP", "http+sse": "HTTP+SSE", "stdio": "stdio"}
+
+
+def _anchor(rule_id: str) -> str:
+    return "rule-" + rule_id.replace(".", "-").replace("@", "-")
+
+
 def checks_table() -> str:
-    rows = ["| Check | Rule | Strength | Sends | Cites |", "| --- | --- | --- | --- | --- |"]
+    rows = ["| Check | Rule | Revisions | Transports | Strength | Sends | Cites |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
     def cites(check: Check) -> str:
-        url = cite_url(check.cites)
-        label = check.cites.split("#")[0].removeprefix("https://modelcontextprotocol.io/specification/")
+        url = cite_url(check.cites, check.revisions[0])
+        label = (url or "").split("#")[0].removeprefix("https://modelcontextprotocol.io/specification/")
         return f"[{label}]({url})" if url else check.cites
+    def row_of(check: Check, name: str) -> str:  # the rule as the newest revision the check runs in states it
+        return name if name in RULES else next(f"{name}@{r}" for r in check.revisions if f"{name}@{r}" in RULES)
     def strengths(check: Check) -> str:
-        return ", ".join(f"{RULES[r].strength} [`{r}`](#rule-{r.replace('.', '-')})" for r in check.rules())
-    rows += [f"| `{c.id}` | {_cell(c.title)} | {strengths(c)} | {_cell(c.sends)} | {cites(c)} |" for c in CHECKS]
+        return ", ".join(f"{RULES[row_of(check, r)].strength} [`{r}`](#{_anchor(row_of(check, r))})"
+                         for r in check.rules())
+    def transports(check: Check) -> str:
+        return ", ".join(_TRANSPORT_NAMES[t] for t in check.transports if not (check.http_only and t == "stdio"))
+    rows += [f"| `{c.id}` | {_cell(c.title)} | {', '.join(c.revisions)} | {transports(c)} | {strengths(c)} | "
+             f"{_cell(c.sends)} | {cites(c)} |" for c in CHECKS]
     return "\n".join(rows) + "\n"
 
 
@@ -407,7 +446,7 @@ def rules_table() -> str:
     rows = ["| Rule | Strength | Source | What it says |", "| --- | --- | --- | --- |"]
     for key, rule in RULES.items():
         source = f"[{rule.source}]({rule.url})" if rule.url else rule.source
-        rows.append(f'| <span id="rule-{key.replace(".", "-")}"></span>`{key}` | {rule.strength} | {source} | '
+        rows.append(f'| <span id="{_anchor(key)}"></span>`{key}` | {rule.strength} | {source} | '
                     f"{_cell(rule.quote)} |")
     return "\n".join(rows) + "\n"
 
@@ -447,6 +486,6 @@ def test_the_pytest_plugin_runs_every_check_as_a_test(fixture_url: str, broken_u
     bad = _pytest_probe(broken_url, tmp_path)
     assert bad.returncode == 1, bad.stdout[-3000:]
     assert "FAILED mcp_probe[method.unknown]" in bad.stdout and "FAILED mcp_probe[envelope.id-null-refused]" not in bad.stdout
-    assert "  FAIL: " in bad.stdout and "  request: " in bad.stdout and "  reply: " in bad.stdout
+    assert "  FAIL (method.unknown): " in bad.stdout and "  request: " in bad.stdout and "  reply: " in bad.stdout
     gone = _pytest_probe("http://127.0.0.1:1/mcp", tmp_path)
     assert gone.returncode == 1 and "cannot probe http://127.0.0.1:1/mcp" in gone.stdout, gone.stdout[-2000:]

@@ -14,7 +14,7 @@ import trio
 
 from mcpwire_adapters.testing.judge import judge
 from mcpwire_adapters.testing.probe.checks import Target
-from mcpwire_adapters.testing.probe.era_checks import post_only, version_header_missing
+from mcpwire_adapters.testing.probe.eras_apart import post_only, version_header_missing
 from mcpwire_adapters.testing.probe.exact_ids import IDS, ids_echoed
 from mcpwire_adapters.testing.probe.runner import CHECKS
 from mcpwire_adapters.testing.rawwire import Exchange, Reply, Request

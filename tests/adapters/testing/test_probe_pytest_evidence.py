@@ -26,7 +26,7 @@ def test_a_failed_check_shows_the_response_it_got(tmp_path: Path) -> None:
     done = _pytest(tmp_path, "-k", "method.unknown")
     out = done.stdout
     assert done.returncode == 1, out[-3000:]
-    assert "method.unknown" in out and "  FAIL: " in out, out[-3000:]
+    assert "method.unknown" in out and "  FAIL (method.unknown): " in out, out[-3000:]
     assert not re.search(r"reply:\s+None", out), out[-3000:]
     replies = [line for line in out.splitlines() if line.lstrip().startswith("reply:")]
     assert replies, out[-3000:]

@@ -15,7 +15,8 @@ from mcpwire_adapters.testing.verdict import Finding, Outcome, Problem, status_o
 
 MUST_WORDS = re.compile(r"\b(MUST|MUST NOT|REQUIRED|SHALL|SHALL NOT)\b")
 SHOULD_WORDS = re.compile(r"\b(SHOULD|SHOULD NOT|RECOMMENDED|NOT RECOMMENDED)\b")
-OFFICIAL = ("MCP 2026-07-28", "MCP 2025-11-25", "JSON-RPC 2.0", "RFC 9110")
+OFFICIAL = ("MCP 2026-07-28", "MCP 2025-11-25", "MCP 2025-06-18", "MCP 2025-03-26", "MCP 2024-11-05", "JSON-RPC 2.0",
+            "RFC 9110")
 
 
 def test_every_rule_has_a_strength_a_source_a_quote_and_its_key() -> None:
@@ -53,13 +54,20 @@ def test_this_projects_conventions_are_advice_and_the_official_pages_are_linked(
         if rule.source.startswith("MCP "):
             revision = rule.source.split()[1]
             assert rule.url is not None and f"/specification/{revision}/" in rule.url, key
+            if revision != "2026-07-28":  # a row of one revision among others: its id says which
+                assert key.endswith(f"@{revision}"), key
 
 
 def test_every_check_names_rules_of_the_table() -> None:
     for check in CHECKS:
-        rules = check.rules()
-        assert rules, f"{check.id} names no rule"
-        assert all(r in RULES for r in rules), (check.id, rules)
+        for revision in check.revisions:
+            rules = check.rules_in(revision)
+            assert rules, f"{check.id} names no rule of {revision}"
+            named = {r for r in check.rules() if r in RULES or f"{r}@{revision}" in RULES}
+            # every rule it names is a row of the table, in some revision it runs in
+            assert all(r in RULES or any(f"{r}@{v}" in RULES for v in check.revisions) for r in check.rules()), (
+                check.id, check.rules())
+            assert named, (check.id, revision)
     with pytest.raises(KeyError):
         Expect(400, rule="no.such-rule")
 
