@@ -22,9 +22,9 @@ from typing import Any
 from ..demand import Demand, Fault
 from ..era_rules import HEADER_REVISIONS, LEGACY, SESSION_REVISIONS, era_rule
 from ..judge import ECHO, ECHO_OR_NULL, NULL, valid_id, within_bounds
-from ..rawwire import BOM, VERSION, Request, media_type
+from ..rawwire import BOM, VERSION, Request
 from .reading import (Context, Unclear, accepts_both, fault, header_values, is_jsonrpc_id, lenient_json,
-                      loopback_origin, refusal, strict_json)
+                      loopback_origin, media_refusal, refusal, strict_json)
 
 __all__ = ["ERA_METHODS", "expect_era"]
 
@@ -76,16 +76,9 @@ def _headers(request: Request, context: Context) -> Demand | None:
     if origins and context.loopback and not all(loopback_origin(o) for o in origins):
         statuses = frozenset({403}) if revision == "2025-11-25" else frozenset(range(400, 500))
         return refusal(era_rule("era.origin", revision), statuses, "transports: a foreign Origin is refused")
-    types = headers.get("content-type", [])
-    if len(types) > 1:
-        raise Unclear("a repeated Content-Type")
-    if not types or media_type(types[0]) != "application/json":
-        return refusal("mcpwire.content-type", 415, "mcpwire: Content-Type application/json, else 415")
-    accepts = [media_type(a) for value in headers.get("accept", []) for a in value.split(",")]
-    if any("*" in a for a in accepts):
-        raise Unclear("a wildcard Accept")
-    if accepts and "application/json" not in accepts and "text/event-stream" not in accepts:
-        return refusal("mcpwire.accept", 406, "mcpwire: an Accept listing neither type is 406")
+    refused = media_refusal(headers)
+    if refused is not None:
+        return refused
     sessions = headers.get("mcp-session-id", [])
     if context.session_id is not None:
         if not sessions:

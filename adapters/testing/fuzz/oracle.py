@@ -30,11 +30,11 @@ from mcpwire.types import META_KEY_PATTERN
 
 from ..demand import Demand, Fault, judge_answer
 from ..judge import ECHO, ECHO_OR_NULL, NULL, valid_id, within_bounds
-from ..rawwire import BOM, CAPS_KEY, INFO_KEY, PV_KEY, VERSION, Reply, Request, media_type
+from ..rawwire import BOM, CAPS_KEY, INFO_KEY, PV_KEY, VERSION, Reply, Request
 from ..verdict import Problem
 from .era_oracle import expect_era
 from .reading import (Context, Unclear, accepts_both, advice, fault, header_values, is_jsonrpc_id, lenient_json,
-                      loopback_origin, refusal, strict_json)
+                      loopback_origin, media_refusal, refusal, strict_json)
 
 __all__ = ["Context", "check", "expect_for"]
 
@@ -74,17 +74,9 @@ def _expect(request: Request, context: Context) -> Demand:
         origins = headers.get("origin", [])
         if origins and context.loopback and not all(loopback_origin(o) for o in origins):
             return refusal("mcp.origin", 403, "streamable-http: a foreign Origin is refused with 403")
-        types = headers.get("content-type", [])
-        if len(types) != 1 and types:
-            raise Unclear("a repeated Content-Type")
-        if not types or media_type(types[0]) != "application/json":
-            return refusal("mcpwire.content-type", 415, "mcpwire: Content-Type application/json, else 415")
-        accepts = [media_type(a) for value in headers.get("accept", []) for a in value.split(",")]
-        if any("*" in a for a in accepts):
-            raise Unclear("a wildcard Accept")
-        if accepts and "application/json" not in accepts and "text/event-stream" not in accepts:
-            return refusal("mcpwire.accept", 406, "mcpwire: an Accept listing neither type is 406")
-        # No Accept (any type, RFC 9110), or one of the two: the rule is the client's; served or refused.
+        refused = media_refusal(headers)
+        if refused is not None:
+            return refused
     if context.stdio and not request.body.strip():
         raise Unclear("a blank line")
     if context.stdio and request.body.startswith(BOM):

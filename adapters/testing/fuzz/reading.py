@@ -20,7 +20,7 @@ from ..judge import valid_id
 from ..rawwire import BOM, VERSION, Request, media_type
 
 __all__ = ["Context", "Unclear", "accepts_both", "advice", "fault", "header_values", "is_jsonrpc_id",
-           "lenient_json", "loopback_origin", "refusal", "strict_json"]
+           "lenient_json", "loopback_origin", "media_refusal", "refusal", "strict_json"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,23 @@ def accepts_both(request: Request) -> bool:
 def refusal(rule_id: str, status: int | frozenset[int], why: str) -> Demand:
     statuses = frozenset({status}) if isinstance(status, int) else status
     return Demand(refusal=Fault(rule_id, statuses=statuses), why=(why,))
+
+
+def media_refusal(headers: dict[str, list[str]]) -> Demand | None:
+    """The refusal a POST's Content-Type and Accept call for (mcpwire's advice: 415, and 406 for
+    an Accept of neither type), or None; Unclear for a repeated Content-Type or a wildcard Accept.
+    No Accept (any type, RFC 9110), or one of the two: the rule is the client's; served or refused."""
+    types = headers.get("content-type", [])
+    if len(types) > 1:
+        raise Unclear("a repeated Content-Type")
+    if not types or media_type(types[0]) != "application/json":
+        return refusal("mcpwire.content-type", 415, "mcpwire: Content-Type application/json, else 415")
+    accepts = [media_type(a) for value in headers.get("accept", []) for a in value.split(",")]
+    if any("*" in a for a in accepts):
+        raise Unclear("a wildcard Accept")
+    if accepts and "application/json" not in accepts and "text/event-stream" not in accepts:
+        return refusal("mcpwire.accept", 406, "mcpwire: an Accept listing neither type is 406")
+    return None
 
 
 def fault(rule_id: str, *codes: int, statuses: Iterable[int] | None = (400,), advice: Fault | None = None) -> Fault:
