@@ -46,7 +46,7 @@ NOT_FOUND = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": 
 def token(subject: str, **claims: Any) -> str:
     now = int(time.time())
     full = {"iss": ISSUER, "aud": RESOURCE, "sub": subject, "client_id": "app", "scope": "mcp", "iat": now,
-            "exp": now + 600, **claims}
+            "exp": now + 86_400, **claims}  # made at import: valid for the whole run of the suite
     return str(jwt.encode({"alg": "ES256", "kid": "k1", "typ": "at+jwt"}, full, KEY))
 
 
