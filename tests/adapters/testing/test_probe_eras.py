@@ -148,10 +148,9 @@ def test_a_missing_session_header_is_a_warning() -> None:
         ("era.session-required@2025-06-18", "warn", "HTTP status 200, expected 400")]
 
 
+@pytest.mark.parametrize("one_revision", ["2025-06-18"], indirect=True)  # the command line, run once
 def test_the_command_line_probes_and_fuzzes_one_revision(one_revision: tuple[str, str], tmp_path: Path) -> None:
     revision, url = one_revision
-    if revision != "2025-06-18":
-        pytest.skip("the command line is run once, against the 2025-06-18 server")
     cli = [sys.executable, "-m", "mcpwire_adapters.cli"]
     done = subprocess.run([*cli, "probe", url, "--revision", revision, "--only", "era.ping", "--rate", "0"],
                           capture_output=True, text=True, timeout=TIMEOUT)
