@@ -25,15 +25,9 @@ def subject(ctx: Context) -> str | None:
     return None if ctx.principal is None else ctx.principal.subject
 
 
-def build_app() -> App:
-    app = App("middleware-drivers", "1.0")
-    seen: list[dict[str, Any]] = []
-
-    @app.middleware
-    async def audit(ctx: Context, call_next: CallNext) -> Any:
-        seen.append({"method": ctx.method, "subject": subject(ctx), "session": ctx.session_id,
-                     "name": getattr(ctx.event, "name", None)})
-        return await call_next(ctx)
+def filter_tools(app: App) -> None:
+    """The per-user filtering of docs/middleware.md: admin is for alice only (tools/list and
+    tools/call)."""
 
     def allowed(ctx: Context, name: str) -> bool:
         return name != "admin" or subject(ctx) == "alice"
@@ -47,6 +41,19 @@ def build_app() -> App:
         if isinstance(result, ListToolsResult):
             result = msgspec.structs.replace(result, tools=[t for t in result.tools if allowed(ctx, t.name)])
         return result
+
+
+def build_app() -> App:
+    app = App("middleware-drivers", "1.0")
+    seen: list[dict[str, Any]] = []
+
+    @app.middleware
+    async def audit(ctx: Context, call_next: CallNext) -> Any:
+        seen.append({"method": ctx.method, "subject": subject(ctx), "session": ctx.session_id,
+                     "name": getattr(ctx.event, "name", None)})
+        return await call_next(ctx)
+
+    filter_tools(app)
 
     @app.middleware(methods="tools/call")
     async def stamp(ctx: Context, call_next: CallNext) -> Any:

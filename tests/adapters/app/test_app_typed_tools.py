@@ -131,7 +131,7 @@ def test_every_parameter_shape_becomes_its_json_schema() -> None:
     ) -> str:
         return "ok"
 
-    assert listed(app)["shapes"]["inputSchema"] == {
+    top = {
         "title": "shapesArguments", "type": "object",
         "properties": {
             "count": {"description": "How many", "type": "integer", "minimum": 0},
@@ -148,28 +148,10 @@ def test_every_parameter_shape_becomes_its_json_schema() -> None:
             "options": {"type": "object", "additionalProperties": {"type": "integer"}, "default": {}},
         },
         "required": ["count", "ratio", "flag", "label", "tags", "color", "mode", "maybe"],
-        # The core's layout (Server.tool_schema): with other definitions, $defs holds the top too.
-        "$defs": {
-            "shapesArguments": {
-                "title": "shapesArguments", "type": "object",
-                "properties": {
-                    "count": {"description": "How many", "type": "integer", "minimum": 0},
-                    "ratio": {"type": "number"},
-                    "flag": {"type": "boolean"},
-                    "label": {"type": "string"},
-                    "tags": {"type": "array", "items": {"type": "string"}},
-                    "color": {"$ref": "#/$defs/Color"},
-                    "mode": {"enum": ["fast", "slow"]},
-                    "maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-                    "older": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
-                    "limit": {"type": "integer", "maximum": 10, "default": 5},
-                    "color_default": {"$ref": "#/$defs/Color", "default": "red"},
-                    "options": {"type": "object", "additionalProperties": {"type": "integer"}, "default": {}},
-                },
-                "required": ["count", "ratio", "flag", "label", "tags", "color", "mode", "maybe"],
-            },
-            "Color": {"title": "Color", "enum": ["blue", "red"]},
-        },
+    }
+    # The core's layout (Server.tool_schema): with other definitions, $defs holds the top too.
+    assert listed(app)["shapes"]["inputSchema"] == {
+        **top, "$defs": {"shapesArguments": top, "Color": {"title": "Color", "enum": ["blue", "red"]}},
     }
 
 

@@ -20,12 +20,13 @@ from mcpwire_adapters import App, Context, NeedInput, ToolError
 from mcpwire_adapters.app.middleware import WRAPPED_METHODS, CallNext
 from mcpwire_adapters.errors import UsageError
 from mcpwire_adapters.oauth.resource_server import current_principal
+from middleware_app import filter_tools
 from schema_check import Reply, assemble, call, exchange, http_request, request
 
 import mcpwire
 from mcpwire import HttpExchange, Keyring, StdioConnection, StdioExchange
 from mcpwire.auth import AccessToken
-from mcpwire.types import CallToolResult, ListToolsResult, ReadResourceResult, TextContent, TextResourceContents
+from mcpwire.types import CallToolResult, ReadResourceResult, TextContent, TextResourceContents
 
 NOW = 1_800_000_000.0
 
@@ -282,23 +283,6 @@ def test_a_middleware_sees_method_params_principal_and_request() -> None:
     run(app, "tools/call", {"name": "echo"}, principal=user("alice"), id=7)
     run(app, "tools/list", {}, id=8)
     assert seen == [("tools/call", 7, None, "alice", "2026-07-28", "echo"), ("tools/list", 8, None, None, "2026-07-28", None)]
-
-
-def filter_tools(app: App) -> None:
-    """The per-user filtering of docs/middleware.md: admin is for alice only."""
-
-    def allowed(ctx: Context, name: str) -> bool:
-        return name != "admin" or (ctx.principal is not None and ctx.principal.subject == "alice")
-
-    @app.middleware(methods={"tools/list", "tools/call"})
-    async def per_user(ctx: Context, call_next: CallNext) -> Any:
-        event = ctx.event
-        if isinstance(event, mcpwire.ToolCall) and not allowed(ctx, event.name):
-            raise mcpwire.ProtocolError(f"Unknown tool: {event.name}", code=mcpwire.ErrorCode.INVALID_PARAMS)
-        result = await call_next(ctx)
-        if isinstance(result, ListToolsResult):
-            result = msgspec.structs.replace(result, tools=[t for t in result.tools if allowed(ctx, t.name)])
-        return result
 
 
 def test_tools_list_and_calls_filtered_per_user() -> None:
