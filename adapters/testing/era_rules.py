@@ -10,7 +10,10 @@ names the row of a rule for a revision. The strength is the keyword of the sente
 rest of the table; a parenthesis after a sentence is our note, not the text.
 
 The pages: Basic (messages, batching), Lifecycle, Ping, Transports (stdio, Streamable HTTP, and
-2024-11-05's HTTP with SSE) and Authorization of each revision.
+2024-11-05's HTTP with SSE) and Authorization of each revision. Authorization is the one page
+2026-07-28 states in the same words (and the probe checks the same way), so its rows here
+include 2026-07-28 (:data:`AUTH_REVISIONS`); that revision moved the discovery sections to a
+page of their own, which :func:`spec_page` knows.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from typing import Final
 
 from .verdict import ADVICE, MUST, SHOULD, Rule, Strength
 
-__all__ = ["ERA_RULES", "ERA_REVISIONS", "LEGACY", "SESSION_REVISIONS", "era_rule", "spec_page"]
+__all__ = ["AUTH_REVISIONS", "DISCOVERY_REVISIONS", "ERA_RULES", "ERA_REVISIONS", "LEGACY", "METADATA_REVISIONS", "SESSION_REVISIONS",
+           "era_rule", "spec_page"]
 
 LEGACY: Final = "2024-11-05"
 """The revision of the HTTP+SSE transport (an SSE stream and a separate POST endpoint)."""
@@ -29,13 +33,26 @@ SESSION_REVISIONS: Final[tuple[str, ...]] = ("2025-11-25", "2025-06-18", "2025-0
 ERA_REVISIONS: Final[tuple[str, ...]] = (*SESSION_REVISIONS, LEGACY)
 """Every revision negotiated by ``initialize``, newest first."""
 HEADER_REVISIONS: Final[tuple[str, ...]] = ("2025-11-25", "2025-06-18")  # MCP-Protocol-Version is defined
+_NEWEST: Final = "2026-07-28"
+METADATA_REVISIONS: Final[tuple[str, ...]] = (_NEWEST, *HEADER_REVISIONS)
+"""The revisions whose Authorization page has servers publish protected resource metadata (RFC 9728)."""
+AUTH_REVISIONS: Final[tuple[str, ...]] = (_NEWEST, *SESSION_REVISIONS)
+"""The revisions with an Authorization page (2024-11-05 has none), newest first."""
+DISCOVERY_REVISIONS: Final[tuple[str, ...]] = (_NEWEST, "2025-11-25")
+"""The revisions where a server may publish its metadata at a well-known URI instead of naming it
+in the challenge, and is asked for a scope in the challenge (SHOULD)."""
 
 _SPEC = "https://modelcontextprotocol.io" + "/specification/"
+# 2026-07-28 split Authorization: its discovery sections moved to a page of their own.
+_MOVED: Final[dict[tuple[str, str], str]] = {
+    (_NEWEST, f"basic/authorization#{anchor}"): f"basic/authorization/authorization-server-discovery#{anchor}"
+    for anchor in ("authorization-server-location", "protected-resource-metadata-discovery-requirements")}
 
 
 def spec_page(revision: str, page: str) -> str:
-    """The URL of ``page`` (``basic/transports#stdio``) of ``revision``'s specification."""
-    return f"{_SPEC}{revision}/{page}"
+    """The URL of ``page`` (``basic/transports#stdio``) of ``revision``'s specification (where
+    that revision moved the section, its page there)."""
+    return f"{_SPEC}{revision}/{_MOVED.get((revision, page), page)}"
 
 
 def era_rule(name: str, revision: str) -> str:
@@ -59,6 +76,8 @@ _SESSION = "basic/transports#session-management"
 _SENDING = "basic/transports#sending-messages-to-the-server"
 _LISTENING = "basic/transports#listening-for-messages-from-the-server"
 _RESUMING = "basic/transports#resumability-and-redelivery"
+_AS_LOCATION = "basic/authorization#authorization-server-location"
+_DISCOVERY = "basic/authorization#protected-resource-metadata-discovery-requirements"
 _RESPONSES = _same("basic#responses", ERA_REVISIONS, r2024_11_05="basic/messages#responses")
 _RESPONSE_ID = "Responses MUST include the same ID as the request they correspond to."
 
@@ -122,6 +141,10 @@ ERA_RULES: Final[tuple[Rule, ...]] = (
            "previous client request."),
     *_rows("era.replay-same-stream", MUST, SESSION_REVISIONS, _RESUMING,
            "The server MUST NOT replay messages that would have been delivered on a different stream."),
+    *_rows("era.event-ids-unique", MUST, SESSION_REVISIONS, _RESUMING,
+           "Servers MAY attach an id field to their SSE events [...] If present, the ID MUST be globally unique "
+           "across all streams within that session—or all streams with that specific client, if session management "
+           "is not in use."),
     *_rows("era.session-id-chars", MUST, SESSION_REVISIONS, _SESSION,
            "The session ID MUST only contain visible ASCII characters (ranging from 0x21 to 0x7E)."),
     *_rows("era.session-required", SHOULD, SESSION_REVISIONS, _SESSION, _same(
@@ -149,34 +172,39 @@ ERA_RULES: Final[tuple[Rule, ...]] = (
            "Server messages are sent as SSE message events, with the message content encoded as JSON in the event "
            "data. (No requirement keyword.)"),
     # -- authorization, when the server asks for it -----------------------------------------------------------
-    *_rows("auth.invalid-token", MUST, SESSION_REVISIONS, "basic/authorization#token-handling",
+    *_rows("auth.invalid-token", MUST, AUTH_REVISIONS, "basic/authorization#token-handling",
            "Invalid or expired tokens MUST receive a HTTP 401 response."),
-    *_rows("auth.error-status", MUST, SESSION_REVISIONS, "basic/authorization#error-handling",
+    *_rows("auth.error-status", MUST, AUTH_REVISIONS, "basic/authorization#error-handling",
            "Servers MUST return appropriate HTTP status codes for authorization errors: 401 Unauthorized: "
            "Authorization required or token invalid; 403 Forbidden: Invalid scopes or insufficient permissions"),
-    *_rows("auth.audience", MUST, HEADER_REVISIONS, "basic/authorization#token-handling",
+    *_rows("auth.audience", MUST, METADATA_REVISIONS, "basic/authorization#token-handling",
            "MCP servers MUST validate that access tokens were issued specifically for them as the intended audience, "
            "according to RFC 8707 Section 2. [...] Invalid or expired tokens MUST receive a HTTP 401 response."),
-    *_rows("auth.resource-metadata", MUST, HEADER_REVISIONS, _same(
-        "basic/authorization#authorization-server-location", HEADER_REVISIONS),
+    *_rows("auth.resource-metadata", MUST, METADATA_REVISIONS, _AS_LOCATION,
            "MCP servers MUST implement the OAuth 2.0 Protected Resource Metadata (RFC9728) specification to indicate "
            "the locations of authorization servers. The Protected Resource Metadata document returned by the MCP "
            "server MUST include the authorization_servers field containing at least one authorization server. "
            "(RFC 9728 section 2: its resource member is REQUIRED.)"),
-    *_rows("auth.www-authenticate", MUST, ("2025-06-18",), "basic/authorization#authorization-server-location",
+    *_rows("auth.resource-identical", MUST, METADATA_REVISIONS, _AS_LOCATION,
+           "MCP servers MUST implement the OAuth 2.0 Protected Resource Metadata (RFC9728) specification [...] "
+           "(RFC 9728 section 3.3: The resource value returned MUST be identical to the protected resource's resource "
+           "identifier value into which the well-known URI path suffix was inserted to create the URL used to "
+           "retrieve the metadata. [...] If the protected resource metadata was retrieved from a URL returned by the "
+           "protected resource via the WWW-Authenticate resource_metadata parameter, then the resource value "
+           "returned MUST be identical to the URL that the client used to make the request to the resource server.)"),
+    *_rows("auth.www-authenticate", MUST, ("2025-06-18",), _AS_LOCATION,
            "MCP servers MUST use the HTTP header WWW-Authenticate when returning a 401 Unauthorized to indicate the "
            "location of the resource server metadata URL [...] (RFC 9728 section 5.1, WWW-Authenticate Response)."),
-    *_rows("auth.www-authenticate", MUST, ("2025-11-25",),
-           "basic/authorization#protected-resource-metadata-discovery-requirements",
+    *_rows("auth.www-authenticate", MUST, DISCOVERY_REVISIONS, _DISCOVERY,
            "MCP servers MUST implement one of the following discovery mechanisms to provide authorization server "
            "location information to MCP clients: WWW-Authenticate Header: Include the resource metadata URL in the "
            "WWW-Authenticate HTTP header under resource_metadata when returning 401 Unauthorized responses [...] "
            "Well-Known URI: Serve metadata at a well-known URI as specified in RFC9728."),
-    *_rows("auth.scope-parameter", SHOULD, ("2025-11-25",),
-           "basic/authorization#protected-resource-metadata-discovery-requirements",
+    *_rows("auth.scope-parameter", SHOULD, DISCOVERY_REVISIONS, _same(_DISCOVERY, DISCOVERY_REVISIONS,
+                                                                       r2026_07_28="basic/authorization#scope-selection-strategy"),
            "MCP servers SHOULD include a scope parameter in the WWW-Authenticate header as defined in "
            "RFC 6750 Section 3 to indicate the scopes required for accessing the resource."),
-    *_rows("auth.scope-challenge", SHOULD, ("2025-11-25",), "basic/authorization#runtime-insufficient-scope-errors",
+    *_rows("auth.scope-challenge", SHOULD, DISCOVERY_REVISIONS, "basic/authorization#runtime-insufficient-scope-errors",
            "When a client makes a request with an access token with insufficient scope during runtime operations, "
            "the server SHOULD respond with: HTTP 403 Forbidden status code [...] WWW-Authenticate header with the "
            "Bearer scheme and additional parameters: error=\"insufficient_scope\" [...] scope=\"required_scope1 "
@@ -189,6 +217,10 @@ ERA_RULES: Final[tuple[Rule, ...]] = (
          "answered -32601 (the code JSON-RPC 2.0 names Method not found; those revisions name no code for it)."),
     Rule("mcpwire.delete-status", ADVICE, "mcpwire", "A DELETE ending a session is answered 200 or 204 (the "
          "transport names only 405, for a server that does not let clients end sessions)."),
+    Rule("mcpwire.resource-exact", ADVICE, "mcpwire", "The resource of the protected resource metadata is the very "
+         "string a client reached the server by, not only an equivalent URI (another case of the scheme or host, a "
+         "default port written out or left out); the Canonical Server URI section of Authorization asks "
+         "implementations to accept an uppercase scheme and host, and RFC 3986 compares those without case."),
     Rule("mcpwire.legacy-post-status", ADVICE, "mcpwire", "A message posted to the HTTP+SSE transport's endpoint "
          "is accepted with 202 and answered on the SSE stream (2024-11-05 names no status)."),
 )

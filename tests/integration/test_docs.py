@@ -178,7 +178,10 @@ SPEC_ANCHORS: dict[str, frozenset[str]] = {
     "2024-11-05/basic/transports": frozenset({"http-with-sse", "security-warning", "stdio"}),
     "2024-11-05/basic/utilities/ping": frozenset({"behavior-requirements"}),
     "basic": frozenset({"error-codes", "ref-resolution", "responses", "messages", "json-schema-usage"}),
-    "basic/authorization": frozenset(),
+    "basic/authorization": frozenset({"token-handling", "error-handling", "scope-selection-strategy",
+                                      "runtime-insufficient-scope-errors"}),
+    "basic/authorization/authorization-server-discovery": frozenset({
+        "authorization-server-location", "protected-resource-metadata-discovery-requirements"}),
     "basic/versioning": frozenset({"protocol-version-negotiation", "extension-negotiation",
                                    "backward-compatibility-with-initialization-based-versions"}),
     "basic/transports/streamable-http": frozenset({

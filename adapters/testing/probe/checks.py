@@ -158,7 +158,7 @@ class Check:
     def rules_in(self, revision: str) -> tuple[str, ...]:
         """:meth:`rules`, each an id of the table as ``revision`` states it (those that
         revision states: a row of the table)."""
-        named = (r if revision == VERSION or r in RULES else era_rule(r, revision) for r in self.rules())
+        named = (r if r in RULES else era_rule(r, revision) for r in self.rules())
         return tuple(r for r in named if r in RULES)
 
 

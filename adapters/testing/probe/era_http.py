@@ -1,9 +1,10 @@
 """The probe's checks of the initialize era's Streamable HTTP (:data:`ERA_HTTP_CHECKS`): the
 Content-Type of an answer, sessions (the id's characters, a request without it, an unknown one,
 one ended by DELETE), ``MCP-Protocol-Version`` (2025-06-18 on), the GET stream (SSE or 405, and
-never a response on it), resumption with ``Last-Event-ID`` where the server gives event ids, and
-the Origin. Each opens a session of its own in the revision it runs in (specification of that
-revision: Basic > Transports, Streamable HTTP), and cites that revision's sentence.
+never a response on it), resumption with ``Last-Event-ID`` where the server gives event ids, no
+event id given on two streams of one session, and the Origin. Each opens a session of its own in
+the revision it runs in (specification of that revision: Basic > Transports, Streamable HTTP),
+and cites that revision's sentence.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 from collections.abc import Awaitable, Callable
 
 import anyio
+
+from mcpwire.framing import SSEReader
 
 from ..era_rules import HEADER_REVISIONS, SESSION_REVISIONS
 from ..era_wire import EraSession, request
@@ -29,6 +32,7 @@ SESSIONS, SENDING = "basic/transports#session-management", "basic/transports#sen
 LISTENING, RESUMING = "basic/transports#listening-for-messages-from-the-server", "basic/transports#resumability-and-redelivery"
 VERSION_HEADER, SECURITY = "basic/transports#protocol-version-header", "basic/transports#security-warning"
 LINGER = 0.5  # seconds a GET stream is read for what it sends at once
+RETRIES = 5  # tries of a GET refused 409 (the session's one GET stream not yet seen closed)
 Run = Callable[[Target, EraSession, Send, list[Exchange]], Awaitable[Outcome]]
 
 
@@ -157,6 +161,53 @@ async def _resume(target: Target, session: EraSession, send: Send, evidence: lis
     return Outcome.judged(problems, evidence)
 
 
+def _ids_of(body: bytes) -> list[str]:
+    """The event ids an SSE body carried, in order (a block without data counts: a priming
+    event's id is one a client may resume from)."""
+    reader, ids = SSEReader(), []
+    for line in body.splitlines(keepends=True):
+        reader.feed(line)
+        if reader.last_event_id and reader.last_event_id not in ids:
+            ids.append(reader.last_event_id)
+    return ids
+
+
+async def _event_ids(target: Target, session: EraSession, send: Send, evidence: list[Exchange]) -> Outcome:
+    """Two GET streams one after the other (a 409 to the second, the first not yet seen closed,
+    is tried again a few times), and two pings posted (Accept lists text/event-stream): no
+    event id that one stream carried comes again on another. Only ids present are judged;
+    fewer than two streams with ids leave nothing to compare."""
+    first: dict[str, str] = {}  # each id, and the stream that carried it first
+    problems: list[Problem] = []
+    carried = 0
+
+    def note(stream: str, ids: list[str]) -> None:
+        nonlocal carried
+        carried += bool(ids)
+        for event_id in ids:
+            if first.setdefault(event_id, stream) != stream:
+                problems.append(problem(target.rule("era.event-ids-unique"), f"event id {event_id[:80]!r} on "
+                                        f"{first[event_id]} and again on {stream}"))
+
+    for n in (1, 2):
+        for _ in range(RETRIES):  # one GET stream at a time: the server may not have seen the first end yet
+            stream = await stream_exchange(target.url, _get(target, session), timeout=target.timeout, linger=LINGER)
+            evidence.append(stream.exchange())
+            if stream.status != 409:
+                break
+            await anyio.sleep(LINGER / RETRIES)
+        note(f"GET stream {n}", list(dict.fromkeys(stream.ids)) if stream.is_event_stream else [])
+    for n in (1, 2):
+        sent = await send(session.post(_ping(f"event-ids-{n}")))
+        evidence.append(sent)
+        if sent[1] is not None and media_type(sent[1].header("content-type") or "") == "text/event-stream":
+            note(f"the POST stream of ping \"event-ids-{n}\"", _ids_of(sent[1].body))
+    if carried < 2:
+        return Outcome(NOT_APPLICABLE, f"event ids on {carried} of the session's streams (two GET, two POST): "
+                                       "nothing to compare", evidence)
+    return Outcome.judged(problems, evidence, f"{len(first)} event ids on {carried} streams")
+
+
 async def _origin(target: Target, session: EraSession, send: Send, evidence: list[Exchange]) -> Outcome:
     if not target.loopback:
         return Outcome(NOT_APPLICABLE, "the target is not on a loopback address (which origins are valid is its own "
@@ -198,6 +249,9 @@ ERA_HTTP_CHECKS: tuple[Check, ...] = (
     _http("resume", "resuming the GET stream with Last-Event-ID replays nothing of another stream", RESUMING,
           "GET (its first event id), ping, then GET with Last-Event-ID (when the stream gives ids)", _resume,
           ("era.get-stream", "era.get-no-response", "era.replay-same-stream")),
+    _http("event-ids-unique", "no event id comes on two streams of one session", RESUMING,
+          "GET twice (each read for 0.5 s), then two pings with Accept listing text/event-stream", _event_ids,
+          ("era.event-ids-unique",)),
     _http("origin-foreign-refused", "a foreign Origin is refused (2025-11-25: 403)", SECURITY,
           "ping on a session with Origin: http://evil.example.com", _origin, ("era.origin",)),
 )

@@ -38,7 +38,7 @@ from xml.etree import ElementTree
 
 from ...client.session import TransportError
 from .. import verdict
-from ..era_rules import ERA_REVISIONS, HEADER_REVISIONS, LEGACY, SESSION_REVISIONS
+from ..era_rules import ERA_REVISIONS, LEGACY, METADATA_REVISIONS, SESSION_REVISIONS
 from ..era_wire import initialize, notification, response_of
 from ..judge import judge, rule
 from ..rawwire import (VERSION, Exchange, Request, Send, first_result, http_sender, is_loopback_host, meta, paced,
@@ -146,7 +146,7 @@ def _chosen(negotiated: Negotiated, wanted: list[str] | None) -> list[str]:
         return list(negotiated.revisions)
     if negotiated.challenge is not None:
         negotiated.notes.append("the server asks for authorization: give a token to run the checks beyond auth.*")
-        return list(HEADER_REVISIONS)
+        return list(METADATA_REVISIONS)
     negotiated.notes.append("no revision was negotiated: checked as 2026-07-28")
     return [VERSION]
 

@@ -49,7 +49,7 @@ SESSION_FAULTS = {
     "session-echo": "era.session-unknown", "keep-deleted": "era.session-deleted",
     "version-header": "era.version-header-unsupported", "get-response": "era.get-stream",
     "resume": "era.resume", "origin": "era.origin-foreign-refused", "no-batch": "era.batch-received",
-    "task-unknown": "era.tasks-unknown",
+    "task-unknown": "era.tasks-unknown", "event-ids": "era.event-ids-unique",
 }
 LEGACY_FAULTS = {"no-endpoint": "legacy.endpoint-first", "answer-on-post": "legacy.answered-on-stream",
                  "origin": "legacy.origin-foreign-refused", "message-event": "legacy.answered-on-stream",
@@ -98,6 +98,7 @@ def session_server(revision: str, fault: str | None = None) -> type[BaseHTTPRequ
     sessions: set[str] = set()
     ended: set[str] = set()
     counter = itertools.count(1)
+    streams = itertools.count(1)  # each GET stream's ids are its own
     last_ping: list[bytes] = []
     headers_defined = revision != "2025-03-26"
 
@@ -162,6 +163,8 @@ def session_server(revision: str, fault: str | None = None) -> type[BaseHTTPRequ
                 return self._json(200, {}) if fault == "notification" else self._send(202)
             if message.get("method") == "ping":
                 last_ping[:] = [json.dumps(response).encode()]
+                if fault == "event-ids":  # each POST stream's event has the same id
+                    return self._send(200, b"id: e1\ndata: " + last_ping[0] + b"\n\n", "text/event-stream")
             self._json(200, response)
 
         def do_GET(self) -> None:
@@ -171,7 +174,7 @@ def session_server(revision: str, fault: str | None = None) -> type[BaseHTTPRequ
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
-            stream = f"{self.headers.get('Mcp-Session-Id')}-get"
+            stream = f"{self.headers.get('Mcp-Session-Id')}-get{next(streams)}"
             self.wfile.write(f"id: {stream}-1\ndata: \n\n".encode())
             if self.headers.get("Last-Event-ID") and fault == "resume" and last_ping:
                 self.wfile.write(b"id: " + stream.encode() + b"-2\ndata: " + last_ping[0] + b"\n\n")

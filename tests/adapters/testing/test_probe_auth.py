@@ -1,9 +1,10 @@
-"""``mcpwire probe`` of a server that asks for authorization (Basic > Authorization of 2025-06-18
-and 2025-11-25): our own server behind its OAuth guard (a token verifier of the test's: "good"
-has the scope, "narrow" lacks it, "foreign" was issued for another audience) passes every auth
-check; a raw server wrong about one rule (no challenge, metadata without an authorization
-server, a token it never issued accepted, a narrow token refused 401, a foreign token served)
-fails that check, citing the MUST of the revision negotiated.
+"""``mcpwire probe`` of a server that asks for authorization (Basic > Authorization of 2026-07-28,
+2025-11-25 and 2025-06-18, and RFC 9728): our own server behind its OAuth guard (a token verifier
+of the test's: "good" has the scope, "narrow" lacks it, "foreign" was issued for another audience)
+passes every auth check in every revision; a raw server wrong about one rule (no challenge,
+metadata without an authorization server or naming another resource, a token it never issued
+accepted, a narrow token refused 401, a foreign token served) fails that check, citing the MUST
+of the revision it ran in. In 2026-07-28 the 401 answers server/discover (no handshake).
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from mcpwire.auth import AccessToken, AuthError, ResourceServer
 from mcpwire_adapters import App, Context
 from mcpwire_adapters.oauth.resource_server import OAuthResource
 from mcpwire_adapters.serve.trio_h11.server import HttpServerConfig, serve_http
+from mcpwire_adapters.testing.judge import RULES
 from mcpwire_adapters.testing.probe.runner import Findings, Tokens, probe, select
 from mcpwire_adapters.testing.verdict import Problem
 
 TIMEOUT = 60.0
 TOKENS = Tokens(access="good", narrow="narrow", foreign="foreign")
-AUTH = ("2025-11-25", "2025-06-18")
+AUTH = ("2026-07-28", "2025-11-25", "2025-06-18")  # the revisions with protected resource metadata
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
 
 class Verifier:
@@ -89,14 +92,24 @@ def test_our_guarded_server_passes_the_auth_checks() -> None:
     assert bare.negotiated is not None and bare.negotiated.challenge is not None
     assert {f.subject.revision for f in bare} == set(AUTH) and all(f.subject.id.startswith("auth.") for f in bare)
     assert [(f.subject.key, f.status) for f in bare if f.status != "pass"] == [
-        (f"auth.{c}@{r}", "n/a") for r in AUTH for c in ("insufficient-scope", "wrong-audience")]
+        (f"auth.{c}" + (f"@{r}" if r != "2026-07-28" else ""), "n/a") for r in AUTH
+        for c in ("insufficient-scope", "wrong-audience")]
+    # 2026-07-28 has no handshake: the 401 answers server/discover.
+    challenge = next(f for f in bare if f.subject.key == "auth.challenge")
+    assert b'"server/discover"' in challenge.evidence[0][0].body and challenge.evidence[0][1] is not None
+    assert challenge.evidence[0][1].status == 401
     # With the tokens: everything the server negotiated, the auth checks included, passes.
-    assert tokened.negotiated is not None and tokened.negotiated.revisions == ["2026-07-28", *AUTH, "2025-03-26"]
+    assert tokened.negotiated is not None and tokened.negotiated.revisions == [*AUTH, "2025-03-26"]
     not_passed = [(f.subject.key, f.status, f.detail) for f in tokened if f.status != "pass"]
     assert all(status == "n/a" for _, status, _ in not_passed), not_passed
     auth = {f.subject.key: f.status for f in tokened if f.subject.id.startswith("auth.")}
     assert auth and set(auth.values()) == {"pass"}, auth
     assert "auth.invalid-token@2025-03-26" in auth and "auth.challenge@2025-03-26" not in auth
+    assert {"auth.challenge", "auth.resource-identical", "auth.resource-identical@2025-06-18"} <= set(auth)
+
+
+# The raw server's faults that publish the metadata at a well-known URL only (the challenge names none).
+AT_WELL_KNOWN = ("well-known-root", "well-known-origin")
 
 
 def _wrong(fault: str) -> type[BaseHTTPRequestHandler]:
@@ -116,25 +129,28 @@ def _wrong(fault: str) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def do_GET(self) -> None:
-            if self.path.startswith("/.well-known/oauth-protected-resource"):
+            origin = f"http://{self.headers['Host']}"
+            if self.path.startswith(WELL_KNOWN) and not (fault in AT_WELL_KNOWN and self.path != WELL_KNOWN):
                 servers = [] if fault == "no-authorization-server" else ["https://auth.example.com"]
-                return self._send(200, {"resource": f"http://{self.headers['Host']}/mcp",
-                                        "authorization_servers": servers})
+                resource = {"resource-other": origin + "/other", "resource-case": f"HTTP://{self.headers['Host']}/mcp",
+                            "well-known-origin": origin}.get(fault, origin + "/mcp")
+                return self._send(200, {"resource": resource, "authorization_servers": servers})
             self._send(404)
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", "0")))
             token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
-            metadata = f'Bearer resource_metadata="http://{self.headers["Host"]}/.well-known/oauth-protected-resource/mcp"'
+            named = f'resource_metadata="http://{self.headers["Host"]}{WELL_KNOWN}/mcp", '
+            metadata = "Bearer " + ("" if fault in AT_WELL_KNOWN else named)
             if token == "narrow":
                 if fault == "narrow-401":
-                    return self._send(401, extra=(("WWW-Authenticate", metadata),))
-                return self._send(403, extra=(("WWW-Authenticate", metadata + ', error="insufficient_scope", '
+                    return self._send(401, extra=(("WWW-Authenticate", metadata + 'scope="mcp"'),))
+                return self._send(403, extra=(("WWW-Authenticate", metadata + 'error="insufficient_scope", '
                                                'scope="mcp"'),))
             served = token == "good" or (token == "foreign" and fault == "foreign-served") or (
                 token not in ("", "foreign") and fault == "any-token")
             if not served:
-                challenge = () if fault == "no-challenge" else (("WWW-Authenticate", metadata + ', scope="mcp"'),)
+                challenge = () if fault == "no-challenge" else (("WWW-Authenticate", metadata + 'scope="mcp"'),)
                 return self._send(401, extra=challenge)
             self._send(200, {"jsonrpc": "2.0", "id": "auth-1", "result": {
                 "protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}}})
@@ -142,16 +158,49 @@ def _wrong(fault: str) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.mark.parametrize("fault, check", [
-    ("no-challenge", "auth.challenge"), ("no-authorization-server", "auth.resource-metadata"),
-    ("any-token", "auth.invalid-token"), ("narrow-401", "auth.insufficient-scope"),
-    ("foreign-served", "auth.wrong-audience"),
-])
-def test_each_auth_check_fails_a_server_breaking_its_rule(fault: str, check: str) -> None:
+def _cases() -> list[tuple[str, str, str]]:
+    """(fault, the check it fails, revision)."""
+    both = ("2026-07-28", "2025-06-18")
+    out = [("no-challenge", "auth.challenge", "2025-06-18")]  # later revisions take the well-known URL instead
+    for fault, check in (("no-authorization-server", "auth.resource-metadata"), ("any-token", "auth.invalid-token"),
+                         ("narrow-401", "auth.insufficient-scope"), ("foreign-served", "auth.wrong-audience")):
+        out += [(fault, check, r) for r in both]
+    out += [("resource-other", "auth.resource-identical", r) for r in AUTH]
+    # Metadata found at the root well-known URL names the origin (the identifier the suffix was
+    # inserted into), not the MCP endpoint.
+    out += [("well-known-root", "auth.resource-identical", r) for r in AUTH[:2]]
+    return out
+
+
+@pytest.mark.parametrize("fault, check, revision", _cases())
+def test_each_auth_check_fails_a_server_breaking_its_rule(fault: str, check: str, revision: str) -> None:
     with serving_http(_wrong(fault)) as url:
         findings = run_probe(url, checks=select(["auth.*"]), tokens=Tokens(narrow="narrow", foreign="foreign"),
-                             revisions=["2025-06-18"])
+                             revisions=[revision])
     failed = {f.subject.id: f for f in findings if f.status == "fail"}
     assert set(failed) == {check}, [(f.subject.key, f.status, f.detail) for f in findings]
     problem = failed[check].problems[0]
-    assert isinstance(problem, Problem) and problem.rule.id.endswith("@2025-06-18") and problem.strength == "MUST"
+    assert isinstance(problem, Problem) and problem.rule.id.endswith(f"@{revision}") and problem.strength == "MUST"
+    assert f"/specification/{revision}/basic/authorization" in (problem.rule.url or "")
+
+
+def test_the_resource_identifier_rules_by_where_the_metadata_came_from() -> None:
+    """RFC 9728 section 3.3: metadata named by the challenge names the URL the request went to;
+    metadata found at the root well-known URL names the origin; an equivalent URI that is not
+    the same string (an uppercase scheme) is advice, not a failure."""
+    def identical(fault: str, revision: str, strict: bool) -> tuple[str, list[str]]:
+        with serving_http(_wrong(fault)) as url:
+            findings = run_probe(url, checks=select(["auth.resource-identical"]), revisions=[revision], strict=strict)
+        [finding] = findings
+        return finding.status, [str(p) for p in finding.problems]
+
+    assert identical("well-known-origin", "2025-11-25", True)[0] == "pass"
+    assert identical("resource-case", "2026-07-28", False) == ("pass", [])
+    status, problems = identical("resource-case", "2026-07-28", True)
+    assert status == "advice" and "an equivalent URI, not the same string" in problems[0], problems
+    status, problems = identical("well-known-root", "2026-07-28", True)
+    assert status == "fail" and problems[0].endswith("so it names the identifier the suffix was inserted into"), problems
+    # 2026-07-28 states the rule on its own discovery page.
+    assert RULES["auth.resource-identical@2026-07-28"].url == ("https://modelcontextprotocol.io/specification/2026-07-28/"
+                                                               "basic/authorization/authorization-server-discovery"
+                                                               "#authorization-server-location")
