@@ -23,6 +23,10 @@ other requests survive, the line becomes an :class:`ErrorResult` with ``request_
 Unknown notifications are ignored; malformed ones are dropped (notifications are never answered).
 On an initialize-era session a message the server engine would answer with an error (the
 envelope's rule: anything but a notification or a response) is an :class:`InvalidMessage`.
+The ids a server's messages carry are taken as the schema's RequestId allows (any string, any
+integer: the envelope's ``SCHEMA_IDS``), not within the bounds our server sets itself: a
+server request's id is echoed in the answer as the same JSON token (``10**20`` as
+``100000000000000000000``); a float, a boolean or null is still no id (-32600, id null).
 
 On an initialize-era session (``client.initialize_era``) the same readers serve the older
 revisions (specification 2025-11-25: Basic > Transports > Streamable HTTP and stdio): a server
@@ -47,7 +51,7 @@ from .events import (
     Progress, ResourceUpdated, ResultReceived, ServerRequest,
 )
 from ..wire.validators import ValidatorFactory
-from ..wire.envelope import Notification, Request, RequestId, Response, UnansweredMessage, decode_message
+from ..wire.envelope import SCHEMA_IDS, Notification, Request, RequestId, Response, UnansweredMessage, decode_message
 from ..wire.errors import ErrorCode, RemoteProtocolError
 from ..wire.meta import SUBSCRIPTION_ID_META_KEY
 from ..wire.tasks import Task
@@ -145,7 +149,7 @@ class _Tracker:
 
     def message(self, data: bytes | str) -> list[ClientEvent]:
         try:
-            message = decode_message(data.encode("utf-8") if isinstance(data, str) else data)
+            message = decode_message(data.encode("utf-8") if isinstance(data, str) else data, SCHEMA_IDS)
         except UnansweredMessage:
             raise
         except RemoteProtocolError as exc:

@@ -5,8 +5,10 @@ JSONRPCNotification, JSONRPCResultResponse, JSONRPCErrorResponse, RequestId):
 
 - classifying one JSON text as a request, a notification or a response, with ``params``,
   ``result`` and ``error`` kept as ``msgspec.Raw`` for the per-method second stage;
-- the request-id bounds, mcpwire's (a string of at most 256 UTF-8 bytes, or an integer in
-  int64; the schema's RequestId is any string or integer);
+- the request-id bounds, a parameter of the decode (:class:`IdBounds`): :data:`SERVER_IDS`,
+  the server's profile and mcpwire's choice (a string of at most 256 UTF-8 bytes, or an
+  integer in int64), and :data:`SCHEMA_IDS`, the schema's RequestId (any string, any integer:
+  what the client engine takes from a server, each echoed as the same JSON token);
 - the rule that batching is forbidden (a JSON array is -32600): each Streamable HTTP body and
   each stdio line is a single JSON-RPC message (specification: Basic > Transports);
 - encoding requests, notifications, results and errors, with encoders built once.
@@ -44,6 +46,9 @@ __all__ = [
     "ErrorObject",
     "UnansweredMessage",
     "MAX_ID_BYTES",
+    "IdBounds",
+    "SERVER_IDS",
+    "SCHEMA_IDS",
     "decode_message",
     "decode_request_as",
     "request_fields",
@@ -59,6 +64,31 @@ __all__ = [
 MAX_ID_BYTES: Final = 256
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
+
+
+class IdBounds(msgspec.Struct, frozen=True, kw_only=True):
+    """The request ids a decode takes (schema $defs.RequestId: a string or an integer, and
+    never a float, a boolean or null): strings of at most ``max_bytes`` UTF-8 bytes (``None``:
+    any length, within the transport's message bound) and integers within int64 when
+    ``int64`` is set (else any integer: msgspec decodes integers of up to 4300 characters, a
+    minus sign included, exactly, and they encode back as the same digits)."""
+
+    max_bytes: int | None
+    int64: bool
+
+    @property
+    def refusal(self) -> str:
+        """The -32600 message for an id outside these bounds."""
+        strings = "a string" if self.max_bytes is None else f"a string of at most {self.max_bytes} bytes"
+        return f"Invalid Request: id must be {strings} or {'an int64' if self.int64 else 'an'} integer"
+
+
+SERVER_IDS: Final = IdBounds(max_bytes=MAX_ID_BYTES, int64=True)
+"""The server's profile (mcpwire's own bounds): past them a request is
+-32600 with id null."""
+SCHEMA_IDS: Final = IdBounds(max_bytes=None, int64=False)
+"""The schema's RequestId, unbounded: what a client takes from a server (be exact in what we
+send, take what the official text allows)."""
 
 
 class _Envelope(msgspec.Struct):
@@ -129,22 +159,27 @@ _shape_decoder: Final = msgspec.json.Decoder(_Shape)
 _error_decoder: Final = msgspec.json.Decoder(ErrorObject)
 
 
-def check_request_id(value: object) -> RequestId | None:
-    """Return ``value`` if it is a valid request id (schema $defs.RequestId within mcpwire's
-    bounds: a string of at most 256 UTF-8 bytes or an int64 integer), else ``None``."""
-    # bool is a subclass of int in Python but true/false are not ids.
+def check_request_id(value: object, bounds: IdBounds = SERVER_IDS) -> RequestId | None:
+    """Return ``value`` if it is a valid request id (schema $defs.RequestId within ``bounds``;
+    by default the server's: a string of at most 256 UTF-8 bytes or an int64 integer), else
+    ``None``."""
+    # bool is a subclass of int in Python but true/false are not ids. An int64 is within any
+    # bounds: the common case reads none of them.
     if type(value) is int:
-        return value if _INT64_MIN <= value <= _INT64_MAX else None
+        return value if _INT64_MIN <= value <= _INT64_MAX or not bounds.int64 else None
     if type(value) is str:
+        limit = bounds.max_bytes
         # len(str) <= len(utf-8) <= 4 * len(str): skip the encode when the answer is certain.
-        if len(value) * 4 <= MAX_ID_BYTES or len(value.encode("utf-8", "surrogatepass")) <= MAX_ID_BYTES:
+        if limit is None or len(value) * 4 <= limit or len(value.encode("utf-8", "surrogatepass")) <= limit:
             return value
         return None
     return None
 
 
-def decode_message(data: bytes | bytearray | memoryview) -> Message:
-    """Stage one: classify one JSON text as a request, notification or response.
+def decode_message(data: bytes | bytearray | memoryview, ids: IdBounds = SERVER_IDS) -> Message:
+    """Stage one: classify one JSON text as a request, notification or response, taking the
+    request ids ``ids`` allows (the server's bounds by default; the client engine passes
+    :data:`SCHEMA_IDS`).
 
     Raises :class:`RemoteProtocolError` with code -32700 (not JSON) or -32600 (JSON, but not a
     valid JSON-RPC 2.0 message), and -32602 when a request's ``params`` is not an object. The
@@ -191,7 +226,7 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
             raise _unanswered("Invalid Request: response without id", None)
         raise _invalid("Invalid Request: expected a JSON-RPC 2.0 request", None)
 
-    request_id = check_request_id(env.id)
+    request_id = check_request_id(env.id, ids)
     if method is UNSET and (env.result is not UNSET or env.error is not UNSET):
         # A response. Error responses for unattributable failures carry id null.
         if request_id is None and env.id is not None:
@@ -209,9 +244,7 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
         return Response(id=request_id, result=env.result)
 
     if request_id is None:
-        raise _invalid(
-            "Invalid Request: id must be a string of at most 256 bytes or an int64 integer", None
-        )
+        raise _invalid(ids.refusal, None)
     if env.jsonrpc != "2.0":
         raise _invalid("Expected a JSON-RPC 2.0 request", request_id)
     if type(method) is not str:
@@ -225,9 +258,10 @@ def decode_message(data: bytes | bytearray | memoryview) -> Message:
 def request_fields(method: str) -> list[tuple[str, Any]]:
     """The envelope of a request of ``method`` as Struct fields, for :func:`decode_request_as`'s
     decoder: ``jsonrpc`` "2.0", an ``id``, ``method`` itself, typed so that msgspec checks them
-    while it decodes. Every id they take, :func:`check_request_id` takes (a string id is taken
-    up to a quarter of ``MAX_ID_BYTES`` characters; a longer one goes :func:`decode_message`'s
-    way, which measures its bytes)."""
+    while it decodes. Every id they take, :func:`check_request_id` takes within
+    :data:`SERVER_IDS`, the only bounds this fast path serves (a string id is taken up to a
+    quarter of ``MAX_ID_BYTES`` characters; a longer one goes :func:`decode_message`'s way,
+    which measures its bytes)."""
     return [("jsonrpc", Literal["2.0"]), ("id", _TypedRequestId), ("method", Literal[method])]
 
 

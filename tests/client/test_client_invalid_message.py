@@ -1,7 +1,8 @@
 """The client engine answers an initialize-era server's invalid messages as JSON-RPC 2.0 says
 (section 5: a call gets a Response; 5.1: -32600 Invalid Request, -32700 Parse error; the id
-the call carried, or null when none can be read), with the answer the server engine gives the
-same bytes; malformed notifications and responses stay unanswered, and a 2026-07-28 client
+the call carried, or null when none can be read), with the answer the server engine's envelope
+gives the same bytes, read with the ids a client takes (the schema's RequestId, not the server's
+bounds); malformed notifications and responses stay unanswered, and a 2026-07-28 client
 answers nothing. Through bytes only: HTTP response streams, the GET stream and stdio lines."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from mcpwire import (
 from mcpwire.client.engine import Client
 from mcpwire.sessions import InvalidMessage
 from mcpwire.types import Implementation
-from mcpwire.wire.envelope import encode_error, decode_message
+from mcpwire.wire.envelope import SCHEMA_IDS, encode_error, decode_message
 
 from test_client_era import SID, body, initialized
 
@@ -46,9 +47,10 @@ UNANSWERED = [
 
 
 def server_answer(line: bytes) -> dict[str, Any]:
-    """What the server engine answers ``line`` with (its stdio and HTTP error path)."""
+    """What the server engine answers ``line`` with (its stdio and HTTP error path), with the
+    request ids a client takes (``SCHEMA_IDS``: an id past the server's own bounds is still one)."""
     try:
-        decode_message(line)
+        decode_message(line, SCHEMA_IDS)
     except RemoteProtocolError as exc:
         return json.loads(encode_error(exc.request_id, exc))  # type: ignore[no-any-return]
     raise AssertionError(f"{line!r} is valid")

@@ -7,7 +7,11 @@ that still break it and written as a replay file (the scenario and the exact ans
 
 A case is a scenario (drawn among ``scenarios``) and one to three :class:`Mutation` s of the
 rows its plain run used: the body cut into separate writes (``split``), a message's ``id``
-changed, a member deleted, replaced by a value of another type or added (``field``), two
+changed (half of these change the id of a request of the server's own, when the run met one,
+to one drawn from the schema's whole RequestId space, :func:`request_ids`: long and non-ASCII
+strings, integers past int64 and uint64, negative ones, and now and then no id at all; the
+client's answer must carry the same JSON token type and value, and ``$await`` waits for it),
+a member deleted, replaced by a value of another type or added (``field``), two
 messages swapped (``order``), a message dropped or sent twice (``drop``, ``duplicate``), the
 framing switched between JSON and SSE (``kind``), the HTTP ``status`` changed, or the
 connection dropped at the end of the body (``cut``). A case fails when the client breaks a MUST
@@ -46,11 +50,16 @@ from .runner import ClientFinding, run_scenario, write_replay
 from .scenarios import Scenario
 from .script import KINDS, Answer
 
-__all__ = ["MUTATIONS", "ClientFuzzReport", "Mutation", "apply", "fuzz_client", "mutations_for"]
+__all__ = ["MUTATIONS", "ClientFuzzReport", "Mutation", "apply", "fuzz_client", "mutations_for", "request_ids"]
 
 MUTATIONS: Final = ("split", "id", "field", "order", "drop", "duplicate", "kind", "status", "cut")
 _VALUES: Final[tuple[Any, ...]] = (None, "", 0, -1, True, [], {}, "x" * 300, 2**63, 1.5, "\u0000\u202e")
 _IDS: Final[tuple[Any, ...]] = (None, 0, -1, "hostile", True, 1.5, 2**53 + 1, "$$id", [1])
+# Integers a client may hold wrongly: past a double's exact range, int64, uint64; 10**20, which
+# a double prints 1e20; a hundred and one digits.
+_EDGE_INTEGERS: Final = (2**53 + 1, 2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**64 - 1, 2**64, -(2**64), 10**20,
+                         -(10**20), 10**100)
+_ID_CHARACTERS: Final = st.characters(codec="utf-8")  # no lone surrogate: it is no JSON text
 _STATUSES: Final = (200, 202, 204, 400, 401, 404, 405, 500)
 Progress = Callable[[int, int, float], None]  # (cases run, findings, seconds)
 
@@ -147,13 +156,43 @@ def _paths(value: Any, prefix: tuple[Any, ...] = (), depth: int = 0) -> list[tup
     return out
 
 
+def request_ids() -> st.SearchStrategy[Any]:
+    """Ids for a request of the server's own: any schema-valid RequestId (a string or an integer
+    of any size: the schema bounds neither), written as the template that renders to it (a
+    string that starts with ``$`` gets one more), and now and then one that is no id (null, a
+    boolean, a float, an array: answered with id null)."""
+    strings = st.one_of(
+        st.text(_ID_CHARACTERS, max_size=40),
+        st.builds(lambda unit, times: unit * times, st.text(_ID_CHARACTERS, min_size=1, max_size=4),
+                  st.integers(65, 2048)),  # past 256 bytes, up to 8 KiB of UTF-8
+    ).map(lambda text: "$" + text if text.startswith("$") else text)
+    return st.one_of(
+        st.sampled_from(_EDGE_INTEGERS),
+        st.integers(2**63, 10**40) | st.integers(-(10**40), -(2**63) - 1),  # past int64
+        st.integers(),
+        strings,
+        st.sampled_from(_IDS),
+    )
+
+
+def _server_request(message: Any) -> bool:
+    """A template of a request of the server's own (its id, ``$ask`` or written out, is the client's to echo)."""
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message
+
+
 def mutations_for(script: Sequence[Answer], rows: Sequence[int]) -> st.SearchStrategy[list[Mutation]]:
     """One to three mutations of the ``rows`` of ``script`` (the rows a plain run used)."""
+    # The server's own requests (row, message): half the id mutations change one of theirs.
+    asks = [(row, i) for row in sorted(rows) for i, m in enumerate(script[row].messages) if _server_request(m)]
+
     @st.composite
     def one(draw: st.DrawFn) -> Mutation:
+        kind = draw(st.sampled_from(MUTATIONS))
+        if kind == "id" and asks and draw(st.booleans()):
+            row, index = draw(st.sampled_from(asks))
+            return Mutation(kind, row, [index, draw(request_ids())])
         row = draw(st.sampled_from(sorted(rows)))
         answer = script[row]
-        kind = draw(st.sampled_from(MUTATIONS))
         count = max(len(answer.messages), 1)
         if kind == "split":
             return Mutation(kind, row, sorted(draw(st.lists(st.integers(1, 400), min_size=1, max_size=4, unique=True))))
@@ -165,7 +204,8 @@ def mutations_for(script: Sequence[Answer], rows: Sequence[int]) -> st.SearchStr
             return Mutation(kind, row)
         index = draw(st.integers(0, count - 1))
         if kind == "id":
-            return Mutation(kind, row, [index, draw(st.sampled_from(_IDS))])
+            own = bool(answer.messages) and _server_request(answer.messages[index])
+            return Mutation(kind, row, [index, draw(request_ids() if own else st.sampled_from(_IDS))])
         if kind == "order":
             return Mutation(kind, row, [index, draw(st.integers(0, count - 1))])
         if kind == "field":

@@ -103,7 +103,7 @@ class Record:
     sent: list[Any] = field(default_factory=list)
     ends: list[int] = field(default_factory=list)
     delivered: list[float] = field(default_factory=list)
-    asked: list[int] = field(default_factory=list)
+    asked: list[int | str] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
     session: str = ""
     big: int = 0
@@ -257,7 +257,7 @@ class HostileServer:
         if not rec.ends and ended == "done":  # the server's own answer (not a row): one message, whole
             rec.delivered = [at] * len(rec.sent)
 
-    def all_answered(self, ids: Sequence[int]) -> bool:
+    def all_answered(self, ids: Sequence[int | str]) -> bool:
         """Whether the client has answered every one of the server's requests ``ids`` (what an
         await point waits for)."""
         return all(any(a == asked and type(a) is type(asked) for a in self._answered) for asked in ids)

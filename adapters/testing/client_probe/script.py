@@ -24,7 +24,8 @@ At the top level of ``messages`` three more items: ``{"$raw": TEXT}`` is written
 malformed frame, a cut-short JSON body), ``{"$prime": true}`` is an SSE event with an id and
 empty data (what a 2025-11-25 server sends so that the client can resume), and
 ``{"$await": true}`` waits until the client has answered every request of the server's own
-sent so far (bounded by the run).
+sent so far (bounded by the run): those of a ``"$ask"`` id, and those whose id is written out
+(a string or an integer; the fuzzer draws them).
 
 Nothing here does I/O: :class:`mcpwire_adapters.testing.client_probe.hostile.HostileServer`
 decides, the drivers write.
@@ -48,6 +49,7 @@ Ending = Literal["done", "cut", "hold"]
 ENDS: tuple[Ending, ...] = ("done", "cut", "hold")
 MAX_BIG: Final = 256 * 1024 * 1024  # the largest {"$big": N} a file may ask for
 MAX_REPEAT: Final = 10_000
+MAX_KEPT_ID: Final = 64 * 1024  # characters of a string id that a record keeps whole
 _OMIT: Final = object()  # a member a marker leaves out ("$inputs" with nothing declared)
 
 
@@ -56,7 +58,7 @@ class Await:
     """The point in an answer where the server waits until the client has answered its requests
     ``ids`` (those the answer sent before this point)."""
 
-    ids: tuple[int, ...] = ()
+    ids: tuple[int | str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,9 +130,9 @@ def _int(data: Mapping[str, Any], key: str, default: int) -> int:
 @dataclass
 class Context:
     """What the markers of one answer stand for (see the module's table); ``ask`` hands out the
-    ids of the server's own requests (``asked`` collects those it handed out), ``event`` the ids
-    of SSE events; ``sent`` collects the messages rendered (their long strings shortened) and
-    ``big`` the largest ``$big``."""
+    ids of the server's own requests (``asked`` collects the ids of those sent), ``event`` the ids
+    of SSE events; ``sent`` collects the messages rendered (their long strings shortened, a
+    string id kept whole) and ``big`` the largest ``$big``."""
 
     id: Any = None
     n: int = 1
@@ -139,7 +141,7 @@ class Context:
     ask: Callable[[], int] = lambda: 0
     event: Callable[[], str] = lambda: "ev"
     k: int = 1
-    asked: list[int] = field(default_factory=list)
+    asked: list[int | str] = field(default_factory=list)
     sent: list[Any] = field(default_factory=list)
     ends: list[int] = field(default_factory=list)
     big: int = 0
@@ -237,7 +239,9 @@ def frames(answer: Answer, ctx: Context, *, stdio: bool) -> list[bytes | Await]:
                 data = text.encode("utf-8", "surrogatepass")
             else:
                 message = render(template, ctx)
-                ctx.sent.append(short(message))
+                ctx.sent.append(_kept(message))
+                if isinstance(template, dict) and template.get("id") != "$ask" and _own_request(message):
+                    ctx.asked.append(message["id"])  # "$ask" hands its ids out itself
                 data = json.dumps(message, separators=(",", ":")).encode()
             if stdio:
                 add(data if raw else data + b"\n", not raw)
@@ -253,6 +257,24 @@ def frames(answer: Answer, ctx: Context, *, stdio: bool) -> list[bytes | Await]:
                     add(head.encode() + b"data: " + data + b"\n\n", True)
                 first = False
     return out
+
+
+def _kept(message: Any) -> Any:
+    """``message`` as a record keeps it: long strings shortened (:func:`short`), but a string id
+    whole up to :data:`MAX_KEPT_ID` characters (the judge matches the client's answer to it)."""
+    kept = short(message)
+    if isinstance(message, dict) and isinstance(message.get("id"), str) and len(message["id"]) <= MAX_KEPT_ID:
+        kept["id"] = message["id"]
+    return kept
+
+
+def _own_request(message: Any) -> bool:
+    """A request of the server's own with an id the client must echo (schema $defs.RequestId:
+    a string or an integer; an invalid id is answered with id null, so never awaited)."""
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        return False
+    rpc_id = message.get("id")
+    return isinstance(rpc_id, str) or (isinstance(rpc_id, int) and not isinstance(rpc_id, bool))
 
 
 def split(parts: Sequence[bytes | Await], offsets: Sequence[int]) -> list[bytes | Await]:
