@@ -4,7 +4,8 @@ and write each finding, shrunk, as a replay file with a curl script or a line fi
 strength of the rule it breaks (FAIL: a MUST; WARN: a SHOULD; NOTE: advice, with ``--strict``);
 requests past ``--timeout`` are listed as slow, not failures. Exit 0 when no case breaks a MUST
 (or a replay conforms now), 1 when one does (or a replay still fails), 3 when the server cannot
-be reached at all, 4 on a bad command line. docs/fuzzing.md.
+be reached at all, 4 on a bad command line. Over HTTP: Streamable HTTP, or the HTTP+SSE transport
+of 2024-11-05 (``--revision 2024-11-05``, or found as the probe finds it). docs/fuzzing.md.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ EXIT_FOUND = 1
 def add_fuzz_parser(commands: Any) -> None:
     """Add ``fuzz`` to the ``mcpwire`` subcommands (``commands``: argparse's subparsers action)."""
     command = commands.add_parser("fuzz", help="fuzz a server: mutated and stateful traffic, shrunk replayable failures")
-    command.add_argument("url", metavar="URL", nargs="?", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp "
-                         "(with --stdio: the command that starts the server; with --replay: replaces the file's target)")
+    command.add_argument("url", metavar="URL", nargs="?", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp, or "
+                         "the SSE endpoint of an HTTP+SSE server (with --stdio: the command that starts the server; "
+                         "with --replay: replaces the file's target)")
     command.add_argument("--stdio", action="store_true",
                          help="URL is a command (split as a shell would) starting a server that speaks stdio; "
                               "or give the command after --")
@@ -55,8 +57,9 @@ def add_fuzz_parser(commands: Any) -> None:
                               "failure: the exit status counts MUST failures only)")
     command.add_argument("--replay", metavar="FILE", help="send a failure file again and check it again")
     command.add_argument("--revision", metavar="REVISION",
-                         help="fuzz this revision (an initialize-era one: a session is opened first); default: "
-                              "2026-07-28 if served, else the newest the server negotiates")
+                         help="fuzz this revision (an initialize-era one: a session is opened first; 2024-11-05 over "
+                              "HTTP: its HTTP+SSE transport, URL the SSE endpoint); default: 2026-07-28 if served, else "
+                              "the newest the server negotiates, else HTTP+SSE when a GET of URL opens it")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     command.add_argument("--client", metavar="COMMAND",
                          help="fuzz an MCP client instead: COMMAND runs it, {url} replaced by the hostile server's URL "
@@ -175,6 +178,10 @@ def _replay(args: argparse.Namespace, term: Terminal, replay: Any) -> int:
     for step, sent, problems in result.steps:
         reply = sent[1]
         shown = f"HTTP {reply.status}" if reply is not None and reply.status else ("answered" if reply else "no answer")
+        post = getattr(reply, "post", None)  # HTTP+SSE: the POST's status, and the answer on the stream
+        if post is not None:
+            shown = f"HTTP {post.status}, " + ("answered on the SSE stream" if reply is not None and reply.body
+                                               else "nothing on the SSE stream")
         mark = _MARKS.get(status_of(problems), "ok  ")
         term.out(f"{mark} {clean(step.request.method)} {clean(step.label)} -> {shown}")
         for problem in problems:

@@ -33,10 +33,13 @@ from mcpwire.framing import SSEEvent, SSEReader
 from .judge import same_id
 from .rawwire import MAX_BODY, TIMED_OUT, Exchange, Reply, Request, Send, http_exchange, media_type, paced
 
-__all__ = ["MAX_EVENTS", "EventStream", "LegacyLink", "event_stream", "legacy_link", "stream_exchange"]
+__all__ = ["LEGACY_HEADERS", "MAX_EVENTS", "EventStream", "LegacyLink", "event_stream", "legacy_link",
+           "stream_exchange"]
 
 MAX_EVENTS = 1000  # events kept per stream; later ones are counted, not kept
 MAX_EVENT = 1024 * 1024
+LEGACY_HEADERS: tuple[tuple[str, str], ...] = (("Content-Type", "application/json"),)
+"""The headers of a message posted to the HTTP+SSE endpoint: a JSON body (the answer comes on the stream)."""
 
 
 @dataclass
@@ -224,7 +227,7 @@ class LegacyLink:
     timeout: float
 
     async def post(self, message: Any, *, raw: bytes | None = None,
-                   headers: Sequence[tuple[str, str]] = (("Content-Type", "application/json"),)) -> Exchange:
+                   headers: Sequence[tuple[str, str]] = LEGACY_HEADERS) -> Exchange:
         """POST one message (``raw``: these bytes instead) to the endpoint."""
         body = raw if raw is not None else json.dumps(message).encode()
         rpc_id = message.get("id") if isinstance(message, dict) else None

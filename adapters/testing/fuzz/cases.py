@@ -50,6 +50,7 @@ class Info:
     revision: str = VERSION  # the revision fuzzed
     session: EraSession | None = None  # the initialize era on HTTP: the session the run opened
     initialized: dict[str, Any] | None = None  # the initialize era: the InitializeResult
+    http_sse: bool = False  # 2024-11-05's HTTP+SSE transport: a POST per message, the answers on the SSE stream
 
     @property
     def capabilities(self) -> dict[str, Any]:

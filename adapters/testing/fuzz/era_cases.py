@@ -1,7 +1,8 @@
 """The fuzzer's cases for a target of the initialize era: requests of that era's methods (no
 ``_meta`` needed: the version and capabilities were negotiated by ``initialize``), sent on the
 session the run opened (HTTP: its ``Mcp-Session-Id`` and, from 2025-06-18, its
-``MCP-Protocol-Version`` on every request) or on the initialized stdio connection; valid, or
+``MCP-Protocol-Version`` on every request), on the initialized stdio connection, or to the
+endpoint of the HTTP+SSE connection (2024-11-05: its ``Content-Type``); valid, or
 mutated at one layer (the envelope, the params, the bytes, the session's headers, stdio's
 framing), or batched (2025-03-26 receives batches; the later revisions have none); and a short
 stateful sequence (a list walked by its cursors, a tool call, a cancellation). What each calls
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from ..era_rules import SESSION_REVISIONS
 from ..era_wire import ERA_BASE
 from ..rawwire import Request
+from ..rawwire_sse import LEGACY_HEADERS
 from . import strategies as mst
 from .cases import Info, Step
 
@@ -71,6 +73,8 @@ def _notifications() -> st.SearchStrategy[mst.Message]:
 
 
 def _session_headers(info: Info) -> list[tuple[str, str]]:
+    if info.http_sse:
+        return list(LEGACY_HEADERS)
     if info.stdio or info.session is None:
         return []
     return [*ERA_BASE, *info.session.headers()]
@@ -78,7 +82,8 @@ def _session_headers(info: Info) -> list[tuple[str, str]]:
 
 def _header_mutations(info: Info) -> st.SearchStrategy[list[tuple[str, str]]]:
     """One change to the session's headers: the session id dropped or another, the version
-    header dropped or another, Content-Type, Accept, a foreign Origin."""
+    header dropped or another, Content-Type, Accept, a foreign Origin (HTTP+SSE: Content-Type
+    dropped or another, a foreign Origin)."""
     base = _session_headers(info)
 
     def without(name: str) -> list[tuple[str, str]]:
@@ -87,10 +92,14 @@ def _header_mutations(info: Info) -> st.SearchStrategy[list[tuple[str, str]]]:
     def set_(name: str, value: str) -> list[tuple[str, str]]:
         return [*without(name), (name, value)]
 
+    content_types = st.sampled_from(["text/plain", "application/json; charset=utf-8", ""])
+    origins = st.sampled_from(["http://evil.example", "null"]).map(lambda v: [*base, ("Origin", v)])
+    if info.http_sse:
+        return st.one_of(content_types.map(lambda v: set_("Content-Type", v)), st.just(without("Content-Type")), origins)
     options: list[st.SearchStrategy[list[tuple[str, str]]]] = [
-        st.sampled_from(["text/plain", "application/json; charset=utf-8", ""]).map(lambda v: set_("Content-Type", v)),
+        content_types.map(lambda v: set_("Content-Type", v)),
         st.sampled_from(["application/json", "text/event-stream", "text/html"]).map(lambda v: set_("Accept", v)),
-        st.sampled_from(["http://evil.example", "null"]).map(lambda v: [*base, ("Origin", v)]),
+        origins,
         st.just(without("Mcp-Session-Id")),
         st.sampled_from(["fuzz-no-such-session", "x"]).map(lambda v: set_("Mcp-Session-Id", v)),
     ]

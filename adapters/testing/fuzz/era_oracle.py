@@ -1,7 +1,8 @@
 """The fuzzer's oracle for a target of the initialize era (2025-11-25, 2025-06-18, 2025-03-26,
-and 2024-11-05 over stdio): :func:`expect_era`, what a conforming server answers to one request
-sent on the session (HTTP) or the initialized connection (stdio) the run opened, read from the
-request as sent, each fault naming the row of the revision fuzzed (``era.session-ended@2025-06-18``).
+and 2024-11-05 over stdio or its HTTP+SSE transport): :func:`expect_era`, what a conforming
+server answers to one request sent on the session (Streamable HTTP), the initialized connection
+(stdio) or the SSE stream's endpoint (HTTP+SSE) the run opened, read from the request as sent,
+each fault naming the row of the revision fuzzed (``era.session-ended@2025-06-18``).
 
 What the text of those revisions settles, and so is demanded: a foreign Origin refused (403 in
 2025-11-25; refused in the older ones); a request naming a session the server does not hold is
@@ -11,7 +12,10 @@ or an HTTP error (on stdio: nothing); a request is answered, with its id (a pars
 invalid request with a null one); in 2025-03-26 a batch of valid messages gets a response for
 each of its requests. What it leaves open (another known revision in the header, a second
 initialize, a batch after 2025-03-26, the code of an unknown method or of bad params) demands
-nothing, or only this project's advice.
+nothing, or only this project's advice. Over HTTP+SSE only the Origin (refused) and the
+Content-Type (this project's advice) of a POST are read, and a notification or a posted response
+gets no answer on the stream (JSON-RPC 2.0's rule): how the POST itself is answered is
+:func:`mcpwire_adapters.testing.fuzz.legacy.judge_legacy`'s to read.
 """
 
 from __future__ import annotations
@@ -53,13 +57,15 @@ def expect_era(request: Request, context: Context) -> Demand:
         demand = _expect(request, context)
     except Unclear as why:
         return Demand(why=(f"not settled by the specification: {why}",))
-    if not context.stdio and demand.refusal is None and not accepts_both(request):
+    if not context.stdio and not context.http_sse and demand.refusal is None and not accepts_both(request):
         return replace(demand, refusable=True)  # Accept is the client's rule: a server may refuse (4xx) or serve
     return demand
 
 
 def _silent_rule(context: Context) -> str:
     """The rule a response to a notification (or to a posted response) breaks."""
+    if context.http_sse:
+        return "jsonrpc.notification"  # the POST's status is not the answer: the stream carries none
     if not context.stdio:
         return era_rule("era.notification-202", context.revision)
     if context.revision in SESSION_REVISIONS:
@@ -171,7 +177,7 @@ def _expect(request: Request, context: Context) -> Demand:
     if "method" not in message:
         if ("result" in message) != ("error" in message) and valid_id(message.get("id")) \
                 and message.get("jsonrpc") == "2.0":
-            rule_id = "mcpwire.posted-response" if context.stdio else _silent_rule(context)
+            rule_id = "mcpwire.posted-response" if context.stdio or context.http_sse else _silent_rule(context)
             return Demand(silent=True, rule=rule_id, why=("a posted response gets no answer",))
         raise Unclear("a message without a method")
     if set(message) - {"jsonrpc", "id", "method", "params"}:

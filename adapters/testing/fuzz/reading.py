@@ -30,7 +30,8 @@ class Context:
     whose arguments travel in ``Mcp-Param-*`` headers (server/tools#x-mcp-header) too, and
     whether it serves clients of revisions older than 2025-06-18 (which MAY take a request
     without MCP-Protocol-Version for 2025-03-26, and answer GET and DELETE by that era's rules);
-    for an initialize-era target, the ``revision`` fuzzed and the session it opened."""
+    for an initialize-era target, the ``revision`` fuzzed and the session it opened; ``http_sse``:
+    the HTTP+SSE transport of 2024-11-05 (a POST per message, the answers on the SSE stream)."""
 
     stdio: bool = False
     loopback: bool = True
@@ -39,6 +40,7 @@ class Context:
     initialize_era: bool = False  # it serves clients older than 2025-06-18 too (an initialize naming 2025-03-26)
     revision: str = VERSION  # the revision fuzzed: 2026-07-28, or the initialize-era revision of the session
     session_id: str | None = None  # the initialize era on HTTP: the session's Mcp-Session-Id (None: none issued)
+    http_sse: bool = False  # 2024-11-05's HTTP+SSE transport
 
 
 class Unclear(McpwireAdapterError):

@@ -1,11 +1,13 @@
 """``mcpwire fuzz``: hypothesis-driven fuzzing of any MCP server, over Streamable HTTP or stdio,
 in revision 2026-07-28 or in one of the initialize era (``revision``: a session is opened first,
 and every case is sent on it; :mod:`mcpwire_adapters.testing.fuzz.era_cases` and
-:mod:`mcpwire_adapters.testing.fuzz.era_oracle`), with every failure shrunk and written as a
+:mod:`mcpwire_adapters.testing.fuzz.era_oracle`), or over the HTTP+SSE transport of 2024-11-05
+(:mod:`mcpwire_adapters.testing.fuzz.legacy`), with every failure shrunk and written as a
 replayable file (docs/fuzzing.md). This module owns
 the public entry points (:func:`fuzz`, :func:`fuzz_stdio`, :func:`replay`), the run itself
 (hypothesis in a worker thread, shrinking, one failure per bug), the report
-(:class:`FuzzReport`) and the reproducers (replay files, :func:`curl_command`).
+(:class:`FuzzReport`) and the replay of a failure's file (written, with its ``curl`` script, by
+:mod:`mcpwire_adapters.testing.fuzz.reproducers`).
 
     report = await fuzz("http://127.0.0.1:8000/mcp", max_examples=200, seed=1, out_dir="fuzz-out")
     report = await fuzz_stdio(["python", "server.py"], time_budget=60)
@@ -42,7 +44,7 @@ import re
 import shlex
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -63,9 +65,11 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from ...client.session import TransportError
 from ...errors import McpwireAdapterError, UsageError
 from ..demand import judge_step
-from ..era_rules import ERA_REVISIONS, SESSION_REVISIONS
+from ..era_rules import ERA_REVISIONS, LEGACY, SESSION_REVISIONS
 from ..era_wire import ERA_BASE, EraSession, initialize, notification, open_session, request, response_of
 from ..judge import ECHO, NULL, rule
+from ..probe.checks import HTTP_SSE
+from ..probe.dialect import negotiate_http
 from ..rawwire import (
     UNSENDABLE,
     VERSION,
@@ -82,17 +86,19 @@ from ..rawwire import (
     sent_id,
     timed_out,
 )
+from ..rawwire_sse import LEGACY_HEADERS
 from ..rawwire_stdio import discover_sentinel, ping_sentinel, stdio_sender
 from ..verdict import FAIL, Finding, Problem, status_of, visible
-from .cases import Info, Step, decode_step, encode_step, run_sequence, single_steps
+from .cases import Info, Step, decode_step, run_sequence, single_steps
 from .era_cases import era_single_steps, run_era_sequence
+from .legacy import LegacyConnection, judge_legacy
 from .oracle import Context, expect_for
+from .reproducers import FORMAT, curl_command, write_failure
 from .shrink import shortest
 
 __all__ = ["FLAKY", "Failure", "FuzzReport", "Progress", "ReplayResult", "Slow", "curl_command", "fuzz", "fuzz_stdio",
            "replay"]
 
-FORMAT = "mcpwire-fuzz/1"
 Progress = Callable[[int, int, float], None]  # (cases run, failures found, seconds elapsed)
 
 
@@ -172,10 +178,12 @@ async def _listed(send: Send, info: Info, method: str, key: str) -> list[Any]:
 
 
 def _era_request(info: Info, message: Any, **kw: Any) -> Request:
-    """``message`` as sent on the run's initialize-era connection (HTTP: with the session's headers)."""
+    """``message`` as sent on the run's initialize-era connection (HTTP: with the session's
+    headers; HTTP+SSE: its Content-Type)."""
     if info.session is not None:
         return info.session.post(message, **kw)
-    return Request("POST", (), json.dumps(message).encode(), rpc_id=message.get("id"), **kw)
+    return Request("POST", LEGACY_HEADERS if info.http_sse else (), json.dumps(message).encode(),
+                   rpc_id=message.get("id"), **kw)
 
 
 async def _gather(send: Send, info: Info, tools: Sequence[str], all_tools: bool, unreachable: str) -> Info:
@@ -207,6 +215,8 @@ async def _gather(send: Send, info: Info, tools: Sequence[str], all_tools: bool,
 
 def _judge(step: Step, reply: Reply | None, error: str | None, context: Context) -> list[Problem]:
     """Every problem with the answer to one step (no answer at all is one; no answer in time is none)."""
+    if context.http_sse:
+        return judge_legacy(step.judge, step.request, reply, error, lambda: expect_for(step.request, context))
     return judge_step(step.judge, step.request, reply, error, lambda: expect_for(step.request, context),
                       stdio=context.stdio, revision=context.revision)
 
@@ -216,7 +226,7 @@ def _context(info: Info, loopback: bool) -> Context:
     caps = info.capabilities if known is not None else None
     return Context(stdio=info.stdio, loopback=loopback, capabilities=frozenset(caps) if caps is not None else None,
                    header_tools=info.header_tools(), initialize_era=info.initialize_era, revision=info.revision,
-                   session_id=info.session.session_id if info.session is not None else None)
+                   session_id=info.session.session_id if info.session is not None else None, http_sse=info.http_sse)
 
 
 def _barrier(info: Info) -> Request:
@@ -237,9 +247,9 @@ def _alive(info: Info) -> Request:
     return rpc("server/discover", rpc_id="fuzz-alive")
 
 
-def _for_stdio(step: Step, context: Context) -> Step:
-    """Tell the stdio sender which answer to wait for: none, the one with the id the body carries
-    (a body mutation may leave it readable), a null one, or either."""
+def _awaited(step: Step, context: Context) -> Step:
+    """Tell the stdio (or HTTP+SSE) sender which answer to wait for: none, the one with the id
+    the body carries (a body mutation may leave it readable), a null one, or either."""
     expect, rpc_id = expect_for(step.request, context), sent_id(step.request)
     if expect.batch:  # a batch: wait for the answer to each of its requests
         return replace(step, request=replace(step.request, answered=True, rpc_id=tuple(expect.batch)))
@@ -267,8 +277,11 @@ def _slow_kind(step: Step) -> str:
     return f"{message.get('method')} of {name}" if isinstance(name, str) else str(message.get("method"))
 
 
-async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> FuzzReport:
-    """Run hypothesis (in a worker thread: its loop is synchronous) against ``send``."""
+async def _engine(send: Send, info: Info, loopback: bool, options: _Options,
+                  fresh: Callable[[], Coroutine[Any, Any, None]] | None = None) -> FuzzReport:
+    """Run hypothesis (in a worker thread: its loop is synchronous) against ``send``; ``fresh``,
+    if given, runs before each case and each replay of one (HTTP+SSE: a stream the server ended
+    is opened again, so no case spans two)."""
     context = _context(info, loopback)
     report = FuzzReport(target=options.target, seed=options.seed)
     started = time.monotonic()
@@ -289,8 +302,8 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
             slow[kind] = replace(seen, count=seen.count + 1) if seen else Slow(step, options.timeout, kind)
 
     def prepared(step: Step) -> Step:
-        return _for_stdio(step, context) if info.stdio and step.judge == "oracle" and step.request.answered is None \
-            else step
+        return _awaited(step, context) if (info.stdio or info.http_sse) and step.judge == "oracle" \
+            and step.request.answered is None else step
 
     def call(step: Step) -> list[Any]:
         step = prepared(step)
@@ -320,6 +333,8 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
         """``steps`` sent again in order: the failure they end in, if it is one of ``signature``."""
         if info.stdio:
             anyio.from_thread.run(send_one, _barrier(info))
+        if fresh is not None:
+            anyio.from_thread.run(fresh)
         evidence: list[Exchange] = []
         for number, step in enumerate(steps, 1):
             sent = anyio.from_thread.run(send_one, step.request)
@@ -344,6 +359,8 @@ async def _engine(send: Send, info: Info, loopback: bool, options: _Options) -> 
         case.update(steps=[], evidence=[])
         if info.stdio:  # a barrier: late answers to the last case's lines are read and dropped here
             anyio.from_thread.run(send_one, _barrier(info))
+        if fresh is not None:
+            anyio.from_thread.run(fresh)
         era = info.revision != VERSION
         try:
             if options.sequences and data.draw(st.integers(0, 3), label="kind") == 3:  # 0, the simplest: one request
@@ -429,25 +446,40 @@ async def fuzz(url: str, *, max_examples: int = 100, time_budget: float | None =
                tools: Sequence[str] = (), all_tools: bool = False, timeout: float = 10.0,
                sequences: bool = True, progress: Progress | None = None, strict: bool = False,
                revision: str | None = None) -> FuzzReport:
-    """Fuzz the Streamable HTTP endpoint ``url``: up to ``max_examples`` cases (and at most
+    """Fuzz the MCP endpoint ``url``: up to ``max_examples`` cases (and at most
     ``time_budget`` seconds), from ``seed``; hypothesis' examples kept in ``database`` (a
     directory) when given; findings written to ``out_dir`` when given; ``strict``: this
     project's conventions beyond the official text are findings too (advice). A request with
     no answer within ``timeout`` seconds is slow, not a failure. ``revision``: the revision to
     fuzz (an initialize-era one: a session is opened first, and every request carries its
-    headers); by default 2026-07-28 if the server answers server/discover, else the newest
-    initialize-era revision it negotiates. :class:`TransportError` when the first request gets
-    no answer (or no revision is negotiated); ``ValueError`` for a tool that is not listed."""
+    headers; 2024-11-05: over its HTTP+SSE transport, ``url`` the SSE endpoint); by default
+    2026-07-28 if the server answers server/discover, else the newest initialize-era revision
+    it negotiates, else 2024-11-05 over HTTP+SSE when the probe's negotiation finds that
+    transport there. :class:`TransportError` when the first request gets no answer (or no
+    revision is negotiated); ``ValueError`` for a tool that is not listed."""
     host = urlsplit(url).hostname or ""
-    send = http_sender(url, rate, timeout)
-    info = await _open_http(send, url, revision)
-    info = await _gather(send, info, tools, all_tools, f"cannot reach {url}")
-    return await _engine(send, info, is_loopback_host(host), _Options(max_examples, time_budget, seed, database, out_dir,
-                                                              progress, sequences, url, strict, timeout))
+    options = _Options(max_examples, time_budget, seed, database, out_dir, progress, sequences, url, strict, timeout)
+    if revision != LEGACY:
+        send = http_sender(url, rate, timeout)
+        info = await _open_http(send, url, revision, timeout, rate)
+        if info is not None:
+            info = await _gather(send, info, tools, all_tools, f"cannot reach {url}")
+            return await _engine(send, info, is_loopback_host(host), options)
+    async with anyio.create_task_group() as group:
+        connection = LegacyConnection(group, url, timeout=timeout, rate=rate)
+        try:
+            info = Info(stdio=False, revision=LEGACY, http_sse=True, initialized=await connection.open())
+            info = await _gather(connection.send, info, tools, all_tools, f"no answer from {url}")
+            report = await _engine(connection.send, info, is_loopback_host(host), options, fresh=connection.ensure)
+        finally:
+            connection.close()
+    return report
 
 
-async def _open_http(send: Send, url: str, revision: str | None) -> Info:
-    """The revision to fuzz over HTTP, and for the initialize era the session opened for the run."""
+async def _open_http(send: Send, url: str, revision: str | None, timeout: float, rate: float) -> Info | None:
+    """The revision to fuzz over Streamable HTTP, and for the initialize era the session opened
+    for the run; None when nothing is negotiated there but the probe's negotiation finds the
+    HTTP+SSE transport of 2024-11-05 (every POST refused, a GET whose first event is ``endpoint``)."""
     if revision in (None, VERSION):
         first = await send(rpc("server/discover", rpc_id="fuzz-discover"))
         if first[1] is None:
@@ -457,14 +489,17 @@ async def _open_http(send: Send, url: str, revision: str | None) -> Info:
     for candidate in (revision,) if revision is not None else SESSION_REVISIONS:
         assert candidate is not None
         if candidate not in SESSION_REVISIONS:
-            raise UsageError(f"cannot fuzz {candidate} over Streamable HTTP: one of {', '.join(SESSION_REVISIONS)}")
+            raise UsageError(f"cannot fuzz {candidate}: one of {', '.join((VERSION, *ERA_REVISIONS))}")
         evidence: list[Exchange] = []
         session = await open_session(send, candidate, evidence, rpc_id="fuzz-init")
         if isinstance(session, EraSession):
             return Info(stdio=False, revision=candidate, session=session, initialized=session.result)
         if revision is not None:
             raise TransportError(f"{url}: {session}")
-    raise TransportError(f"{url} negotiates no revision: server/discover and initialize got no result")
+    if (await negotiate_http(send, url, timeout=timeout, rate=rate)).transport == HTTP_SSE:
+        return None
+    raise TransportError(f"{url} negotiates no revision: server/discover and initialize got no result, and a GET "
+                         "opened no HTTP+SSE stream")
 
 
 async def fuzz_stdio(command: Sequence[str], *, max_examples: int = 100, time_budget: float | None = None,
@@ -517,81 +552,6 @@ async def _stdio_revision(command: Sequence[str], timeout: float) -> str:
     raise TransportError(f"{shlex.join(command)} negotiates no revision: server/discover and initialize got no result")
 
 
-# -- reproducers ---------------------------------------------------------------------------------------------
-def curl_command(url: str, request: Request, body_file: str | None = None) -> str:
-    """A ``curl`` command sending ``request`` as it was sent (curl's own Accept and Content-Type
-    are removed when the request has none)."""
-    words = ["curl", "-sS", "-i", "-X", request.method, url]
-    names = {k.lower() for k, _ in request.headers}
-    for default in ("Accept", "Content-Type"):
-        if default.lower() not in names:
-            words += ["-H", f"{default}:"]
-    for name, value in request.headers:
-        words += ["-H", f"{name}: {value}"]
-    if request.body:
-        words += ["--data-binary", f"@{body_file}" if body_file else request.body.decode("utf-8")]
-    return shlex.join(words)
-
-
-def _rule_json(problem: str) -> dict[str, Any]:
-    """The rule a problem breaks, for a replay file: its id, strength, source, sentence and page."""
-    if not isinstance(problem, Problem):
-        return {"strength": "MUST"}
-    r = problem.rule
-    return {"rule": r.id, "strength": r.strength, "source": r.source, "quote": r.quote, "url": r.url}
-
-
-def write_failure(out_dir: Path, number: int, failure: Failure, info: Info, context: Context, target: str,
-                  strict: bool = False) -> Path:
-    """Write ``failure-N.json`` (the replay file), and ``failure-N.sh`` (curl) or ``failure-N.jsonl`` (stdio)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stem = out_dir / f"failure-{number}"
-    document: dict[str, Any] = {
-        "format": FORMAT, "target": {"kind": "stdio", "command": target} if info.stdio else {"kind": "http", "url": target},
-        "problems": failure.problems, "status": failure.status, "flaky": failure.flaky,
-        "rules": [_rule_json(p) for p in failure.problems], "strict": strict,
-        "context": {"capabilities": sorted(context.capabilities) if context.capabilities is not None else None,
-                    "loopback": context.loopback, "headerTools": sorted(context.header_tools),
-                    "initializeEra": context.initialize_era, "revision": context.revision,
-                    "session": context.session_id},
-        "steps": [encode_step(s) for s in failure.subject],
-        "answers": [_answer_json(e) for e in failure.evidence],
-    }
-    if info.stdio:
-        lines = Path(f"{stem}.jsonl")
-        lines.write_bytes(b"".join(s.request.body + b"\n" for s in failure.subject))
-        document["replay"] = f"{target} < {lines.name}"
-    else:
-        script = ["#!/bin/sh", f"# mcpwire fuzz: {failure.problems[0]}", "# the requests as sent, in order:"]
-        for i, step in enumerate(failure.subject, 1):
-            body_file = None
-            if step.request.body and (b"\x00" in step.request.body or not _utf8(step.request.body)):
-                body_file = f"{stem.name}.{i}.body"
-                (out_dir / body_file).write_bytes(step.request.body)
-            script.append(curl_command(target, step.request, body_file))
-        Path(f"{stem}.sh").write_text("\n".join(script) + "\n", encoding="utf-8")
-        document["curl"] = script[3:]
-    path = Path(f"{stem}.json")
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
-
-
-def _utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _answer_json(sent: Exchange) -> dict[str, Any]:
-    _, reply, error = sent
-    if reply is None:
-        return {"error": error}
-    return {"status": reply.status, "headers": [list(h) for h in reply.headers],
-            "body": reply.body[:4000].decode("utf-8", "replace")}
-
-
 @dataclass
 class ReplayResult:
     """Each step of a replay file as sent again: the exchange and its problems (none: it
@@ -621,18 +581,18 @@ async def replay(path: str | Path, *, timeout: float = 10.0, target: str | None 
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise UsageError(f"{path} is not an mcpwire fuzz replay file")
     kind = document["target"]["kind"]
-    where = target or str(document["target"]["url" if kind == "http" else "command"])
+    where = target or str(document["target"]["url" if kind != "stdio" else "command"])
     recorded = document.get("context", {})
     caps = recorded.get("capabilities")
     revision = str(recorded.get("revision", VERSION))
     context = Context(stdio=kind == "stdio", loopback=bool(recorded.get("loopback", True)),
                       capabilities=frozenset(caps) if isinstance(caps, list) else None,
                       header_tools=frozenset(recorded.get("headerTools", [])),
-                      initialize_era=bool(recorded.get("initializeEra", False)), revision=revision)
+                      initialize_era=bool(recorded.get("initializeEra", False)), revision=revision,
+                      http_sse=kind == HTTP_SSE)
     shown = bool(document.get("strict", False)) if strict is None else strict
     steps = [decode_step(s) for s in document["steps"]]
     out: list[tuple[Step, Exchange, list[str]]] = []
-    alive = "server/discover" if revision == VERSION else "ping"
     if kind == "stdio":
         era = revision != VERSION
         async with stdio_sender(shlex.split(where), timeout=timeout, sentinel=ping_sentinel if era else
@@ -643,6 +603,14 @@ async def replay(path: str | Path, *, timeout: float = 10.0, target: str | None 
                 sent: Exchange = await send(step.request)
                 out.append((step, sent, visible(_judge(step, sent[1], sent[2], context), strict=shown)))
         return ReplayResult(where, out)
+    if kind == HTTP_SSE:  # a connection of its own, initialized
+        async with anyio.create_task_group() as group:
+            connection = LegacyConnection(group, where, timeout=timeout)
+            try:
+                await connection.open()
+                return ReplayResult(where, await _replayed_steps(connection.send, steps, context, shown))
+            finally:
+                connection.close()
     send_http = http_sender(where, 0, timeout)
     if revision != VERSION:  # a session of its own; the steps' session id is replaced by the new one
         session = await open_session(send_http, revision, [], rpc_id="fuzz-init")
@@ -650,15 +618,23 @@ async def replay(path: str | Path, *, timeout: float = 10.0, target: str | None 
             raise TransportError(f"{where}: {session}")
         context = replace(context, session_id=session.session_id)
         steps = [_in_session(step, recorded.get("session"), session.session_id) for step in steps]
+    return ReplayResult(where, await _replayed_steps(send_http, steps, context, shown))
+
+
+async def _replayed_steps(send: Send, steps: list[Step], context: Context,
+                          strict: bool) -> list[tuple[Step, Exchange, list[str]]]:
+    """Each of ``steps`` sent in order, judged (the liveness check's: still answered)."""
+    alive = "server/discover" if context.revision == VERSION else "ping"
+    out: list[tuple[Step, Exchange, list[str]]] = []
     for step in steps:
-        _, answer, error = await send_http(step.request)
+        _, answer, error = sent = await send(step.request)
         if step.label == "alive":
             problems: list[str] = [] if first_result(answer) is not None or timed_out(error) else [
                 Problem(f"the target does not answer a well-formed {alive}", rule("jsonrpc.reply"))]
         else:
-            problems = visible(_judge(step, answer, error, context), strict=shown)
-        out.append((step, (step.request, answer, error), problems))
-    return ReplayResult(where, out)
+            problems = visible(_judge(step, answer, error, context), strict=strict)
+        out.append((step, sent, problems))
+    return out
 
 
 def _in_session(step: Step, old: Any, new: str | None) -> Step:
