@@ -1,4 +1,4 @@
-"""The pinned TypeScript SDK v1 (and v2's server package) and Node 22 for the interop tests,
+"""The pinned TypeScript SDK v1 (and v2's server and client packages) and Node 22 for the interop tests,
 installed on first use (``conformance/npm.py``) into their own folders of the cache, beside the
 conformance runner."""
 
@@ -18,7 +18,8 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "conformance"))
 from npm import CACHE, NpmError, ensure_node, ensure_package  # noqa: E402 - conformance/ is not a package
 
-__all__ = ["PEERS", "TS_SDK2_VERSION", "TS_SDK_VERSION", "NodeSetup", "node_setup", "node_setup_v2", "url_printed_by"]
+__all__ = ["PEERS", "TS_SDK2_VERSION", "TS_SDK_VERSION", "NodeSetup", "node_setup", "node_setup_client_v2",
+           "node_setup_v2", "url_printed_by"]
 
 TS_SDK, TS_SDK_VERSION = "@modelcontextprotocol/sdk", "1.32.2"
 PEERS = Path(__file__).resolve().parent / "peers"
@@ -26,6 +27,9 @@ PREFIX = CACHE / "interop-ts-sdk"
 # The TypeScript SDK v2 ships its server as a package of its own (with zod beside it).
 TS_SDK2, TS_SDK2_VERSION = "@modelcontextprotocol/server", "2.4.0"
 PREFIX2 = CACHE / "interop-ts-sdk2"
+# ... and its client as another, of the same release, in a prefix of its own.
+TS_CLIENT2 = "@modelcontextprotocol/client"
+PREFIX_CLIENT2 = CACHE / "interop-ts-client2"
 
 
 class NodeSetup:
@@ -49,6 +53,14 @@ def node_setup_v2() -> NodeSetup:
     cannot be had). ES modules ignore NODE_PATH: a peer takes ``modules`` as an argument."""
     ensure_package(TS_SDK2, TS_SDK2_VERSION, prefix=PREFIX2)
     return NodeSetup(ensure_node(), PREFIX2 / "node_modules")
+
+
+def node_setup_client_v2() -> NodeSetup:
+    """Node 22 and the v2 client package, pinned at TS_SDK2_VERSION as the server package is
+    (raises NpmError when they cannot be had). ES modules ignore NODE_PATH: a peer takes
+    ``modules`` as an argument."""
+    ensure_package(TS_CLIENT2, TS_SDK2_VERSION, prefix=PREFIX_CLIENT2)
+    return NodeSetup(ensure_node(), PREFIX_CLIENT2 / "node_modules")
 
 
 def node_or_skip(setup: Callable[[], NodeSetup] = node_setup) -> NodeSetup:

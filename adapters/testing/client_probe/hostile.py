@@ -87,7 +87,8 @@ class Record:
     ``ends``: where each message ends in the body); ``asked``: the ids of the server's own requests among them; ``events``: SSE
     event ids; ``big``: the size of an oversized payload in it; ``ended``: ``done``, ``cut``,
     ``hold``, ``gone`` (the client left first) or ``open`` (the run ended first), at
-    ``ended_at``; ``written``: the start of the body written."""
+    ``ended_at``; ``written``: the start of the body written; ``connection``: on stdio, which
+    of the server processes the client started received it (1, 2, ...; 0 over HTTP)."""
 
     index: int
     at: float
@@ -110,6 +111,7 @@ class Record:
     ended: str = ""
     ended_at: float = 0.0
     written: bytes = b""
+    connection: int = 0
 
     def header(self, name: str) -> str | None:
         return next((v for k, v in self.headers if k == name), None)

@@ -3,9 +3,11 @@
     python -m mcpwire_adapters.testing.client_probe.stdio_server SETUP.json
 
 ``SETUP.json`` (written by the probe) names the scenario, holds the rows to answer with, the
-file to write the records to (one JSON object a line: a record when its request arrives and
-again when its answer is written, the last one of an index winning; in between, before each
-await point, the times at which more of its messages were written) and a deadline in seconds,
+file to write the records to (one JSON object a line, each naming the process that wrote it: a
+record when its request arrives and again when its answer is written, the last one of an index
+winning; in between, before each await point, the times at which more of its messages were
+written; a client may start the server more than once, and every process appends to the same
+file) and a deadline in seconds,
 after which the process exits whatever happens. It reads NDJSON on stdin (lines of at most
 :data:`MAX_LINE_BYTES`) and writes its answers on stdout, one at a time in the order of the
 requests; an answer's await point waits for the client's answers to the server's requests while
@@ -44,20 +46,28 @@ def write_setup(path: Path, *, scenario: str, answers: Sequence[dict[str, Any]],
 
 
 def read_records(path: Path) -> list[Record]:
-    """The records a stdio server wrote (the last line of each index), in order."""
-    by_index: dict[int, Record] = {}
+    """The records the stdio servers of a run wrote (the last line of each index of each
+    process), in the order their requests arrived, numbered again in that order; each tells
+    which process (``connection``, 1, 2, ... in the order they were first written to) got it."""
+    by_key: dict[tuple[int, int], Record] = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 data = json.loads(line)
+                key = (int(data.pop("pid")), int(data["index"]))
                 if "more" in data:
-                    by_index[int(data["index"])].delivered += [float(t) for t in data["more"]]
+                    by_key[key].delivered += [float(t) for t in data["more"]]
                     continue
-                record = Record.from_json(data)
+                by_key[key] = Record.from_json(data)
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut short when the process was killed
-            by_index[record.index] = record
-    return [by_index[i] for i in sorted(by_index)]
+    connections: dict[int, int] = {}
+    for pid, _ in by_key:
+        connections.setdefault(pid, len(connections) + 1)
+    records = sorted(by_key.items(), key=lambda item: (item[1].at, connections[item[0][0]], item[0][1]))
+    for number, ((pid, _), record) in enumerate(records):
+        record.index, record.connection = number, connections[pid]
+    return [record for _, record in records]
 
 
 class _Run:
@@ -68,9 +78,10 @@ class _Run:
             trio.open_memory_channel(1000)
         self.stdout = trio.lowlevel.FdStream(os.dup(1))
         self.logged: dict[int, int] = {}
+        self.pid = os.getpid()
 
     def note(self, record: Record) -> None:
-        self.log.write(json.dumps(record.to_json()) + "\n")
+        self.log.write(json.dumps({"pid": self.pid, **record.to_json()}) + "\n")
         self.log.flush()
         self.logged[record.index] = len(record.delivered)
 
@@ -78,7 +89,7 @@ class _Run:
         """The times of the messages written since the record was last logged."""
         done = self.logged.get(record.index, 0)
         if len(record.delivered) > done:
-            self.log.write(json.dumps({"index": record.index, "more": record.delivered[done:]}) + "\n")
+            self.log.write(json.dumps({"pid": self.pid, "index": record.index, "more": record.delivered[done:]}) + "\n")
             self.log.flush()
             self.logged[record.index] = len(record.delivered)
 

@@ -49,11 +49,25 @@ def traffic_problems(records: Sequence[Record], *, stdio: bool, ended_at: float)
         problems += _message_problems(record, stdio=stdio)
         if not stdio:
             problems += _header_problems(record)
-    problems += _id_problems(mcp, stdio=stdio)
-    problems += lifecycle_problems(mcp, stdio=stdio)
-    problems += _answer_problems(mcp, ended_at=ended_at)
-    problems += _round_problems(mcp)
+    for connection in _connections(mcp, stdio=stdio):
+        problems += _id_problems(connection, stdio=stdio)
+        problems += lifecycle_problems(connection, stdio=stdio)
+        problems += _answer_problems(connection, ended_at=ended_at)
+        problems += _round_problems(connection)
     return problems
+
+
+def _connections(records: Sequence[Record], *, stdio: bool) -> list[list[Record]]:
+    """The records by connection: over HTTP all of them (sessions are told apart by their
+    headers); on stdio each server process the client started is a connection of its own, with
+    its own handshake, ids and requests (a client may start one only to learn the server's
+    revision, then another)."""
+    if not stdio:
+        return [list(records)]
+    out: dict[int, list[Record]] = {}
+    for record in records:
+        out.setdefault(record.connection, []).append(record)
+    return list(out.values())
 
 
 # -- one message -------------------------------------------------------------------------------------
