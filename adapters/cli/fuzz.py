@@ -125,7 +125,7 @@ def run_fuzz(args: argparse.Namespace, term: Terminal) -> int:
     except ValueError as exc:  # a --tool the server does not list
         raise CliError(str(exc), EXIT_USAGE) from None
     term.end_progress()
-    _report(report, term)
+    _report(report, term, stdio=bool(command))
     failed = len(report.failures)
     term.out(f"{report.cases} cases in {report.seconds:.1f} s ({report.rate:.1f}/s), seed {seed}: "
              f"{failed} failure{'s' * (failed != 1)}"
@@ -139,9 +139,10 @@ def run_fuzz(args: argparse.Namespace, term: Terminal) -> int:
 _MARKS = {"fail": "FAIL", "warn": "WARN", "advice": "NOTE"}
 
 
-def _report(report: FuzzReport, term: Terminal) -> None:
-    """Each finding with the strength and sentence of the rule it breaks, its steps and its
-    replay command; then the slow requests; then what "flaky" means, if any finding is."""
+def _report(report: FuzzReport, term: Terminal, *, stdio: bool = False) -> None:
+    """Each finding with the strength and sentence of the rule it breaks, its steps (each a
+    line over stdio, else its HTTP method) and its replay command; then the slow requests; then
+    what "flaky" means, if any finding is."""
     from ..testing.fuzz.runner import FLAKY
     from ..testing.verdict import Problem
 
@@ -154,17 +155,23 @@ def _report(report: FuzzReport, term: Terminal) -> None:
             term.out(f"      {first.rule.strength} ({first.rule.source}): \"{clean(first.rule.quote)}\""
                      + (f" {first.rule.url}" if first.rule.url else ""))
         for step in finding.subject:
-            term.out(f"      > {clean(step.request.method)} {clean(step.label)}: {clean(step.request.body[:200])}")
+            term.out(_step(step, stdio))
         if finding.path is not None:
             term.out(f"      replay: mcpwire fuzz --replay {shlex.quote(str(finding.path))}")
     for slow in report.slow:
         term.out(f"SLOW: no answer within {slow.budget:g} s (--timeout) to {slow.count} request"
                  f"{'s' * (slow.count != 1)}: {clean(slow.kind)}")
-        term.out(f"      > {clean(slow.step.request.method)} {clean(slow.step.label)}: {clean(slow.step.request.body[:200])}")
+        term.out(_step(slow.step, stdio))
     if report.slow:
         term.out("      slow is not a failure: no rule bounds how long a request may take (a tool may run that long)")
     if any(f.flaky for f in report.findings):
         term.out(f"(flaky) {FLAKY}")
+
+
+def _step(step: Any, stdio: bool) -> str:
+    """One step sent, as the report shows it: how it went (a line, or its HTTP method), the
+    case's label and the start of its bytes."""
+    return f"      > {'LINE' if stdio else clean(step.request.method)} {clean(step.label)}: {clean(step.request.body[:200])}"
 
 
 def _replay(args: argparse.Namespace, term: Terminal, replay: Any) -> int:

@@ -265,16 +265,18 @@ def _signature(step: Step, problems: Sequence[str]) -> str:
 
 
 def _slow_kind(step: Step) -> str:
-    """What makes requests slow alike: the method, and the tool (prompt) called."""
+    """What makes requests slow alike: the method, and the tool (prompt) called; the case's
+    label when the bytes hold no method name."""
     try:
         message = json.loads(step.request.body)
     except ValueError:
         return step.label
-    if not isinstance(message, dict):
+    method = message.get("method") if isinstance(message, dict) else None
+    if not isinstance(method, str):
         return step.label
     params = message.get("params")
     name = params.get("name") if isinstance(params, dict) else None
-    return f"{message.get('method')} of {name}" if isinstance(name, str) else str(message.get("method"))
+    return f"{method} of {name}" if isinstance(name, str) else method
 
 
 async def _engine(send: Send, info: Info, loopback: bool, options: _Options,

@@ -29,9 +29,9 @@ import trio
 from mcpwire_adapters.cli.fuzz import _report
 from mcpwire_adapters.cli.terminal import Terminal
 from mcpwire_adapters.testing.fuzz.cases import Step
-from mcpwire_adapters.testing.fuzz.runner import FLAKY, Failure, FuzzReport, Slow, fuzz, fuzz_stdio, replay
+from mcpwire_adapters.testing.fuzz.runner import FLAKY, Failure, FuzzReport, Slow, _slow_kind, fuzz, fuzz_stdio, replay
 from mcpwire_adapters.testing.judge import rule
-from mcpwire_adapters.testing.rawwire import rpc
+from mcpwire_adapters.testing.rawwire import Request, rpc
 from mcpwire_adapters.testing.verdict import Problem
 
 REPO = Path(__file__).resolve().parents[3]
@@ -310,3 +310,14 @@ def test_the_report_says_what_flaky_and_slow_mean() -> None:
     assert 'MUST (MCP 2026-07-28): "Result responses MUST include the same ID' in text
     assert f"(flaky) {FLAKY}" in text and "did not fail again when hypothesis replayed it" in FLAKY
     assert "SLOW: no answer within 10 s (--timeout) to 2 requests: tools/call of x" in text
+    assert '      > POST valid: b\'{"jsonrpc": "2.0", "id": 3, "method": "tools/call"' in text, text
+
+
+def test_over_stdio_a_step_is_a_line_and_a_null_method_is_named_by_its_case() -> None:
+    out = io.StringIO()
+    step = Step(Request("POST", (), b'{"jsonrpc": "2.0", "id": 8937, "method": null}'), label="envelope.method-type")
+    _report(FuzzReport("server.py", 1, slow=[Slow(step, 1.0, _slow_kind(step))]), Terminal(io.StringIO(), out, io.StringIO()),
+            stdio=True)
+    text = out.getvalue()
+    assert "SLOW: no answer within 1 s (--timeout) to 1 request: envelope.method-type" in text, text
+    assert '      > LINE envelope.method-type: b\'{"jsonrpc": "2.0", "id": 8937, "method": null}\'' in text, text
