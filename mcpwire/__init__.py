@@ -21,7 +21,8 @@ from .client.events import (
     Progress, ResourceUpdated, ResultReceived, ServerRequest,
 )
 from .client.states import RequestState
-from .client.stream import ClientStdioConnection, HttpResponseParser, SessionStreamParser
+from .client.stdio import ClientStdioConnection
+from .client.stream import HttpResponseParser, SessionStreamParser
 from .server.catalog import ValidatorFactory
 from .server.context import CachePolicy
 from .server.engine import Server

@@ -37,12 +37,15 @@ written. Every failure of h11, anyio or the socket reaches the caller as a
 
 Initialize-era servers (specification 2025-11-25: Basic > Transports > Streamable HTTP):
 :meth:`Session.connect` probes and falls back to ``initialize``; the ``Mcp-Session-Id`` of the
-answer is kept and sent; the server's requests on a response stream (and its invalid messages,
-with the JSON-RPC error the server engine would give) are answered with a POST on a connection
+answer is kept and sent (an ``initialize`` answered with a status other than 2xx opened no
+session: ``RemoteProtocolError``, its ``data`` naming the status); the server's requests on a
+response stream (and its invalid messages, with the JSON-RPC error the server engine would give;
+both count against ``max_rounds``, pings aside) are answered with a POST on a connection
 of their own (the response stream keeps the main one); a response stream that
 ends early after an event id is resumed with a GET carrying ``Last-Event-ID`` after the
 stream's ``retry`` delay (at most ``max_resumptions`` times per request); a 404 on the session
-raises :class:`SessionExpired` to the session layer, which starts a new session; closing the
+raises :class:`SessionExpired` to the session layer, which starts a new session (a 404 on the
+``notifications/initialized`` of the handshake too, at most three sessions in a row); closing the
 client sends ``DELETE`` to end the session. Inside ``async with``, the session's GET stream
 (:mod:`mcpwire_adapters.client.session_stream`) is read in the background from the handshake
 on, one per session: the server's requests on it are answered with the handler of the one call
@@ -564,9 +567,7 @@ class HttpClient(Session):
         for event in events:
             if isinstance(event, (ResultReceived, ErrorResult, InputRequired)):
                 final = event
-            elif isinstance(event, InvalidMessage):  # initialize era: answered, as JSON-RPC says
-                await self._reject(event)
-            else:
+            else:  # an InvalidMessage too: the session answers it, and counts it against max_rounds
                 await on_event(event)
         return final
 

@@ -26,10 +26,13 @@ there. Over HTTP, a first request that fails as a modern request would not, sent
 ``connect()``, runs the probe then (and is resent on the session); stdio probes before the
 first request. The server's own requests (elicitation, sampling, roots, ping) are answered by
 the same ``on_input`` handler the multi round-trip loop uses, the call's own or else the
-session's; a session the server forgot (HTTP 404) is replaced by a new one, once per request,
-with a warning on the ``mcpwire.client`` logger. ``listen`` on a session reads its GET stream
-(HTTP) or reads the server's notifications (stdio), and turns ``resourceSubscriptions`` into
-``resources/subscribe`` / ``resources/unsubscribe``.
+session's; those on a call's own stream, valid or not, pings aside, count against
+``max_rounds``. A session the server forgot (HTTP 404) is replaced by a new one, once per
+request, with a warning on the ``mcpwire.client`` logger; a 404 on the handshake's
+``notifications/initialized`` starts a new session too, at most ``MAX_NEW_SESSIONS`` (3) in a
+row. ``listen`` on a session reads its GET stream (HTTP) or reads the server's notifications
+(stdio), and turns ``resourceSubscriptions`` into ``resources/subscribe`` /
+``resources/unsubscribe``.
 
 Pages and caching: ``list_tools_page(cursor)`` and its kin return one :class:`Page` with its
 ``nextCursor`` and caching hints; a session given ``cache=`` (a
@@ -53,7 +56,7 @@ from mcpwire import (
     Client, ClientEvent, ErrorCode, ErrorResult, InputRequired, ListChanged, LogMessage, OutgoingMessage,
     OutgoingRequest, Progress, ProtocolError, ResourceUpdated, ResultReceived, ServerRequest,
 )
-from mcpwire.sessions import INITIALIZE_ERA
+from mcpwire.sessions import INITIALIZE_ERA, InvalidMessage
 from mcpwire.tasks import RELATED_TASK_META_KEY
 from mcpwire.types import (
     SERVER_INFO_META_KEY, CreateMessageRequest, CreateMessageResult, DiscoverResult, ElicitRequest, ElicitResult, ListRootsRequest,
@@ -86,6 +89,11 @@ RootsHandler = Callable[[ListRootsRequest], "ListRootsResult | Awaitable[ListRoo
 # What each handler of Session(elicitation=, sampling=, roots=) makes the client declare, unless it
 # declares the capability itself (URL-mode elicitation is declared by the host that handles it).
 _HANDLER_CAPABILITIES: dict[str, dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+
+MAX_NEW_SESSIONS = 3
+"""How many sessions in a row a handshake opens when the server answers each one's
+``notifications/initialized`` with 404 (it forgot the session at once): a bound, so that a
+server that forgets every session gets a clear error, not a loop."""
 
 
 class Session(SessionVerbs):
@@ -216,14 +224,33 @@ class Session(SessionVerbs):
         return await self._send(self.client.discover())
 
     async def _handshake(self) -> ResultReceived:
-        request = self.client.initialize()
-        answer = await self._send(request)
-        note = self.client.accept_initialize(answer, self._issued_session())
-        self._era_known, self.initialized, self._log_level = True, answer, None
-        self.sessions_started += 1
-        await self._deliver(note)
-        await self._session_started()
-        return answer
+        """``initialize`` and ``notifications/initialized``. A 404 on the notification (the first
+        request that carries the new session's id) means the server forgot that session already:
+        a new one is started (2025-11-25: Basic > Transports > Streamable HTTP, Session
+        Management, "it MUST start a new session by sending a new InitializeRequest without a
+        session ID attached"): at most :data:`MAX_NEW_SESSIONS` sessions in a row, then
+        :class:`SessionExpired` says the server forgot each of them."""
+        lost: SessionExpired | None = None
+        for attempt in range(1, MAX_NEW_SESSIONS + 1):
+            request = self.client.initialize()
+            answer = await self._send(request)
+            note = self.client.accept_initialize(answer, self._issued_session())
+            self._era_known, self.initialized, self._log_level = True, answer, None
+            self.sessions_started += 1
+            try:
+                await self._deliver(note)
+            except SessionExpired as exc:
+                if attempt < MAX_NEW_SESSIONS:
+                    _log.warning("%s; starting a new session", exc)
+                self.client.session_expired()
+                self.initialized = None
+                lost = exc
+                continue
+            await self._session_started()
+            return answer
+        assert lost is not None  # MAX_NEW_SESSIONS >= 1: the loop ran, and each turn that did not return lost one
+        raise SessionExpired(f"the server forgot each of {MAX_NEW_SESSIONS} new sessions in a row right after "
+                             f"initialize ({lost}); giving up", lost.session_id)
 
     async def _session_started(self) -> None:
         """A new initialize-era session is open (HTTP starts reading its GET stream)."""
@@ -345,9 +372,12 @@ class Session(SessionVerbs):
         on_progress: EventHandler | None = None,
         on_log: EventHandler | None = None,
     ) -> ResultReceived:
-        # The server's requests for input on this request's stream (initialize era) are its
-        # rounds of input, bounded by max_rounds as input_required rounds are (_follow). Past
-        # the bound the request is cancelled the transport's way (the scope), then fails.
+        # The server's requests on this request's stream (initialize era) are its rounds of
+        # input, bounded by max_rounds as input_required rounds are (_follow): every one but a
+        # ping, valid or not (an invalid one is answered with its JSON-RPC error, as
+        # JSON-RPC 2.0 section 5 says), else a server that keeps sending requests nobody can answer keeps the
+        # call alive for ever. Past the bound the request is cancelled the transport's way (the
+        # scope), then fails.
         asked = 0
         refused: ServerError | None = None
         stop = anyio.CancelScope()
@@ -358,14 +388,18 @@ class Session(SessionVerbs):
                 await maybe_await(on_progress(event))
             elif isinstance(event, LogMessage) and on_log is not None:
                 await maybe_await(on_log(event))
-            elif isinstance(event, ServerRequest):
-                if event.request is not None:  # elicitation, sampling, roots; not a ping
+            elif isinstance(event, (ServerRequest, InvalidMessage)):
+                if not (isinstance(event, ServerRequest) and event.method == "ping"):
                     asked += 1
                 if asked <= self.max_rounds:
-                    await self._answer_server(event, on_input)
+                    if isinstance(event, ServerRequest):
+                        await self._answer_server(event, on_input)
+                    else:
+                        await self._deliver(self.client.reject(event))
                     return
                 refused = refused or _input_refused(request.id, request.method, f"more than {self.max_rounds} input rounds")
-                await self._deliver(self.client.answer_error(event, ErrorCode.INTERNAL_ERROR, refused.error.message))
+                await self._deliver(self.client.reject(event) if isinstance(event, InvalidMessage) else
+                                    self.client.answer_error(event, ErrorCode.INTERNAL_ERROR, refused.error.message))
                 stop.cancel()
 
         call = (on_input, on_log)

@@ -7,8 +7,9 @@ Progress and Subscriptions; Server > Utilities > Logging):
 - :class:`HttpResponseParser`, one per request: fed the HTTP status, content type and the
   body in chunks; a JSON body is buffered (bounded) and decoded at the end, an SSE body is
   read incrementally with :class:`~mcpwire.SSEReader`, each ``data`` one JSON-RPC message;
-- :class:`ClientStdioConnection`: NDJSON lines from a server's stdout, with several requests
-  in flight told apart by id (progress by its token, listen events by subscription id);
+- the one-message reader both share with :class:`~mcpwire.ClientStdioConnection` (NDJSON lines
+  from a server's stdout, ``mcpwire.client.stdio``): several requests in flight told apart by
+  id (progress by its token, listen events by subscription id);
 - turning one message into events: the final response into :class:`ResultReceived` (typed by
   method; no ``resultType`` means complete), :class:`ErrorResult` or :class:`InputRequired`;
   notifications into :class:`Progress`, :class:`LogMessage`, :class:`ListenAck`,
@@ -57,7 +58,6 @@ from ..wire.meta import SUBSCRIPTION_ID_META_KEY
 from ..wire.tasks import Task
 from .events import TaskNotification
 from ..wire.methods import METHODS, MRTR_METHODS, NOTIFICATIONS, SERVER_REQUESTS
-from ..wire.ndjson import LineReader, OversizeLine
 from ..wire.sse import SSEReader
 from .learned import Learned
 from .states import REQUEST, RequestState
@@ -73,8 +73,7 @@ from ..types import (
 )
 
 __all__ = [
-    "TRANSPORT_ERROR", "ClientStdioConnection", "Engine", "HttpResponseParser", "MalformedResult", "Resume",
-    "SessionStreamParser",
+    "TRANSPORT_ERROR", "Engine", "HttpResponseParser", "MalformedResult", "Resume", "SessionStreamParser",
 ]
 
 TRANSPORT_ERROR: Final = ErrorCode.TRANSPORT_ERROR
@@ -416,8 +415,10 @@ class HttpResponseParser:
     (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation#transport-specific-cancellation>).
 
     Raises :class:`RemoteProtocolError` when the server broke the protocol: a request on the
-    stream, a body over ``max_body_bytes``, a non-JSON error body, or a stream that ended
-    without the final response (a listen stream may end so: it then yields nothing).
+    stream, a body over ``max_body_bytes``, a non-JSON error body, a stream that ended
+    without the final response (a listen stream may end so: it then yields nothing), or an
+    ``initialize`` result that came with a status other than 2xx (no session was opened;
+    ``data`` holds the ``status``).
     """
 
     def __init__(
@@ -491,6 +492,7 @@ class HttpResponseParser:
                 if 200 <= self.status < 300:
                     raise
                 raise no_body from None  # an error status with some other JSON (an OAuth error, say)
+            self._refuse_failed_initialize(out)
         if not self.done and self.request.method != "subscriptions/listen":
             raise RemoteProtocolError(f"response stream for {self.request.method} ended without a response",
                                       code=TRANSPORT_ERROR)
@@ -528,7 +530,9 @@ class HttpResponseParser:
             if not frame.data.strip() or self.done:
                 continue  # an empty priming event, or anything after the response
             try:
-                out.extend(self._events_json(frame.data))
+                events = self._events_json(frame.data)
+                self._refuse_failed_initialize(events)
+                out.extend(events)
             except RemoteProtocolError as exc:
                 if not out:
                     raise
@@ -541,6 +545,16 @@ class HttpResponseParser:
         if any(isinstance(e, (ResultReceived, ErrorResult, InputRequired)) for e in events):
             self.done = True
         return events
+
+    def _refuse_failed_initialize(self, events: list[ClientEvent]) -> None:
+        # The handshake opens a session only when it succeeds: an error status says it did not,
+        # whatever the body holds, so neither the result nor the Mcp-Session-Id of this response
+        # is taken. (A 404 here is no lost session: initialize names none.)
+        if self.request.method == "initialize" and not 200 <= self.status < 300 \
+                and any(isinstance(e, ResultReceived) for e in events):
+            raise RemoteProtocolError(
+                f"HTTP {self.status} response to initialize: the initialization did not succeed, "
+                "and the session it names is not used", code=TRANSPORT_ERROR, data={"status": self.status})
 
 
 class Resume(msgspec.Struct, frozen=True, kw_only=True):
@@ -601,96 +615,4 @@ class SessionStreamParser:
                 out.extend(self._tracker.message(frame.data))
             except RemoteProtocolError:
                 self.dropped += 1
-        return out
-
-
-class ClientStdioConnection:
-    """The client side of one stdio connection
-    (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>).
-
-    Write :meth:`send`'s bytes to the server's stdin; feed its stdout to
-    :meth:`receive_data` (any chunking) and :meth:`receive_eof`. Events carry the request id
-    they belong to; a request leaves :attr:`in_flight` with its final event. :meth:`cancel`
-    gives the ``notifications/cancelled`` line and forgets the request (on stdio the client
-    cancels with it: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation>).
-
-    The connection itself ends every request in flight, each with an :class:`ErrorResult`
-    -32000 that :meth:`lost` then names, when the server's stdout ends and when a line passes
-    ``max_line_bytes``: a line too long to keep cannot be read, so whichever request it answered
-    would wait for ever, and stdio cannot tell which one that was. Such requests are given up
-    as cancelled ones are (a late answer is dropped); write :meth:`cancel`'s line for each so
-    that the server stops the work. The reader skips the rest of that line unbuffered and reads
-    the next lines as usual, so later requests are unaffected.
-    A line that is not JSON (or not a message) is one event, ``ErrorResult(request_id=None)``,
-    and ends nothing: it may have been anything, a stray line of text included.
-    """
-
-    def __init__(self, client: Engine, *, max_line_bytes: int = 4 * 1024 * 1024) -> None:
-        self.client = client
-        self._reader = LineReader(max_line_bytes)
-        self._tracker = _Tracker(client)
-        self._max = max_line_bytes
-        self._lost: dict[tuple[type, RequestId], str] = {}  # the last MAX_ENDED of them
-
-    @property
-    def in_flight(self) -> int:
-        return len(self._tracker.requests)
-
-    def lost(self, request_id: RequestId) -> str | None:
-        """Why this connection ended request ``request_id`` itself (the reason is its -32000
-        :class:`ErrorResult`'s message): ``"server closed stdout"``, or a line past
-        ``max_line_bytes``. ``None`` when it did not: the server answered it, it is in flight,
-        or it ended too long ago to be remembered. A host tells the connection's failures
-        from the server's own -32000 errors with it."""
-        return self._lost.get(_key(request_id))
-
-    def send(self, request: OutgoingRequest) -> bytes:
-        self._tracker.add(request)
-        return request.line
-
-    def state_of(self, request: OutgoingRequest) -> RequestState | None:
-        """Where ``request`` stands (``None``: never sent here, or long finished)."""
-        return self._tracker.state_of(request.id)
-
-    def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes:
-        """The ``notifications/cancelled`` line for ``request``; its late messages are then dropped."""
-        if self._tracker.state_of(request.id) in _IN_FLIGHT:
-            self._tracker.move(request, "cancel")
-        return self.client.cancel(request, reason)
-
-    def receive_data(self, data: bytes) -> list[ClientEvent]:
-        return self._lines(self._reader.feed(data))
-
-    def receive_eof(self) -> list[ClientEvent]:
-        """End of the server's stdout: every request still in flight gets a -32000 ErrorResult."""
-        return self._lines(self._reader.close()) + self._lose("server closed stdout", "error")
-
-    def _lose(self, reason: str, verb: str) -> list[ClientEvent]:
-        """End every request in flight with a -32000 of the connection's own (see :meth:`lost`)."""
-        out: list[ClientEvent] = []
-        for request in list(self._tracker.requests.values()):
-            self._tracker.move(request, verb)
-            if len(self._lost) >= MAX_ENDED:
-                del self._lost[next(iter(self._lost))]
-            self._lost[_key(request.id)] = reason
-            out.append(ErrorResult(request_id=request.id, code=TRANSPORT_ERROR, message=reason))
-        return out
-
-    def _lines(self, lines: list[bytes | OversizeLine]) -> list[ClientEvent]:
-        out: list[ClientEvent] = []
-        for line in lines:
-            if isinstance(line, OversizeLine):
-                # The size seen depends on chunking: left out, so chunking never changes the events.
-                lost = self._lose(f"server sent a line of more than {self._max} bytes (max_line_bytes); "
-                                  "the answer it may have carried cannot be read", "cancel")
-                out.extend(lost or [ErrorResult(request_id=None, code=ErrorCode.INVALID_REQUEST,
-                                                message=f"Message exceeds {self._max} bytes")])
-                continue
-            try:
-                out.extend(self._tracker.message(line))
-            except RemoteProtocolError as exc:
-                # Attributed only when it ended one of our requests (MalformedResult); any
-                # other id on a bad line is the peer's, not ours.
-                rid = exc.request_id if isinstance(exc, MalformedResult) else None
-                out.append(ErrorResult(request_id=rid, code=exc.code, message=exc.message, data=exc.data))
         return out

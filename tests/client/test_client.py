@@ -31,7 +31,8 @@ from mcpwire.client.events import (
     Progress,
     ResultReceived,
 )
-from mcpwire.client.stream import ClientStdioConnection, HttpResponseParser
+from mcpwire.client.stdio import ClientStdioConnection
+from mcpwire.client.stream import HttpResponseParser
 from mcpwire.types import ElicitRequest, ElicitResult, ListRootsResult, Root
 
 NOW = 1_800_000_000.0
