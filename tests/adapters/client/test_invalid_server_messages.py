@@ -8,8 +8,6 @@ trio and on asyncio."""
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -22,48 +20,19 @@ from mcpwire.types import Implementation
 from mcpwire_adapters.client.http import HttpClient
 from mcpwire_adapters.client.stdio import StdioClient
 
+from _asking_stdio import asking_server
 from _backends import run
 from test_session_get_stream import WAIT, Get, Scripted, frame, plain_client, scripted
 
 NO_JSONRPC = {"id": "srv-1", "method": "ping"}  # the ping a hostile server sent, "jsonrpc" deleted
-
-# An initialize-era server whose tools/call sends an invalid ping and a line that is not JSON,
-# and answers the call once both are answered; it logs every line it reads (argv[1]).
-STDIO_SERVER = textwrap.dedent("""
-    import json, sys
-    log = open(sys.argv[1], "a")
-
-    def send(text):
-        sys.stdout.write(text + "\\n")
-        sys.stdout.flush()
-
-    call, answered = None, set()
-    for line in sys.stdin:
-        log.write(line)
-        log.flush()
-        message = json.loads(line)
-        method = message.get("method")
-        if method == "initialize":
-            send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
-                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                "serverInfo": {"name": "s", "version": "1"}}}))
-        elif method == "tools/call":
-            call = message["id"]
-            send(json.dumps({"id": "srv-1", "method": "ping"}))
-            send("not json")
-        elif method is None:
-            answered.add(message.get("id"))
-            if answered == {"srv-1", None} and call is not None:
-                send(json.dumps({"jsonrpc": "2.0", "id": call, "result": {"content": [{"type": "text", "text": "ok"}]}}))
-""")
-
 
 def test_stdio_answers_an_invalid_request_and_a_line_that_is_not_json(backend: str, tmp_path: Path) -> None:
     log = tmp_path / "read.jsonl"
 
     async def main() -> None:
         client = Client(Implementation(name="t", version="1"), protocol_version="2025-11-25")
-        async with StdioClient([sys.executable, "-c", STDIO_SERVER, str(log)], client, read_timeout=WAIT) as c:
+        async with StdioClient(asking_server(log, [json.dumps(NO_JSONRPC).encode(), b"not json"]), client,
+                               read_timeout=WAIT) as c:
             with anyio.fail_after(WAIT):
                 result = await c.call_tool("echo", {})
             assert result.data["content"][0]["text"] == "ok"

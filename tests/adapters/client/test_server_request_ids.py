@@ -7,8 +7,6 @@ real child process. Each test runs on trio and on asyncio."""
 
 from __future__ import annotations
 
-import sys
-import textwrap
 from pathlib import Path
 
 import anyio
@@ -21,6 +19,7 @@ from mcpwire.types import Implementation
 from mcpwire_adapters.client.http import HttpClient
 from mcpwire_adapters.client.stdio import StdioClient
 
+from _asking_stdio import asking_server
 from _backends import run
 from test_session_get_stream import WAIT, Get, Scripted, plain_client, scripted
 
@@ -92,45 +91,12 @@ def test_http_echoes_every_schema_valid_id_of_a_server_request(backend: str) -> 
     run(main, backend)
 
 
-# An initialize-era server whose tools/call sends REQUESTS (argv[2], one a line) and answers the
-# call once each is answered; it logs every line it reads, as read (argv[1]).
-STDIO_SERVER = textwrap.dedent("""
-    import json, sys
-    log = open(sys.argv[1], "a")
-    asks = sys.argv[2].split("\\n")
-
-    def send(text):
-        sys.stdout.write(text + "\\n")
-        sys.stdout.flush()
-
-    call, answers = None, 0
-    for line in sys.stdin:
-        log.write(line)
-        log.flush()
-        message = json.loads(line)
-        method = message.get("method")
-        if method == "initialize":
-            send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
-                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                "serverInfo": {"name": "s", "version": "1"}}}))
-        elif method == "tools/call":
-            call = message["id"]
-            for ask in asks:
-                send(ask)
-        elif method is None:
-            answers += 1
-            if answers == len(asks) and call is not None:
-                send(json.dumps({"jsonrpc": "2.0", "id": call, "result": {"content": [{"type": "text", "text": "ok"}]}}))
-""")
-
-
 def test_stdio_echoes_every_schema_valid_id_of_a_server_request(backend: str, tmp_path: Path) -> None:
     log = tmp_path / "read.jsonl"
 
     async def main() -> None:
         client = Client(Implementation(name="t", version="1"), protocol_version="2025-11-25")
-        command = [sys.executable, "-c", STDIO_SERVER, str(log), b"\n".join(REQUESTS).decode()]
-        async with StdioClient(command, client, read_timeout=WAIT) as c:
+        async with StdioClient(asking_server(log, REQUESTS), client, read_timeout=WAIT) as c:
             with anyio.fail_after(WAIT):
                 result = await c.call_tool("echo", {})
             assert result.data["content"][0]["text"] == "ok"

@@ -194,11 +194,13 @@ def session_server(revision: str, fault: str | None = None) -> type[BaseHTTPRequ
     return Handler
 
 
-def legacy_server(fault: str | None = None) -> type[BaseHTTPRequestHandler]:
+def legacy_server(fault: str | None = None, opened: list[str] | None = None) -> type[BaseHTTPRequestHandler]:
     """The HTTP+SSE transport of 2024-11-05 (see the module docstring): GET any path opens a
-    stream whose first event names ``/messages?session=N``; a POST there is 202 and its answer
-    goes on the stream."""
-    streams: dict[str, queue.Queue[bytes]] = {}
+    stream whose first event names ``/messages?session=N`` (N appended to ``opened``); a POST
+    there is 202 and its answer goes on the stream; a foreign Origin is refused 403 on both
+    (but with the fault "origin"). The fault "drop-stream": a tools/list (but the fuzzer's own,
+    id "fuzz-tools") ends the stream instead of being answered."""
+    streams: dict[str, queue.Queue[bytes | None]] = {}
     counter = itertools.count(1)
     lock = threading.Lock()
 
@@ -213,9 +215,11 @@ def legacy_server(fault: str | None = None) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 return
             name = str(next(counter))
-            inbox: queue.Queue[bytes] = queue.Queue()
+            inbox: queue.Queue[bytes | None] = queue.Queue()
             with lock:
                 streams[name] = inbox
+                if opened is not None:
+                    opened.append(name)
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
@@ -229,6 +233,8 @@ def legacy_server(fault: str | None = None) -> type[BaseHTTPRequestHandler]:
                         event = inbox.get(timeout=0.1)
                     except queue.Empty:
                         continue
+                    if event is None:
+                        return  # HTTP/1.0: the stream ends with the connection
                     self.wfile.write(event)
                     self.wfile.flush()
             except OSError:
@@ -242,17 +248,20 @@ def legacy_server(fault: str | None = None) -> type[BaseHTTPRequestHandler]:
             name = parse_qs(urlsplit(self.path).query).get("session", [""])[0]
             with lock:
                 inbox = streams.get(name)
+            if _foreign(self.headers) and fault != "origin":
+                return self._empty(403)
             if inbox is None:
-                self.send_response(404)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
+                return self._empty(404)
             try:
                 message = json.loads(body)
             except ValueError:
                 response: dict[str, Any] | None = {"jsonrpc": "2.0", "id": None,
                                                    "error": {"code": -32700, "message": "parse"}}
             else:
+                if fault == "drop-stream" and isinstance(message, dict) and message.get("method") == "tools/list" \
+                        and message.get("id") != "fuzz-tools":
+                    self._empty(202)
+                    return inbox.put(None)
                 response = answer(message, "2024-11-05", fault) if isinstance(message, dict) else None
             if response is not None and fault == "answer-on-post":
                 data = json.dumps(response).encode()
@@ -262,11 +271,14 @@ def legacy_server(fault: str | None = None) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 self.wfile.write(data)
                 return
-            self.send_response(202)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self._empty(202)
             if response is not None:
                 event = "reply" if fault == "message-event" else "message"
                 inbox.put(f"event: {event}\ndata: {json.dumps(response)}\n\n".encode())
+
+        def _empty(self, status: int) -> None:
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
 
     return Handler

@@ -33,63 +33,65 @@ def fixture_url() -> Iterator[str]:
         yield url
 
 
-def _run(coroutine: Any) -> Any:
+def run_bounded(coroutine: Any) -> Any:
+    """``coroutine()`` run on trio, bounded by TIMEOUT."""
     async def go() -> Any:
         with trio.fail_after(TIMEOUT):
             return await coroutine()
     return trio.run(go)
 
 
-def _shown(report: FuzzReport) -> list[tuple[str, list[str], list[bytes]]]:
+def shown(report: FuzzReport) -> list[tuple[str, list[str], list[bytes]]]:
+    """A report's findings as an assertion message shows them."""
     return [(f.status, list(f.problems), [s.request.body[:200] for s in f.subject]) for f in report.findings]
 
 
 @pytest.mark.parametrize("revision", ["2025-11-25", "2025-06-18", "2025-03-26"])
 def test_the_fixture_passes_a_short_run_in_each_revision(fixture_url: str, revision: str) -> None:
-    report: FuzzReport = _run(lambda: fuzz(fixture_url, max_examples=60, seed=5, revision=revision, strict=True,
+    report: FuzzReport = run_bounded(lambda: fuzz(fixture_url, max_examples=60, seed=5, revision=revision, strict=True,
                                            all_tools=True, timeout=5))
-    assert report.cases >= 30 and report.findings == [], _shown(report)
+    assert report.cases >= 30 and report.findings == [], shown(report)
 
 
 def test_the_fixture_passes_a_short_run_over_stdio() -> None:
-    report: FuzzReport = _run(lambda: fuzz_stdio(FIXTURE_STDIO, max_examples=60, seed=5, revision="2025-03-26",
+    report: FuzzReport = run_bounded(lambda: fuzz_stdio(FIXTURE_STDIO, max_examples=60, seed=5, revision="2025-03-26",
                                                  strict=True, timeout=3))
-    assert report.cases >= 30 and report.findings == [], _shown(report)
+    assert report.cases >= 30 and report.findings == [], shown(report)
 
 
 def test_by_default_an_initialize_era_server_is_fuzzed_in_its_newest_revision() -> None:
     with serving_era(session_server("2025-06-18")) as url:
-        report: FuzzReport = _run(lambda: fuzz(url, max_examples=20, seed=1, strict=True, timeout=3))
-    assert report.findings == [], _shown(report)
+        report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=20, seed=1, strict=True, timeout=3))
+    assert report.findings == [], shown(report)
 
 
 def test_a_session_server_breaking_a_must_is_found_shrunk_and_replayed(tmp_path: Path) -> None:
     """A server that answers a session it never issued: the 404 the transport requires."""
     with serving_era(session_server("2025-11-25", "session-echo")) as url:
-        report: FuzzReport = _run(lambda: fuzz(url, max_examples=150, seed=2, revision="2025-11-25", out_dir=str(tmp_path),
+        report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=150, seed=2, revision="2025-11-25", out_dir=str(tmp_path),
                                                timeout=3))
-        assert report.failures, _shown(report)
+        assert report.failures, shown(report)
         failure = report.failures[0]
         problem = failure.problems[0]
         assert isinstance(problem, Problem) and problem.rule.id == "era.session-ended@2025-11-25", failure.problems
         assert len(failure.subject) == 1 and failure.path is not None
         document = json.loads(failure.path.read_text())
         assert document["context"]["revision"] == "2025-11-25" and document["context"]["session"]
-        again = _run(lambda: replay(failure.path))  # on a session of its own
+        again = run_bounded(lambda: replay(failure.path))  # on a session of its own
         assert again.failed, [p for _, _, p in again.steps]
     with serving_era(session_server("2025-11-25")) as fixed:
-        assert not _run(lambda: replay(failure.path, target=fixed)).reproduced
+        assert not run_bounded(lambda: replay(failure.path, target=fixed)).reproduced
 
 
 def test_a_stdio_server_answering_a_notification_is_found_and_replayed(tmp_path: Path) -> None:
     command = [sys.executable, str(HERE / "_era_stdio_server.py"), "2025-03-26", "notify-answer"]
-    report: FuzzReport = _run(lambda: fuzz_stdio(command, max_examples=100, seed=3, revision="2025-03-26",
+    report: FuzzReport = run_bounded(lambda: fuzz_stdio(command, max_examples=100, seed=3, revision="2025-03-26",
                                                  out_dir=str(tmp_path), timeout=2))
-    assert report.failures, _shown(report)
+    assert report.failures, shown(report)
     failure = report.failures[0]
     assert {p.rule.id for p in failure.problems if isinstance(p, Problem)} == {"era.notification-silent@2025-03-26"}
     assert failure.path is not None
-    assert _run(lambda: replay(failure.path)).failed
+    assert run_bounded(lambda: replay(failure.path)).failed
 
 
 # -- the oracle of the initialize era, request by request --------------------------------------------------------

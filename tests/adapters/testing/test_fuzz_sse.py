@@ -4,31 +4,26 @@ posted there and its answer read on the stream by its id. A raw server right abo
 gives no failure (found without ``--revision``, as the probe finds it); one breaking one MUST
 fails exactly that rule, shrunk to its one request and replayed on a connection of its own; a
 server that ends its stream is reported so, and the run goes on on a new stream. The raw servers
-are ``_era_servers.legacy_server`` (its POSTs refusing a foreign Origin too), its answers made
-right about ids JSON-RPC does not allow (a boolean, an object, an array: an error with a null
-id) and, where a test plants a bug, wrong about that one rule; and, for the dropped stream, one
-below. Budgets of a few seconds.
+are ``_era_servers.legacy_server`` (its fault "drop-stream" for the dropped stream), its answers
+made right about ids JSON-RPC does not allow (a boolean, an object, an array: an error with a
+null id) and, where a test plants a bug, wrong about that one rule. Budgets of a few seconds.
 """
 
 from __future__ import annotations
 
 import json
-import queue
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import _era_servers
 import anyio
 import pytest
-import trio
-from _era_servers import serving_era
+from _era_servers import legacy_server, serving_era
+from test_fuzz_eras import run_bounded, shown
 
 from mcpwire_adapters.testing.fuzz.cases import Step
 from mcpwire_adapters.testing.fuzz.legacy import LegacyConnection, StreamAnswer, judge_legacy
@@ -43,17 +38,6 @@ from mcpwire_adapters.testing.verdict import Problem
 CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
 TIMEOUT = 60.0
 LEGACY = "2024-11-05"
-
-
-def _run(coroutine: Callable[[], Any]) -> Any:
-    async def go() -> Any:
-        with trio.fail_after(TIMEOUT):
-            return await coroutine()
-    return trio.run(go)
-
-
-def _shown(report: FuzzReport) -> list[tuple[str, list[str], list[bytes]]]:
-    return [(f.status, list(f.problems), [s.request.body[:200] for s in f.subject]) for f in report.findings]
 
 
 def _must_rules(report: FuzzReport) -> set[str]:
@@ -76,46 +60,29 @@ def right_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_era_servers, "answer", _answer)
 
 
-def _foreign(handler: BaseHTTPRequestHandler) -> bool:
-    return not (handler.headers.get("Origin") or "http://127.0.0.1").startswith(("http://127.0.0.1", "http://localhost"))
-
-
-def legacy_server(fault: str | None = None) -> type[BaseHTTPRequestHandler]:
-    """``_era_servers.legacy_server``, whose POSTs refuse a foreign Origin too (403), as its GET
-    does: the transport's "Servers MUST validate the Origin header on all incoming connections"."""
-    served = _era_servers.legacy_server(fault)
-
-    class Handler(served):  # type: ignore[valid-type,misc]
-        def do_POST(self) -> None:
-            if _foreign(self):
-                self.send_response(403)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            super().do_POST()
-
-    return Handler
-
-
-def _planted(monkeypatch: pytest.MonkeyPatch, plant: Plant) -> None:
-    """The raw server's answers, changed by ``plant(message, answer)``."""
+def _planted(monkeypatch: pytest.MonkeyPatch, plant: Plant, *, max_examples: int, seed: int) -> FuzzReport:
+    """A short fuzz run of the raw server, its answers changed by ``plant(message, answer)``."""
     monkeypatch.setattr(_era_servers, "answer", lambda message, revision, fault: plant(
         message, _answer(message, revision, fault)))
+    with serving_era(legacy_server()) as url:
+        report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=max_examples, seed=seed, revision=LEGACY,
+                                                      timeout=2))
+    return report
 
 
 def test_a_server_of_the_http_sse_transport_is_found_and_gives_no_failure() -> None:
     """Without --revision: every POST refused, a GET whose first event is endpoint (the probe's
     negotiation), so 2024-11-05 over HTTP+SSE."""
     with serving_era(legacy_server()) as url:
-        report: FuzzReport = _run(lambda: fuzz(url, max_examples=40, seed=5, timeout=2))
-    assert report.cases >= 30 and report.findings == [], _shown(report)
+        report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=40, seed=5, timeout=2))
+    assert report.cases >= 30 and report.findings == [], shown(report)
 
 
 def test_a_wrong_id_on_the_stream_fails_that_rule_shrunk_and_replayed(tmp_path: Path) -> None:
     with serving_era(legacy_server("wrong-id")) as url:  # a ping is answered with its id and an "x"
-        report: FuzzReport = _run(lambda: fuzz(url, max_examples=40, seed=2, revision=LEGACY, timeout=2,
+        report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=40, seed=2, revision=LEGACY, timeout=2,
                                                out_dir=str(tmp_path)))
-        assert _must_rules(report) == {"era.result-id@2024-11-05"}, _shown(report)
+        assert _must_rules(report) == {"era.result-id@2024-11-05"}, shown(report)
         failure = report.failures[0]
         assert len(failure.subject) == 1 and json.loads(failure.subject[0].request.body)["method"] == "ping"
         path = failure.path
@@ -126,10 +93,10 @@ def test_a_wrong_id_on_the_stream_fails_that_rule_shrunk_and_replayed(tmp_path: 
         assert "event: message" in document["answers"][0]["body"]
         script = path.with_suffix(".sh").read_text()
         assert "curl -sN -H 'Accept: text/event-stream'" in script and '"$endpoint"' in script
-        again = _run(lambda: replay(path))  # on a connection of its own
+        again = run_bounded(lambda: replay(path))  # on a connection of its own
         assert again.failed, [p for _, _, p in again.steps]
     with serving_era(legacy_server()) as fixed:
-        assert not _run(lambda: replay(path, target=fixed)).reproduced
+        assert not run_bounded(lambda: replay(path, target=fixed)).reproduced
 
 
 def test_an_answered_notification_is_found_and_cut_to_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,12 +108,10 @@ def test_an_answered_notification_is_found_and_cut_to_it(monkeypatch: pytest.Mon
             return {"jsonrpc": "2.0", "id": None, "result": {}}
         return answer
 
-    _planted(monkeypatch, plant)
-    with serving_era(legacy_server()) as url:
-        report: FuzzReport = _run(lambda: fuzz(url, max_examples=40, seed=3, revision=LEGACY, timeout=2))
-    assert _must_rules(report) == {"jsonrpc.notification"}, _shown(report)
+    report = _planted(monkeypatch, plant, max_examples=40, seed=3)
+    assert _must_rules(report) == {"jsonrpc.notification"}, shown(report)
     steps = report.failures[0].subject
-    assert [json.loads(s.request.body).get("method") for s in steps] == ["notifications/cancelled"], _shown(report)
+    assert [json.loads(s.request.body).get("method") for s in steps] == ["notifications/cancelled"], shown(report)
 
 
 def test_a_wrong_id_only_a_sequence_reaches_is_shrunk_to_its_one_request(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -158,90 +123,24 @@ def test_a_wrong_id_only_a_sequence_reaches_is_shrunk_to_its_one_request(monkeyp
             return {**answer, "id": f"{message['id']}!"}
         return answer
 
-    _planted(monkeypatch, plant)
-    with serving_era(legacy_server()) as url:
-        report: FuzzReport = _run(lambda: fuzz(url, max_examples=60, seed=5, revision=LEGACY, timeout=2))
-    assert _must_rules(report) == {"era.result-id@2024-11-05"}, _shown(report)
+    report = _planted(monkeypatch, plant, max_examples=60, seed=5)
+    assert _must_rules(report) == {"era.result-id@2024-11-05"}, shown(report)
     steps = report.failures[0].subject
-    assert [json.loads(s.request.body)["method"] for s in steps] == ["tools/list"], _shown(report)
+    assert [json.loads(s.request.body)["method"] for s in steps] == ["tools/list"], shown(report)
     assert json.loads(steps[0].request.body)["id"].startswith("seq-")
 
 
 # -- a server that ends its SSE stream ----------------------------------------------------------------------
-def _dropping_server(opened: list[str]) -> type[BaseHTTPRequestHandler]:
-    """HTTP+SSE of 2024-11-05, right about every rule (:func:`_answer`), but it ends the SSE
-    stream (closes the connection) when a tools/list comes, other than the fuzzer's own before
-    the run ("fuzz-tools"). ``opened`` gets the name of each stream opened."""
-    streams: dict[str, queue.Queue[bytes | None]] = {}
-    lock = threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            inbox: queue.Queue[bytes | None] = queue.Queue()
-            with lock:
-                name = str(len(opened) + 1)
-                streams[name] = inbox
-                opened.append(name)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            self.wfile.write(f"event: endpoint\ndata: /messages?session={name}\n\n".encode())
-            self.wfile.flush()
-            deadline = time.monotonic() + 20
-            try:
-                while time.monotonic() < deadline:
-                    try:
-                        event = inbox.get(timeout=0.1)
-                    except queue.Empty:
-                        continue
-                    if event is None:
-                        return  # HTTP/1.0: the stream ends with the connection
-                    self.wfile.write(event)
-                    self.wfile.flush()
-            except OSError:
-                pass
-            finally:
-                with lock:
-                    streams.pop(name, None)
-
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            with lock:
-                inbox = streams.get(parse_qs(urlsplit(self.path).query).get("session", [""])[0])
-            if _foreign(self):
-                inbox = None  # a foreign Origin: refused
-            self.send_response(202 if inbox is not None else 403)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            try:
-                message = json.loads(body)
-            except ValueError:
-                message = None
-            if inbox is None or not isinstance(message, dict):
-                return
-            if message.get("method") == "tools/list" and message.get("id") != "fuzz-tools":
-                inbox.put(None)
-                return
-            response = _answer(message)
-            if response is not None:
-                inbox.put(f"event: message\ndata: {json.dumps(response)}\n\n".encode())
-
-    return Handler
-
-
 def test_a_stream_the_server_ends_is_reported_and_the_run_goes_on() -> None:
     """Each case after the drop (and each replay while shrinking) is sent on a new stream."""
     opened: list[str] = []
-    with serving_era(_dropping_server(opened)) as url:
-        report: FuzzReport = _run(lambda: fuzz(url, max_examples=40, seed=4, revision=LEGACY, timeout=2,
+    with serving_era(legacy_server("drop-stream", opened)) as url:
+        report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=40, seed=4, revision=LEGACY, timeout=2,
                                                sequences=False))
-    assert report.failures, _shown(report)
+    assert report.failures, shown(report)
     for failure in report.failures:  # the request awaiting its answer; or a notification, then the ping after it
-        assert "the SSE stream ended" in failure.problems[0] and not failure.flaky, _shown(report)
-        assert json.loads(failure.subject[0].request.body)["method"] == "tools/list", _shown(report)
+        assert "the SSE stream ended" in failure.problems[0] and not failure.flaky, shown(report)
+        assert json.loads(failure.subject[0].request.body)["method"] == "tools/list", shown(report)
     assert _must_rules(report) == {"jsonrpc.reply"}
     assert len(opened) >= 3, opened
 
@@ -252,9 +151,9 @@ def test_a_stream_past_half_the_events_it_keeps_is_opened_again(monkeypatch: pyt
     run does not turn every answer into a slow one."""
     monkeypatch.setattr(rawwire_sse, "MAX_EVENTS", 40)
     with serving_era(legacy_server()) as url:
-        report: FuzzReport = _run(lambda: fuzz(url, max_examples=50, seed=6, revision=LEGACY, timeout=1,
+        report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=50, seed=6, revision=LEGACY, timeout=1,
                                                sequences=False))
-    assert report.findings == [], _shown(report)
+    assert report.findings == [], shown(report)
     assert sum(s.count for s in report.slow) <= 3, [(s.kind, s.count) for s in report.slow]  # a body the server drops
 
 
@@ -292,7 +191,7 @@ def test_an_id_echoed_where_null_is_due_is_this_request_s_answer(monkeypatch: py
 
     with serving_era(legacy_server()) as url:
         started = time.monotonic()
-        _, reply, error = _run(sent)
+        _, reply, error = run_bounded(sent)
     assert time.monotonic() - started < 5 and error is None and reply is not None
     assert reply.messages() == [{"jsonrpc": "2.0", "id": True, "result": {}}], reply
     problems = judge_legacy("oracle", step.request, reply, error, lambda: expect_for(step.request, context))

@@ -18,29 +18,7 @@ const [modules, kind, ...target] = process.argv.slice(2);
 const require = createRequire(path.join(modules, "noop.js"));
 const { Client, StreamableHTTPClientTransport, UnauthorizedError } = require("@modelcontextprotocol/client");
 const { StdioClientTransport } = require("@modelcontextprotocol/client/stdio");
-
-const REDIRECT = "http://127.0.0.1:1/callback";
-
-class Provider {
-  constructor() { this.client = undefined; this.saved = undefined; this.verifier = ""; this.callback = undefined; }
-  get redirectUrl() { return REDIRECT; }
-  get clientMetadata() {
-    return { client_name: "ts-sdk2-probe-client", redirect_uris: [REDIRECT], grant_types: ["authorization_code"],
-             response_types: ["code"], token_endpoint_auth_method: "none" };
-  }
-  clientInformation() { return this.client; }
-  saveClientInformation(info) { this.client = info; }
-  tokens() { return this.saved; }
-  saveTokens(tokens) { this.saved = tokens; }
-  saveCodeVerifier(v) { this.verifier = v; }
-  codeVerifier() { return this.verifier; }
-  async redirectToAuthorization(url) {
-    const answer = await fetch(url, { redirect: "manual" });
-    const location = answer.headers.get("location");
-    if (!location) throw new Error(`the authorization endpoint answered ${answer.status} without a redirect`);
-    this.callback = new URL(location).searchParams;
-  }
-}
+const { Provider, probeRun } = createRequire(import.meta.url)("./probe_peer.cjs");
 
 async function connected(provider) {
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -62,16 +40,8 @@ async function connected(provider) {
   throw new Error("still unauthorized after 3 attempts");
 }
 
-async function main() {
-  if (kind !== "http" && kind !== "stdio") throw new Error(`usage: ts2_probe_client.mjs MODULES http|stdio TARGET...`);
-  const client = await connected(new Provider());
-  await client.listTools();
-  const result = await client.callTool({ name: "echo", arguments: { text: "hi" } });
-  process.stdout.write(result.content.map((c) => c.text || "").join("") + "\n");
-  await client.close();
-}
-
-main().then(() => process.exit(0), (err) => {
-  process.stderr.write(`error: ${err && err.message ? err.message : err}\n`);
+if (kind !== "http" && kind !== "stdio") {
+  process.stderr.write("usage: ts2_probe_client.mjs MODULES http|stdio TARGET...\n");
   process.exit(1);
-});
+}
+probeRun(() => connected(new Provider("ts-sdk2-probe-client")));

@@ -7,33 +7,11 @@
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
 const { UnauthorizedError } = require("@modelcontextprotocol/sdk/client/auth.js");
-
-const REDIRECT = "http://127.0.0.1:1/callback";
-
-class Provider {
-  constructor() { this.client = undefined; this.saved = undefined; this.verifier = ""; this.pendingCode = undefined; }
-  get redirectUrl() { return REDIRECT; }
-  get clientMetadata() {
-    return { client_name: "ts-sdk-auth-interop", redirect_uris: [REDIRECT], grant_types: ["authorization_code", "refresh_token"],
-             response_types: ["code"], token_endpoint_auth_method: "none" };
-  }
-  clientInformation() { return this.client; }
-  saveClientInformation(info) { this.client = info; }
-  tokens() { return this.saved; }
-  saveTokens(tokens) { this.saved = tokens; }
-  saveCodeVerifier(v) { this.verifier = v; }
-  codeVerifier() { return this.verifier; }
-  async redirectToAuthorization(url) {
-    const answer = await fetch(url, { redirect: "manual" });
-    const location = answer.headers.get("location");
-    if (!location) throw new Error(`the authorization endpoint answered ${answer.status} without a redirect`);
-    this.pendingCode = new URL(location).searchParams.get("code");
-  }
-}
+const { Provider } = require("./probe_peer.cjs");
 
 async function main() {
   const url = new URL(process.argv[2]);
-  const provider = new Provider();
+  const provider = new Provider("ts-sdk-auth-interop", ["authorization_code", "refresh_token"]);
   let authorizations = 0;
   for (let attempt = 0; attempt < 3; attempt++) {
     const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
@@ -46,9 +24,9 @@ async function main() {
       await client.close();
       return;
     } catch (err) {
-      if (!(err instanceof UnauthorizedError) || provider.pendingCode === undefined) throw err;
-      await transport.finishAuth(provider.pendingCode);
-      provider.pendingCode = undefined;
+      if (!(err instanceof UnauthorizedError) || provider.callback === undefined) throw err;
+      await transport.finishAuth(provider.callback.get("code"));
+      provider.callback = undefined;
       authorizations += 1;
     }
   }

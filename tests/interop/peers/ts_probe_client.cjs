@@ -13,29 +13,7 @@ const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/cli
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 const { ElicitRequestSchema } = require("@modelcontextprotocol/sdk/types.js");
 const { UnauthorizedError } = require("@modelcontextprotocol/sdk/client/auth.js");
-
-const REDIRECT = "http://127.0.0.1:1/callback";
-
-class Provider {
-  constructor() { this.client = undefined; this.saved = undefined; this.verifier = ""; this.pendingCode = undefined; }
-  get redirectUrl() { return REDIRECT; }
-  get clientMetadata() {
-    return { client_name: "ts-sdk-probe-client", redirect_uris: [REDIRECT], grant_types: ["authorization_code"],
-             response_types: ["code"], token_endpoint_auth_method: "none" };
-  }
-  clientInformation() { return this.client; }
-  saveClientInformation(info) { this.client = info; }
-  tokens() { return this.saved; }
-  saveTokens(tokens) { this.saved = tokens; }
-  saveCodeVerifier(v) { this.verifier = v; }
-  codeVerifier() { return this.verifier; }
-  async redirectToAuthorization(url) {
-    const answer = await fetch(url, { redirect: "manual" });
-    const location = answer.headers.get("location");
-    if (!location) throw new Error(`the authorization endpoint answered ${answer.status} without a redirect`);
-    this.pendingCode = new URL(location).searchParams.get("code");
-  }
-}
+const { Provider, probeRun } = require("./probe_peer.cjs");
 
 async function connected(kind, target, provider) {
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -49,24 +27,13 @@ async function connected(kind, target, provider) {
       await client.connect(transport);
       return client;
     } catch (err) {
-      if (!(err instanceof UnauthorizedError) || provider.pendingCode === undefined) throw err;
-      await transport.finishAuth(provider.pendingCode);
-      provider.pendingCode = undefined;
+      if (!(err instanceof UnauthorizedError) || provider.callback === undefined) throw err;
+      await transport.finishAuth(provider.callback.get("code"));
+      provider.callback = undefined;
     }
   }
   throw new Error("still unauthorized after 3 attempts");
 }
 
-async function main() {
-  const [kind, ...target] = process.argv.slice(2);
-  const client = await connected(kind, target, new Provider());
-  await client.listTools();
-  const result = await client.callTool({ name: "echo", arguments: { text: "hi" } });
-  process.stdout.write(result.content.map((c) => c.text || "").join("") + "\n");
-  await client.close();
-}
-
-main().then(() => process.exit(0), (err) => {
-  process.stderr.write(`error: ${err && err.message ? err.message : err}\n`);
-  process.exit(1);
-});
+const [kind, ...target] = process.argv.slice(2);
+probeRun(() => connected(kind, target, new Provider("ts-sdk-probe-client")));
