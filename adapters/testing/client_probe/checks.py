@@ -203,7 +203,7 @@ def _wrong_id(scenario: Scenario, records: Sequence[Record], process: ProcessOut
 
 
 def _rounds(scenario: Scenario, records: Sequence[Record], process: ProcessOutcome, url: str) -> list[Problem]:
-    rounds = sum(1 for r in records for m in r.sent[:len(r.delivered)]
+    rounds = sum(1 for r in records for m in r.sent[:len(r.readable())]
                  if isinstance(m, dict) and isinstance(m.get("result"), dict)
                  and m["result"].get("resultType") == "input_required")
     if rounds > ROUND_BOUND:

@@ -116,6 +116,14 @@ class Record:
     def header(self, name: str) -> str | None:
         return next((v for k, v in self.headers if k == name), None)
 
+    def readable(self) -> list[float]:
+        """When the client could read each of the first messages of ``sent``: on an SSE stream
+        or a stdio line each message once written whole (``delivered``), but an
+        ``application/json`` body only once it ended: a client reads such a body to its end, so
+        one held open or cut short delivers nothing."""
+        json_body = next((v for k, v in self.reply_headers if k == "content-type"), None) == "application/json"
+        return [] if json_body and self.ended != "done" else self.delivered
+
     def message(self) -> Any:
         """The body as JSON (None when it is not JSON)."""
         try:

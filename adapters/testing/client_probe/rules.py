@@ -111,6 +111,8 @@ CLIENT_RULES: Final[dict[str, Rule]] = {r.id: r for r in (
          "and server.", _M25 + "basic/lifecycle#initialization"),
     Rule("2025.initialized", MUST, _S25, "After successful initialization, the client MUST send an `initialized` "
          "notification to indicate it is ready to begin normal operations", _M25 + "basic/lifecycle#initialization"),
+    Rule("2025.initialize-cancel", MUST, _S25, "The `initialize` request MUST NOT be cancelled by clients",
+         _M25 + "basic/utilities/cancellation#behavior-requirements"),
     # multi round-trip requests (2026-07-28)
     Rule("2026.retry-id", MUST, _S26, "The JSON-RPC `id` MUST be different between the initial request and the retry, "
          "as they are independent requests.", _MRTR + "#client-requirements-basic-workflow"),

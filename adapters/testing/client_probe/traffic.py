@@ -198,24 +198,31 @@ def _id_problems(records: Sequence[Record], *, stdio: bool) -> list[Problem]:
 
 
 # -- the initialize handshake and its session -----------------------------------------------------------
-def _initialized(record: Record) -> dict[str, Any] | None:
-    """The result of a successful initialize, if ``record`` is one that delivered it."""
+def _initialized(record: Record, *, stdio: bool) -> dict[str, Any] | None:
+    """The result of a successful initialize, if ``record`` is one that delivered it: a valid
+    JSON-RPC response (``jsonrpc`` "2.0", a result and no error) with the request's id, whose
+    result names a protocol version, and over HTTP with a 2xx status. Anything else is no
+    initialization, and the rules that follow one (notifications/initialized, the session's
+    headers) do not bind."""
     message = record.message()
-    if not (isinstance(message, dict) and message.get("method") == "initialize" and record.delivered):
+    if not (isinstance(message, dict) and message.get("method") == "initialize" and record.readable()):
         return None
-    for sent in record.sent:
+    if not stdio and not 200 <= record.status < 300:
+        return None
+    for sent in record.sent[:len(record.readable())]:
         if isinstance(sent, dict) and same_id(sent.get("id"), message.get("id")) and isinstance(sent.get("result"), dict):
             result: dict[str, Any] = sent["result"]
-            return result if isinstance(result.get("protocolVersion"), str) else None
+            valid = sent.get("jsonrpc") == "2.0" and "error" not in sent
+            return result if valid and isinstance(result.get("protocolVersion"), str) else None
     return None
 
 
 def lifecycle_problems(records: Sequence[Record], *, stdio: bool) -> list[Problem]:
-    """The initialize handshake (first, then notifications/initialized), and on HTTP what every
-    request of an open session carries (its id and the negotiated version) and what follows a
-    404 on it: a new initialize without a session id, if anything. A client that stops after a
-    404 on a session that itself replaced one lost to a 404 is not failed: it kept the rule
-    once, and nothing asks it to start sessions for ever."""
+    """The initialize handshake (first, then notifications/initialized; never cancelled), and on
+    HTTP what every request of an open session carries (its id and the negotiated version) and
+    what follows a 404 on it: a new initialize without a session id, if anything. A client that
+    stops after a 404 on a session that itself replaced one lost to a 404 is not failed: it kept
+    the rule once, and nothing asks it to start sessions for ever."""
     era_records = [r for r in records if r.era == ERA]
     if not era_records:
         return []
@@ -241,7 +248,7 @@ def lifecycle_problems(records: Sequence[Record], *, stdio: bool) -> list[Proble
             else:
                 renewing = True
             lost = None
-        result = _initialized(record)
+        result = _initialized(record, stdio=stdio)
         if result is not None:
             if not told and later:
                 out.append(problem("no notifications/initialized after the initialize result", "initialized", ERA))
@@ -262,6 +269,26 @@ def lifecycle_problems(records: Sequence[Record], *, stdio: bool) -> list[Proble
                            "new session", "session-404", ERA))
     if not told and later:
         out.append(problem("no notifications/initialized after the initialize result", "initialized", ERA))
+    return out + _cancel_problems(era_records)
+
+
+def _cancel_problems(records: Sequence[Record]) -> list[Problem]:
+    """A notifications/cancelled whose requestId is that of an initialize: the latest request the
+    client sent before it with that id (over HTTP a new session may use the id again)."""
+    out: list[Problem] = []
+    sent: list[tuple[Any, str]] = []
+    for record in records:
+        message: Any = record.message() if record.method in ("POST", "LINE") else None
+        kind = classify(message)
+        if kind == "request":
+            sent.append((message["id"], message["method"]))
+        elif kind == "notification" and message["method"] == "notifications/cancelled":
+            params = message.get("params")
+            named = params.get("requestId") if isinstance(params, dict) else None
+            method = next((m for i, m in reversed(sent) if same_id(i, named)), None)
+            if method == "initialize":
+                out.append(problem(f"notifications/cancelled names the initialize request (id {named!r})",
+                                   "initialize-cancel", ERA))
     return out
 
 
@@ -291,7 +318,7 @@ def _answer_problems(records: Sequence[Record], *, ended_at: float) -> list[Prob
     for record in records:
         if record.era != ERA:
             continue
-        for message, at in zip(record.sent, record.delivered, strict=False):
+        for message, at in zip(record.sent, record.readable(), strict=False):
             if classify(message) == "request" and _valid_id(message.get("id")):
                 asked.append((record, message, at))
     responses = [(r, m) for r in records if r.method in ("POST", "LINE")
@@ -315,18 +342,34 @@ def _answer_problems(records: Sequence[Record], *, ended_at: float) -> list[Prob
         if ping and answer[1].get("result") != {}:
             out.append(problem(f"the answer to ping (id {message['id']!r}) is {_short(answer[1])}, not an empty "
                                "result", "ping", ERA))
-    known = [m["id"] for r in records if r.era == ERA for m in r.sent[:len(r.delivered)]
+    known = [m["id"] for r in records if r.era == ERA for m in r.sent[:len(r.readable())]
              if isinstance(m, dict) and "method" in m and "id" in m]  # an invalid id echoed is no mismatch
+    # JSON-RPC 2.0 section 5: a message that is not a valid Request object (no "method", ...) is
+    # answered with an error (5.1: -32600 Invalid Request) whose id is the message's, when it
+    # could be read; such a message is neither a request nor a response of the server's.
+    refused = [(m["id"], at) for r in records if r.era == ERA for m, at in zip(r.sent, r.readable(), strict=False)
+               if _refusable(m)]
     for index, (record, message) in enumerate(responses):
         # JSON-RPC 2.0 section 5, id: "If there was an error in detecting the id in the Request
         # object (e.g. Parse error/Invalid Request), it MUST be Null." An error with id null is
         # such an answer (to a message that was no request with an id), not a stray response.
-        unattributed = message.get("id") is None and isinstance(message.get("error"), dict)
-        if index not in used and record.era == ERA and not unattributed \
+        error = isinstance(message.get("error"), dict)
+        unattributed = message.get("id") is None and error
+        answers_refused = error and any(same_id(message.get("id"), i) and record.at >= at for i, at in refused)
+        if index not in used and record.era == ERA and not unattributed and not answers_refused \
                 and not any(same_id(message.get("id"), k) for k in known):
             out.append(problem(f"a response with id {message.get('id')!r}, which no request of the server's had",
                                "jsonrpc.response-id"))
     return out
+
+
+def _refusable(message: Any) -> bool:
+    """A message with an id that is no request (it has no method) nor a valid response
+    (JSON-RPC 2.0 section 5: "jsonrpc" exactly "2.0", and either result or error): a client may
+    answer it with an Invalid Request error carrying its id."""
+    if not isinstance(message, dict) or "id" not in message or "method" in message:
+        return False
+    return message.get("jsonrpc") != "2.0" or ("result" in message) == ("error" in message)
 
 
 def _valid_request(message: dict[str, Any]) -> bool:
@@ -404,7 +447,7 @@ def _retries_own(calls: Sequence[tuple[Record, dict[str, Any]]], record: Record,
 def _input_required(record: Record, message: dict[str, Any]) -> dict[str, Any] | None:
     """The input_required result delivered to ``record``'s request (well-formed: an object whose
     requestState, if any, is a string and inputRequests, if any, an object), or None."""
-    for sent in record.sent[:len(record.delivered)]:
+    for sent in record.sent[:len(record.readable())]:
         if isinstance(sent, dict) and same_id(sent.get("id"), message.get("id")):
             result = sent.get("result")
             if isinstance(result, dict) and result.get("resultType") == "input_required" \

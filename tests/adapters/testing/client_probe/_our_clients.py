@@ -12,17 +12,21 @@ reads a traceback as a crash).
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import trio
 
+from mcpwire import ResultReceived
 from mcpwire_adapters.client.blocking import BlockingClient
 from mcpwire_adapters.client.http import HttpClient
 from mcpwire_adapters.client.stdio import StdioClient
 
 
-def _text(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
+def _text(result: ResultReceived) -> str:
+    """The text blocks of a tools/call result, joined (``data``: the result as received)."""
+    content = result.data.get("content")
+    blocks = content if isinstance(content, list) else []
+    return "".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+                   and isinstance(b.get("text"), str))
 
 
 async def _async(kind: str, target: list[str]) -> str:

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck
 from mcpwire_adapters.cli import main
 from mcpwire_adapters.testing.client_probe.fuzzing import Mutation, apply, fuzz_client, mutations_for
 from mcpwire_adapters.testing.client_probe.runner import ClientFinding, read_replay, run_scenario
-from mcpwire_adapters.testing.client_probe.scenarios import by_name, select_scenarios
+from mcpwire_adapters.testing.client_probe.scenarios import OK_TEXT, by_name, select_scenarios
 from mcpwire_adapters.testing.verdict import Finding, Problem
 
 HERE = Path(__file__).resolve().parent
@@ -104,13 +104,19 @@ def test_the_ids_of_the_server_s_requests_come_from_the_schema_s_whole_space(wha
     json.dumps(value).encode("utf-8")  # always JSON text: no lone surrogate
 
 
-def ping_case(command: str, request_id: Any, *, stdio: bool = False) -> ClientFinding:
-    """basic-2025 with the id of the ping on the call's stream replaced by ``request_id``."""
+def mutated_case(command: str, mutation: Mutation, *, stdio: bool = False) -> ClientFinding:
+    """basic-2025 with its answers changed by ``mutation`` (row 0: the call's stream, its ping
+    first; row 1: the answer to initialize)."""
     scenario = by_name("basic-2025")
-    answers = apply(scenario.script(), [Mutation("id", 0, [0, request_id])])
+    answers = apply(scenario.script(), [mutation])
     run, outcome = trio.run(partial(run_scenario, command, scenario, stdio=stdio, timeout=4.0, answers=answers,
                                     own=len(scenario.answers)))
     return Finding.of(run, outcome)
+
+
+def ping_case(command: str, request_id: Any, *, stdio: bool = False) -> ClientFinding:
+    """basic-2025 with the id of the ping on the call's stream replaced by ``request_id``."""
+    return mutated_case(command, Mutation("id", 0, [0, request_id]), stdio=stdio)
 
 
 def test_a_client_that_answers_an_id_past_int64_with_id_null_fails() -> None:
@@ -144,3 +150,20 @@ def test_stdioclient_echoes_an_id_past_uint64_over_stdio() -> None:
     finding = ping_case(f"{OURS} stdio {{server}}", 10**20, stdio=True)
     assert finding.status == "pass", [str(p) for p in finding.problems]
     assert answers(finding) == [10**20]
+
+
+# -- what fuzzing our own clients found of the judge: no false failure --------------------------------------
+def test_a_message_without_a_method_answered_with_its_id_passes_over_stdio() -> None:
+    finding = mutated_case(f"{OURS} stdio {{server}}", Mutation("field", 0, [0, ["method"], "delete", None]), stdio=True)
+    assert finding.status == "pass", [str(p) for p in finding.problems]
+    assert (finding.subject.process.exit_code, finding.subject.process.stdout.strip()) == (0, OK_TEXT.encode())
+    messages = [r.message() for r in finding.subject.records if r.method == "LINE"]
+    refusals = [m for m in messages if isinstance(m, dict) and "error" in m]
+    assert [(m["id"], m["error"]["code"]) for m in refusals] == [(1001, -32600)]
+
+
+def test_an_initialize_result_without_jsonrpc_is_no_initialization_over_stdio() -> None:
+    finding = mutated_case(f"{CLI} echo --timeout 1 -- {{server}}", Mutation("field", 1, [0, ["jsonrpc"], "delete", None]),
+                           stdio=True)
+    assert finding.subject.process.exit_code == 3  # the client refused the answer: its own error
+    assert "2025.initialized" not in [p.rule.id for p in finding.problems if isinstance(p, Problem)], finding.problems

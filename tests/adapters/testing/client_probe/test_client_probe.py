@@ -18,7 +18,7 @@ import trio
 
 from mcpwire_adapters.cli import main
 from mcpwire_adapters.testing.client_probe.runner import ClientFinding, probe_client
-from mcpwire_adapters.testing.client_probe.scenarios import select_scenarios
+from mcpwire_adapters.testing.client_probe.scenarios import OK_TEXT, select_scenarios
 from mcpwire_adapters.testing.verdict import Problem
 
 HERE = Path(__file__).resolve().parent
@@ -50,6 +50,14 @@ def no_hang(findings: dict[str, ClientFinding]) -> None:
     assert not hung
 
 
+def completed(findings: dict[str, ClientFinding], names: Sequence[str]) -> None:
+    """The client's run of each of ``names`` ended well: exit 0, the tool's text printed (the
+    probe judges the traffic only: a client that fails after a well-behaved exchange passes it)."""
+    ends = {name: (findings[name].subject.process.exit_code, findings[name].subject.process.stdout.strip(),
+                   findings[name].subject.process.stderr[-300:]) for name in names}
+    assert ends == {name: (0, OK_TEXT.encode(), b"") for name in names}
+
+
 def test_the_mcpwire_command_line_passes_every_http_scenario(tmp_path: Path) -> None:
     store = shlex.quote(str(tmp_path / "tokens.json"))
     findings = probe(f"{CLI} call {{url}} echo --timeout 3 --oauth --token-store {store}")
@@ -70,6 +78,8 @@ def test_an_httpclient_script_and_a_blockingclient_script_pass() -> None:
     no_must_nor_should(blocking)
     no_hang({**http, **{f"blocking {name}": f for name, f in blocking.items()}})
     assert {f.status for f in (*http.values(), *blocking.values())} == {"pass"}
+    completed(http, ["basic", "basic-2025"])
+    completed(blocking, ["basic", "basic-2025"])
 
 
 def test_stdioclient_through_stdio_passes() -> None:
@@ -78,6 +88,7 @@ def test_stdioclient_through_stdio_passes() -> None:
     no_hang(findings)
     assert {f.status for f in findings.values()} == {"pass"}
     assert findings["basic-2025"].status == "pass"  # the server's ping, a line on stdout, was answered
+    completed(findings, ["basic", "basic-2025"])
     assert all(f.subject.transport == "stdio" and f.subject.records for f in findings.values())
     # Unreadable or oversized, the answer ends the call in the client's own error, not the deadline.
     for name in ("invalid-json", "oversized", "endless-requests"):
