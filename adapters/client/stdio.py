@@ -246,7 +246,12 @@ class StdioClient(Session):
                 continue
             if isinstance(event, InvalidMessage):  # initialize era: answered, as JSON-RPC says
                 self._skipped(event)
-                if self._tasks is not None:
+                # The only request in flight answers it and counts it against its rounds (as an
+                # HTTP response stream's); otherwise the client answers it.
+                owner = event.for_request
+                key = (type(owner), owner)
+                if (owner is None or key not in self._requests or not _give(self._waiters[key], event)) \
+                        and self._tasks is not None:
                     self._tasks.start_soon(self._reject_quietly, event)
                 continue
             if isinstance(event, ErrorResult) and event.request_id is None:
@@ -358,7 +363,7 @@ class StdioClient(Session):
                 if isinstance(left, ServerRequest):
                     self._answer_later(left)
             receive.close()
-            if not finished and not self._closed:
+            if not finished and not self._closed and self.client.may_cancel(request):
                 with anyio.CancelScope(shield=True):
                     try:
                         await self._write(self._conn.cancel(request, "cancelled by the client"))

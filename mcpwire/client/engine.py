@@ -544,14 +544,24 @@ class Client:
             session_id=None if method == "initialize" else self.session_id,
         )
 
+    @staticmethod
+    def may_cancel(request: OutgoingRequest) -> bool:
+        """Whether a client may cancel ``request``: any but ``initialize``, which "MUST NOT be
+        cancelled by clients" (specification 2025-11-25: Basic > Utilities > Cancellation)."""
+        return request.method != "initialize"
+
     def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes:
         """stdio only: the ``notifications/cancelled`` line for ``request``
         (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation>).
 
         On HTTP (2026-07-28) do not send anything: close the response stream (the connection).
         On an initialize-era HTTP session, POST ``notification("notifications/cancelled",
-        {"requestId": request.id, "reason": ...})`` on the session as well.
+        {"requestId": request.id, "reason": ...})`` on the session as well. Raises
+        :class:`LocalProtocolError` for a request :meth:`may_cancel` refuses (``initialize``).
         """
+        if not self.may_cancel(request):
+            raise LocalProtocolError(f"{request.method} must not be cancelled by clients (it is waited for or "
+                                     "the connection closed)")
         params: dict[str, Any] = {"requestId": request.id}
         if reason is not None:
             params["reason"] = reason

@@ -129,7 +129,9 @@ class InvalidMessage(msgspec.Struct, frozen=True, kw_only=True):
     Invalid Request, -32700 Parse error): the same messages the server engine answers, with the
     same error. ``request_id`` is the message's id when it could be read, else ``None`` (the
     answer then carries ``"id": null``, as JSON-RPC says). Send ``client.reject(event)`` (POST
-    it, or write its ``line``). A malformed notification or response is never answered
+    it, or write its ``line``). ``for_request``: as for :class:`ServerRequest`, our one request
+    in flight when there is exactly one (the call whose rounds it counts against), else
+    ``None``. A malformed notification or response is never answered
     (JSON-RPC 2.0 section 4.1; a response answers nothing): it is reported as any other
     protocol error.
     """
@@ -138,6 +140,7 @@ class InvalidMessage(msgspec.Struct, frozen=True, kw_only=True):
     code: int
     message: str
     data: Any | UnsetType = UNSET
+    for_request: RequestId | None = None
 
 
 class Progress(msgspec.Struct, frozen=True, kw_only=True):

@@ -64,9 +64,10 @@ class ClientStdioConnection:
 
     def cancel(self, request: OutgoingRequest, reason: str | None = None) -> bytes:
         """The ``notifications/cancelled`` line for ``request``; its late messages are then dropped."""
+        line = self.client.cancel(request, reason)  # raises for initialize, before any state moves
         if self._tracker.state_of(request.id) in _IN_FLIGHT:
             self._tracker.move(request, "cancel")
-        return self.client.cancel(request, reason)
+        return line
 
     def receive_data(self, data: bytes) -> list[ClientEvent]:
         return self._lines(self._reader.feed(data))

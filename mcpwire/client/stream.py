@@ -155,7 +155,8 @@ class _Tracker:
             if not self.client.initialize_era:
                 raise  # 2026-07-28: the client sends no responses (stdio; HTTP carries requests only)
             # JSON-RPC 2.0 section 5: a call is answered, with id null when the id cannot be read.
-            return [InvalidMessage(request_id=exc.request_id, code=exc.code, message=exc.message, data=exc.data)]
+            return [InvalidMessage(request_id=exc.request_id, code=exc.code, message=exc.message, data=exc.data,
+                                   for_request=self._owner())]
         if isinstance(message, Request):
             if self.client.initialize_era:
                 return [self._server_request(message)]
@@ -184,23 +185,24 @@ class _Tracker:
                 request = msgspec.convert({"method": message.method, "params": params}, InputRequest)
             except msgspec.ValidationError:
                 request = None
-        # On an HTTP response stream exactly one of our requests is in flight: the one it serves.
-        owner = next(iter(self.requests.values())).id if len(self.requests) == 1 else None
         return ServerRequest(
             request_id=message.id, method=message.method, request=request,
-            params=params if type(params) is dict else {}, for_request=owner,
+            params=params if type(params) is dict else {}, for_request=self._owner(),
         )
+
+    def _owner(self) -> RequestId | None:
+        # On an HTTP response stream exactly one of our requests is in flight: the one it serves.
+        return next(iter(self.requests.values())).id if len(self.requests) == 1 else None
 
     # -- responses --------------------------------------------------------------------------------
     def _response(self, response: Response) -> list[ClientEvent]:
         if response.id is None:
-            if len(self.requests) == 1:  # HTTP: the stream answers exactly one request
-                request = next(iter(self.requests.values()))
-            else:
-                error = response.error
-                if error is UNSET:
-                    raise RemoteProtocolError("result with id null")
+            error = response.error
+            if error is UNSET:  # a result names its request (schema: JSONRPCResultResponse.id is required)
+                raise RemoteProtocolError("result with id null")
+            if len(self.requests) != 1:
                 return [ErrorResult(request_id=None, code=error.code, message=error.message, data=error.data)]
+            request = next(iter(self.requests.values()))  # HTTP: the stream answers exactly one request
         else:
             found = self.requests.get(_key(response.id))
             if found is None:

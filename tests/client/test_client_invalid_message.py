@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpwire import (
@@ -109,12 +110,14 @@ def test_stdio_lines_and_the_get_stream_give_the_same_event() -> None:
     call = client.call_tool("echo", {})
     conn.send(call)
     events = conn.receive_data(b'{"id": 1001, "method": "ping"}\nnot json\n')
-    assert events == [InvalidMessage(request_id=1001, code=-32600, message="Expected a JSON-RPC 2.0 request"),
-                      InvalidMessage(request_id=None, code=-32700, message="Parse error")]
+    # Named for the one call in flight (whose rounds it counts against), as a ServerRequest is.
+    assert events == [InvalidMessage(request_id=1001, code=-32600, message="Expected a JSON-RPC 2.0 request",
+                                     for_request=call.id),
+                      InvalidMessage(request_id=None, code=-32700, message="Parse error", for_request=call.id)]
     assert conn.in_flight == 1  # the call waits on
 
-    stream = SessionStreamParser(client, status=200, content_type=b"text/event-stream")
-    assert stream.feed(sse(b'{"id": 1001, "method": "ping"}')) == events[:1]
+    stream = SessionStreamParser(client, status=200, content_type=b"text/event-stream")  # serves no request
+    assert stream.feed(sse(b'{"id": 1001, "method": "ping"}')) == [msgspec.structs.replace(events[0], for_request=None)]
     assert stream.dropped == 0
 
 
