@@ -1,7 +1,8 @@
 """A child process's output stream read line by line in a thread, so that a test waits for a
 line with a deadline instead of blocking on the pipe (the CLI and durable-task tests use it);
 :func:`serving`, a server process that stops at the end of its stdin, and
-:func:`fixture_served`, the conformance fixture over HTTP."""
+:func:`fixture_served`, the conformance fixture over HTTP (:data:`FIXTURE_STDIO`: its command
+over stdio)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["LineQueue", "fixture_served", "serving", "stop_by_stdin"]
+__all__ = ["FIXTURE_STDIO", "LineQueue", "fixture_served", "serving", "stop_by_stdin"]
 
 FIXTURE = Path(__file__).resolve().parents[1] / "conformance" / "fixture.py"
+FIXTURE_STDIO = [sys.executable, str(FIXTURE), "--transport", "stdio"]
 
 
 class LineQueue:

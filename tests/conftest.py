@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _lines import fixture_served
 from _redis import RedisServer
 from hypothesis import HealthCheck, settings
 
@@ -71,3 +72,10 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def fixture_url() -> Iterator[str]:
+    """The conformance fixture over HTTP (``tests/_lines.py``), served once per test module."""
+    with fixture_served() as url:
+        yield url

@@ -193,14 +193,19 @@ async def _resource_identical(target: Target, send: Send) -> Outcome:
     return Outcome.judged([problem(target.rule("auth.resource-identical"), text)], evidence)
 
 
-async def _invalid_token(target: Target, send: Send) -> Outcome:
-    sent = await send(_initialize(target, "mcpwire-probe-invalid-token"))
+async def _refused(target: Target, send: Send, token: str, rule_id: str, what: str) -> Outcome:
+    """``token`` sent: 401 passes; any other status breaks ``rule_id`` (``what``: the token)."""
+    sent = await send(_initialize(target, token))
     if sent[1] is None:
         return Outcome.broken(rule("jsonrpc.reply"), f"no reply: {sent[2]}", [sent])
     if sent[1].status != 401:
-        return Outcome.broken(rule(target.rule("auth.invalid-token")), f"HTTP {sent[1].status} for a token the server "
-                              "never issued, expected 401", [sent])
+        return Outcome.broken(rule(target.rule(rule_id)), f"HTTP {sent[1].status} for {what}, expected 401", [sent])
     return Outcome(PASS, "", [sent])
+
+
+async def _invalid_token(target: Target, send: Send) -> Outcome:
+    return await _refused(target, send, "mcpwire-probe-invalid-token", "auth.invalid-token",
+                          "a token the server never issued")
 
 
 async def _narrow_token(target: Target, send: Send) -> Outcome:
@@ -228,13 +233,7 @@ async def _narrow_token(target: Target, send: Send) -> Outcome:
 async def _foreign_token(target: Target, send: Send) -> Outcome:
     if target.tokens.foreign is None:
         return Outcome(NOT_APPLICABLE, "needs a token issued for another audience (--wrong-audience-token)")
-    sent = await send(_initialize(target, target.tokens.foreign))
-    if sent[1] is None:
-        return Outcome.broken(rule("jsonrpc.reply"), f"no reply: {sent[2]}", [sent])
-    if sent[1].status != 401:
-        return Outcome.broken(rule(target.rule("auth.audience")), f"HTTP {sent[1].status} for a token issued for "
-                              "another audience, expected 401", [sent])
-    return Outcome(PASS, "", [sent])
+    return await _refused(target, send, target.tokens.foreign, "auth.audience", "a token issued for another audience")
 
 
 def _auth(cid: str, title: str, cites: str, sends: str, run: Any, enforces: tuple[str, ...],

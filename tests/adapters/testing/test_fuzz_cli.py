@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from _lines import fixture_served
+from _lines import FIXTURE_STDIO
 from _stdlib_http import serving_http
 import trio
 
@@ -36,14 +36,9 @@ from mcpwire_adapters.testing.verdict import Problem
 
 REPO = Path(__file__).resolve().parents[3]
 CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
-FIXTURE_STDIO = [sys.executable, str(REPO / "conformance" / "fixture.py"), "--transport", "stdio"]
 TIMEOUT = 60.0
 
 
-@pytest.fixture(scope="module")
-def fixture_url() -> Iterator[str]:
-    with fixture_served() as url:
-        yield url
 
 
 def _forwarder(upstream: str, seen: list[str], *, plant: bool = True, slow_tool: str | None = None,

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from _lines import fixture_served
+from _lines import FIXTURE_STDIO
 from _era_servers import serving_era, session_server
 
 from mcpwire_adapters.testing.fuzz.runner import FuzzReport, fuzz, fuzz_stdio, replay
@@ -23,14 +22,9 @@ from mcpwire_adapters.testing.verdict import Problem
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
-FIXTURE_STDIO = [sys.executable, str(REPO / "conformance" / "fixture.py"), "--transport", "stdio"]
 TIMEOUT = 90.0
 
 
-@pytest.fixture(scope="module")
-def fixture_url() -> Iterator[str]:
-    with fixture_served() as url:
-        yield url
 
 
 def run_bounded(coroutine: Any) -> Any:

@@ -25,7 +25,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-from _lines import fixture_served
+from _lines import FIXTURE_STDIO
 from _stdlib_http import serving_http
 import trio
 
@@ -53,10 +53,6 @@ CLI = [sys.executable, "-m", "mcpwire_adapters.cli"]
 TIMEOUT = 30.0
 
 
-@pytest.fixture(scope="module")
-def fixture_url() -> Iterator[str]:
-    with fixture_served() as url:
-        yield url
 
 
 class WrongAboutEverything(BaseHTTPRequestHandler):
@@ -268,7 +264,6 @@ def test_the_rate_limit_spaces_requests(broken_url: str) -> None:
 
 
 # -- stdio ------------------------------------------------------------------------------------------------
-FIXTURE_STDIO = [sys.executable, str(REPO / "conformance" / "fixture.py"), "--transport", "stdio"]
 BROKEN_STDIO = [sys.executable, str(Path(__file__).with_name("_probe_broken_stdio.py"))]
 
 
