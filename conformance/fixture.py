@@ -12,7 +12,8 @@ Diagnostics go to stderr only.
 
 ``--server`` picks what serves HTTP: ``trio`` (default) the trio/h11 driver; ``asgi-uvicorn``,
 ``asgi-hypercorn`` (asyncio worker) and ``asgi-hypercorn-trio`` the same application through
-the ASGI adapter (``mcpwire_adapters.serve.asgi.app``) under that server.
+the ASGI adapter (``mcpwire_adapters.serve.asgi.app``) under that server. Every server keeps an
+idle connection for :data:`KEEPALIVE_IDLE` seconds.
 
 What it offers is what the runner's server scenarios call, with the results they check
 (conformance/RUNNER_NOTES.md, "Server scenarios"): tools, resources, a template and prompts.
@@ -40,7 +41,7 @@ import anyio
 import msgspec
 import trio
 from fixture_tasks import task_tools
-from mcpwire_adapters import App, Context, NeedInput
+from mcpwire_adapters import App, Context, HttpServerConfig, NeedInput
 from msgspec import UNSET
 
 import mcpwire
@@ -78,6 +79,11 @@ __all__ = ["SERVERS", "SERVER_NAME", "SERVER_VERSION", "build_app", "main"]
 SERVER_NAME = "mcpwire-conformance"
 SERVER_VERSION = "0.1.0"
 SERVERS = ("trio", "asgi-uvicorn", "asgi-hypercorn", "asgi-hypercorn-trio")
+# How long every server here keeps an idle kept-alive connection: the trio driver's default, far
+# above how long clients keep one (Node's fetch 4 s). The ASGI and WSGI servers' own defaults
+# (uvicorn and hypercorn 5 s, gunicorn 2 s) are barely above it or below: a client that sends on
+# a connection at the moment the server closes it gets no answer, and a POST is not retried.
+KEEPALIVE_IDLE = HttpServerConfig().keepalive_idle_timeout
 
 # A 1x1 PNG and a header-only WAV file: tools-call-image and tools-call-audio check only that
 # data and mimeType are there (audio/wav exactly; conformance/RUNNER_NOTES.md, "tools-call-*").
@@ -788,7 +794,8 @@ async def _serve_asgi(app: App, sock: socket.socket, server: str) -> None:
             import uvicorn
 
             config = uvicorn.Config(
-                asgi, lifespan="on", log_config=None, access_log=False, timeout_graceful_shutdown=2
+                asgi, lifespan="on", log_config=None, access_log=False, timeout_graceful_shutdown=2,
+                timeout_keep_alive=round(KEEPALIVE_IDLE),
             )
             uv = uvicorn.Server(config)
             tasks.start_soon(lambda: uv.serve(sockets=[sock]))
@@ -803,6 +810,7 @@ async def _serve_asgi(app: App, sock: socket.socket, server: str) -> None:
                 from hypercorn.asyncio import serve as hypercorn_serve  # type: ignore[assignment]
             hconfig = HypercornConfig()
             hconfig.graceful_timeout = 2.0
+            hconfig.keep_alive_timeout = KEEPALIVE_IDLE
             hconfig.bind = [f"fd://{sock.detach()}"]  # already listening; hypercorn now owns the fd
             tasks.start_soon(lambda: hypercorn_serve(asgi, hconfig, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
         _announce(app, host, port)

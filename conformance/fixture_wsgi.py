@@ -9,7 +9,8 @@ one line ``{"conformanceReady": true, "url": "http://127.0.0.1:<port>/mcp"}`` an
 its stdin ends, then stops as gunicorn stops on SIGTERM (the worker ends its listen streams
 first: ``WsgiApp.close_streams``, as docs/wsgi.md shows) and exits 0. One worker process, so
 that every request meets the same App (its tasks and sessions live in memory); ``--threads``
-threads, of which ``WsgiConfig.max_streams`` (half) may hold long-lived streams.
+threads, of which ``WsgiConfig.max_streams`` (half) may hold long-lived streams. An idle connection
+is kept ``fixture.KEEPALIVE_IDLE`` seconds (gunicorn's own default is 2).
 conformance/run.py starts it for ``--server wsgi-gunicorn``.
 """
 
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fixture import build_app  # noqa: E402 - this folder is not a package
+from fixture import KEEPALIVE_IDLE, build_app  # noqa: E402 - this folder is not a package
 from gunicorn.app.base import BaseApplication  # type: ignore[import-untyped]  # noqa: E402
 from mcpwire_adapters import WsgiApp, WsgiConfig  # noqa: E402
 
@@ -71,7 +72,7 @@ def main() -> int:
 
     options = {
         "bind": [f"fd://{sock.fileno()}"], "worker_class": "gthread", "workers": 1, "threads": args.threads,
-        "graceful_timeout": 2, "loglevel": "warning", "post_worker_init": post_worker_init, "worker_exit": worker_exit,
+        "graceful_timeout": 2, "keepalive": round(KEEPALIVE_IDLE), "loglevel": "warning", "post_worker_init": post_worker_init, "worker_exit": worker_exit,
     }
     host, port = sock.getsockname()[:2]
     authority = f"[{host}]" if ":" in host else host
