@@ -6,8 +6,8 @@
   (``peers/sdk_sse_server.py``, its ``sse_app()``);
 - the TypeScript SDK v1 (pinned in _node.py): Streamable HTTP and stdio (``peers/ts_server.cjs``),
   HTTP+SSE (``peers/ts_sse_server.cjs``, its SSEServerTransport on createMcpExpressApp);
-- the TypeScript SDK v2's server package: Streamable HTTP (``peers/ts2_server.mjs``) and stdio
-  (``peers/ts2_stdio_server.mjs``, its serveStdio).
+- the TypeScript SDK v2's server package: Streamable HTTP and stdio (``peers/ts2_server.mjs``,
+  its createMcpHandler and, with ``stdio``, its serveStdio).
 
 Each peer and transport is probed once (``strict``), and the test asserts, by strength, the
 exact checks that do not pass (:data:`EXPECTED`): failures (a MUST of the official text of the
@@ -125,7 +125,7 @@ async def _probe_peer(peer: str, transport: str) -> Findings:
             stdio[peer] = ["env", f"NODE_PATH={node.modules}", str(node.node), str(PEERS / "ts_server.cjs"), "stdio"]
         elif peer == "typescript-v2":
             node = _node(node_setup_v2)
-            stdio[peer] = [str(node.node), str(PEERS / "ts2_stdio_server.mjs"), str(node.modules)]
+            stdio[peer] = [str(node.node), str(PEERS / "ts2_server.mjs"), str(node.modules), "stdio"]
         revisions = None if STDIO_REVISIONS is None else list(STDIO_REVISIONS)
         return await probe_stdio(stdio[peer], revisions=revisions, **options)
     if peer == "python":

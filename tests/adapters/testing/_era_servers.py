@@ -6,39 +6,23 @@ about every rule the probe checks but the one ``fault`` names (None: right about
 - :func:`legacy_server`: the HTTP+SSE transport of 2024-11-05 (a GET stream whose first event
   names the POST endpoint; the answers come back on the stream).
 
-Both are standard-library handlers, served by :func:`serving_era` (127.0.0.1, a thread per
-connection, every stream bounded in time). ``_era_stdio_server.py`` is the stdio one.
+Both are standard-library handlers, served by ``_stdlib_http.serving_http`` (127.0.0.1, a thread
+per connection, every stream bounded in time). ``_era_stdio_server.py`` is the stdio one.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import queue
 import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["LEGACY_FAULTS", "SESSION_FAULTS", "answer", "legacy_server", "serving_era", "session_server"]
+__all__ = ["LEGACY_FAULTS", "SESSION_FAULTS", "answer", "legacy_server", "session_server"]
 
-
-@contextlib.contextmanager
-def serving_era(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """Serve ``handler`` on 127.0.0.1 until the block ends (its loop polls for the end every
-    50 ms); yield the MCP URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 # Each fault breaks one rule: the check it makes fail, as "check id" (the key adds the revision).
 SESSION_FAULTS = {

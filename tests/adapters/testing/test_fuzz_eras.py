@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import trio
 from _lines import FIXTURE_STDIO
-from _era_servers import serving_era, session_server
+from _era_servers import session_server
+from _stdlib_http import serving_http
 
 from mcpwire_adapters.testing.fuzz.runner import FuzzReport, fuzz, fuzz_stdio, replay
 from mcpwire_adapters.testing.verdict import Problem
@@ -54,14 +55,14 @@ def test_the_fixture_passes_a_short_run_over_stdio() -> None:
 
 
 def test_by_default_an_initialize_era_server_is_fuzzed_in_its_newest_revision() -> None:
-    with serving_era(session_server("2025-06-18")) as url:
+    with serving_http(session_server("2025-06-18")) as url:
         report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=20, seed=1, strict=True, timeout=3))
     assert report.findings == [], shown(report)
 
 
 def test_a_session_server_breaking_a_must_is_found_shrunk_and_replayed(tmp_path: Path) -> None:
     """A server that answers a session it never issued: the 404 the transport requires."""
-    with serving_era(session_server("2025-11-25", "session-echo")) as url:
+    with serving_http(session_server("2025-11-25", "session-echo")) as url:
         report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=150, seed=2, revision="2025-11-25", out_dir=str(tmp_path),
                                                timeout=3))
         assert report.failures, shown(report)
@@ -73,7 +74,7 @@ def test_a_session_server_breaking_a_must_is_found_shrunk_and_replayed(tmp_path:
         assert document["context"]["revision"] == "2025-11-25" and document["context"]["session"]
         again = run_bounded(lambda: replay(failure.path))  # on a session of its own
         assert again.failed, [p for _, _, p in again.steps]
-    with serving_era(session_server("2025-11-25")) as fixed:
+    with serving_http(session_server("2025-11-25")) as fixed:
         assert not run_bounded(lambda: replay(failure.path, target=fixed)).reproduced
 
 

@@ -22,7 +22,8 @@ from typing import Any
 import _era_servers
 import anyio
 import pytest
-from _era_servers import legacy_server, serving_era
+from _era_servers import legacy_server
+from _stdlib_http import serving_http
 from test_fuzz_eras import run_bounded, shown
 
 from mcpwire_adapters.testing.fuzz.cases import Step
@@ -64,7 +65,7 @@ def _planted(monkeypatch: pytest.MonkeyPatch, plant: Plant, *, max_examples: int
     """A short fuzz run of the raw server, its answers changed by ``plant(message, answer)``."""
     monkeypatch.setattr(_era_servers, "answer", lambda message, revision, fault: plant(
         message, _answer(message, revision, fault)))
-    with serving_era(legacy_server()) as url:
+    with serving_http(legacy_server()) as url:
         report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=max_examples, seed=seed, revision=LEGACY,
                                                       timeout=2))
     return report
@@ -73,13 +74,13 @@ def _planted(monkeypatch: pytest.MonkeyPatch, plant: Plant, *, max_examples: int
 def test_a_server_of_the_http_sse_transport_is_found_and_gives_no_failure() -> None:
     """Without --revision: every POST refused, a GET whose first event is endpoint (the probe's
     negotiation), so 2024-11-05 over HTTP+SSE."""
-    with serving_era(legacy_server()) as url:
+    with serving_http(legacy_server()) as url:
         report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=40, seed=5, timeout=2))
     assert report.cases >= 30 and report.findings == [], shown(report)
 
 
 def test_a_wrong_id_on_the_stream_fails_that_rule_shrunk_and_replayed(tmp_path: Path) -> None:
-    with serving_era(legacy_server("wrong-id")) as url:  # a ping is answered with its id and an "x"
+    with serving_http(legacy_server("wrong-id")) as url:  # a ping is answered with its id and an "x"
         report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=40, seed=2, revision=LEGACY, timeout=2,
                                                out_dir=str(tmp_path)))
         assert _must_rules(report) == {"era.result-id@2024-11-05"}, shown(report)
@@ -95,7 +96,7 @@ def test_a_wrong_id_on_the_stream_fails_that_rule_shrunk_and_replayed(tmp_path: 
         assert "curl -sN -H 'Accept: text/event-stream'" in script and '"$endpoint"' in script
         again = run_bounded(lambda: replay(path))  # on a connection of its own
         assert again.failed, [p for _, _, p in again.steps]
-    with serving_era(legacy_server()) as fixed:
+    with serving_http(legacy_server()) as fixed:
         assert not run_bounded(lambda: replay(path, target=fixed)).reproduced
 
 
@@ -134,7 +135,7 @@ def test_a_wrong_id_only_a_sequence_reaches_is_shrunk_to_its_one_request(monkeyp
 def test_a_stream_the_server_ends_is_reported_and_the_run_goes_on() -> None:
     """Each case after the drop (and each replay while shrinking) is sent on a new stream."""
     opened: list[str] = []
-    with serving_era(legacy_server("drop-stream", opened)) as url:
+    with serving_http(legacy_server("drop-stream", opened)) as url:
         report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=40, seed=4, revision=LEGACY, timeout=2,
                                                sequences=False))
     assert report.failures, shown(report)
@@ -150,7 +151,7 @@ def test_a_stream_past_half_the_events_it_keeps_is_opened_again(monkeypatch: pyt
     would be seen: a case starts on a new stream once its stream has held half of them, so a long
     run does not turn every answer into a slow one."""
     monkeypatch.setattr(rawwire_sse, "MAX_EVENTS", 40)
-    with serving_era(legacy_server()) as url:
+    with serving_http(legacy_server()) as url:
         report: FuzzReport = run_bounded(lambda: fuzz(url, max_examples=50, seed=6, revision=LEGACY, timeout=1,
                                                sequences=False))
     assert report.findings == [], shown(report)
@@ -158,7 +159,7 @@ def test_a_stream_past_half_the_events_it_keeps_is_opened_again(monkeypatch: pyt
 
 
 def test_cli_fuzzes_http_sse_with_its_revision_and_replays_its_failure(tmp_path: Path) -> None:
-    with serving_era(legacy_server("wrong-id")) as url:
+    with serving_http(legacy_server("wrong-id")) as url:
         done = subprocess.run([*CLI, "fuzz", url, "--revision", LEGACY, "--max-examples", "15", "--seed", "1",
                                "--timeout", "2", "-q", "--out", str(tmp_path)], capture_output=True, text=True,
                               timeout=TIMEOUT)
@@ -189,7 +190,7 @@ def test_an_id_echoed_where_null_is_due_is_this_request_s_answer(monkeypatch: py
                 connection.close()
         return got
 
-    with serving_era(legacy_server()) as url:
+    with serving_http(legacy_server()) as url:
         started = time.monotonic()
         _, reply, error = run_bounded(sent)
     assert time.monotonic() - started < 5 and error is None and reply is not None

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import trio
 from _lines import serving
-from _era_servers import SESSION_FAULTS, serving_era, session_server
+from _era_servers import SESSION_FAULTS, session_server
+from _stdlib_http import serving_http
 
 from mcpwire_adapters.testing.judge import RULES
 from mcpwire_adapters.testing.probe.runner import Findings, json_report, probe, probe_stdio, select, text_report
@@ -108,7 +109,7 @@ ALSO = {"wrong-id": {"era.ids-echoed"}, "session-echo": {"era.session-deleted"},
 
 def test_the_raw_session_server_passes_every_check() -> None:
     for revision in ERA:
-        with serving_era(session_server(revision)) as url:
+        with serving_http(session_server(revision)) as url:
             findings = run_probe(url, strict=True)
         assert findings.negotiated is not None and findings.negotiated.revisions == [revision]
         assert _not_passed(findings) == [], _not_passed(findings)
@@ -120,7 +121,7 @@ def test_each_check_fails_a_server_breaking_its_rule(fault: str, revision: str) 
     # Those checks, and two the fault leaves alone: the raw server passes every check otherwise
     # (test_the_raw_session_server_passes_every_check).
     checks = select([SESSION_FAULTS[fault], *also, "era.initialize-result", "era.notification"])
-    with serving_era(session_server(revision, fault)) as url:
+    with serving_http(session_server(revision, fault)) as url:
         findings = run_probe(url, checks=checks, revisions=[revision])
     failed = {f.subject.id for f in findings if f.status == "fail"}
     assert failed == {SESSION_FAULTS[fault], *also} - ({"era.batch-received"} if revision != "2025-03-26" else set()), \
@@ -144,7 +145,7 @@ def test_a_missing_session_header_is_a_warning() -> None:
                 return None
             return super()._session_refusal()  # type: ignore[no-any-return]
 
-    with serving_era(Lenient) as url:
+    with serving_http(Lenient) as url:
         findings = run_probe(url, checks=select(["era.session-required"]))
     assert [(f.subject.key, f.status, f.detail) for f in findings] == [
         ("era.session-required@2025-06-18", "warn", "HTTP status 200, expected 400")]

@@ -13,7 +13,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import trio
-from _era_servers import serving_era, session_server
+from _era_servers import session_server
+from _stdlib_http import serving_http
 
 from mcpwire_adapters.testing.probe.runner import Findings, probe, select
 from mcpwire_adapters.testing.verdict import Problem
@@ -49,7 +50,7 @@ def _probe(handler: type[BaseHTTPRequestHandler], revision: str) -> Findings:
     async def go(url: str) -> Findings:
         with trio.fail_after(TIMEOUT):
             return await probe(url, checks=select(["era.event-ids-unique"]), rate=0, revisions=[revision])
-    with serving_era(handler) as url:
+    with serving_http(handler) as url:
         return trio.run(go, url)
 
 

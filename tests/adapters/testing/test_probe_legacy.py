@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 import trio
-from _era_servers import LEGACY_FAULTS, legacy_server, serving_era
+from _era_servers import LEGACY_FAULTS, legacy_server
+from _stdlib_http import serving_http
 
 from mcpwire_adapters.testing.probe.runner import CHECKS, Check, Findings, json_report, probe, select, text_report
 from mcpwire_adapters.testing.verdict import Problem
@@ -27,7 +28,7 @@ def run_probe(url: str, checks: Sequence[Check] = CHECKS, **options: Any) -> Fin
 
 
 def test_a_server_of_the_http_sse_transport_is_detected_and_passes() -> None:
-    with serving_era(legacy_server()) as url:
+    with serving_http(legacy_server()) as url:
         findings = run_probe(url, strict=True)
         report = text_report(url, findings)
     negotiated = findings.negotiated
@@ -46,7 +47,7 @@ def test_a_server_of_the_http_sse_transport_is_detected_and_passes() -> None:
 @pytest.mark.parametrize("fault", sorted(LEGACY_FAULTS))
 def test_each_check_fails_a_server_breaking_its_rule(fault: str) -> None:
     checks = select(["era.ping", "legacy.*"]) if fault == "wrong-id" else CHECKS  # each wrong id is waited for
-    with serving_era(legacy_server(fault)) as url:
+    with serving_http(legacy_server(fault)) as url:
         findings = run_probe(url, checks, strict=True, revisions=["2024-11-05"])
     not_passed = {f.subject.id: f for f in findings if f.status != "pass"}
     check = LEGACY_FAULTS[fault]
