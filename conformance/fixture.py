@@ -80,9 +80,8 @@ SERVER_NAME = "mcpwire-conformance"
 SERVER_VERSION = "0.1.0"
 SERVERS = ("trio", "asgi-uvicorn", "asgi-hypercorn", "asgi-hypercorn-trio")
 # How long every server here keeps an idle kept-alive connection: the trio driver's default, far
-# above how long clients keep one (Node's fetch 4 s). The ASGI and WSGI servers' own defaults
-# (uvicorn and hypercorn 5 s, gunicorn 2 s) are barely above it or below: a client that sends on
-# a connection at the moment the server closes it gets no answer, and a POST is not retried.
+# above the 4 s of Node's fetch, the runner's client (uvicorn's and hypercorn's own 5 s and
+# gunicorn's 2 s are not: RUNNER_NOTES.md, "Connections").
 KEEPALIVE_IDLE = HttpServerConfig().keepalive_idle_timeout
 
 # A 1x1 PNG and a header-only WAV file: tools-call-image and tools-call-audio check only that

@@ -17,10 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["FIXTURE_STDIO", "LineQueue", "fixture_served", "serving", "stop_by_stdin"]
+__all__ = ["FIXTURE_READY", "FIXTURE_STDIO", "LineQueue", "fixture_served", "serving", "stop_by_stdin"]
 
 FIXTURE = Path(__file__).resolve().parents[1] / "conformance" / "fixture.py"
 FIXTURE_STDIO = [sys.executable, str(FIXTURE), "--transport", "stdio"]
+#: The line a fixture over HTTP prints once it serves (conformance/run.py's handshake).
+FIXTURE_READY = r"^\{.*conformanceReady.*\}$"
 
 
 class LineQueue:
@@ -76,5 +78,5 @@ def serving(command: list[str], ready: str) -> Iterator[re.Match[str]]:
 @contextlib.contextmanager
 def fixture_served() -> Iterator[str]:
     """The conformance fixture over HTTP on a free port of 127.0.0.1: its URL."""
-    with serving([sys.executable, str(FIXTURE), "--port", "0"], r"^\{.*conformanceReady.*\}$") as ready:
+    with serving([sys.executable, str(FIXTURE), "--port", "0"], FIXTURE_READY) as ready:
         yield str(json.loads(ready.group(0))["url"])

@@ -16,10 +16,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-from _lines import LineQueue
+from _lines import FIXTURE_READY, LineQueue
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "conformance"))
@@ -64,8 +65,8 @@ def test_the_fixture_keeps_idle_connections_longer_than_its_clients() -> None:
         connections: dict[str, http.client.HTTPConnection] = {}
         for name, process in processes.items():
             assert process.stdout is not None
-            ready = LineQueue(process.stdout, timeout=30).wait_for(r"^\{.*conformanceReady.*\}$")
-            port = int(json.loads(ready.group(0))["url"].rsplit(":", 1)[1].split("/")[0])
+            ready = LineQueue(process.stdout, timeout=30).wait_for(FIXTURE_READY)
+            port = urlsplit(json.loads(ready.group(0))["url"]).port
             connections[name] = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             discover(connections[name], 1)
         time.sleep(IDLE)

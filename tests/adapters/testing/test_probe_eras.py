@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import trio
-from _lines import serving
+from _lines import FIXTURE_READY, serving
 from _era_servers import SESSION_FAULTS, session_server
 from _stdlib_http import serving_http
 
@@ -47,7 +47,7 @@ def run_stdio(command: list[str], **options: Any) -> Findings:
 def one_revision(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     """The conformance fixture serving one initialize-era revision over HTTP: (revision, URL)."""
     command = [sys.executable, str(HERE / "_era_fixture.py"), "http", request.param]
-    with serving(command, r'^\{.*conformanceReady.*\}$') as ready:
+    with serving(command, FIXTURE_READY) as ready:
         yield request.param, str(json.loads(ready.group(0))["url"])
 
 
